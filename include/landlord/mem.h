@@ -1,0 +1,23 @@
+/*
+ * mem.h - allocation wrappers.
+ *
+ * Running out of memory is fatal in landlord (as in git and Redis): these wrappers never return
+ * NULL, they log and abort. That keeps every other error path about real, recoverable failures.
+ * Growth driven by network input is bounded separately (see buf.h), so an OOM here means the
+ * process is genuinely out of memory, not that a peer sent a huge body.
+ */
+#ifndef LANDLORD_MEM_H
+#define LANDLORD_MEM_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+/** xstrdup() - duplicate @s; NULL in gives NULL out. */
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/** xasprintf() - allocate a formatted string; caller frees. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
