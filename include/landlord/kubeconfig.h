@@ -38,7 +38,8 @@ struct kcfg {
 /**
  * kcfg_load_file() - read the kubeconfig at @path using @context (NULL: current-context).
  * Return: 0; -ENOENT (no such file), -EINVAL (malformed, missing context/cluster/user,
- * unsupported auth), -EIO. @err names the file and the field at fault.
+ * unsupported auth), -EIO (the file, or one it references, cannot be read). @err names the file
+ * and the field at fault. On failure *@out is zeroed (kcfg_release() on it is harmless).
  */
 int kcfg_load_file(const char *path, const char *context, struct kcfg *out /* OUT */,
 		   struct ll_err *err);

@@ -22,6 +22,7 @@ struct watchsplit {
 	struct buf pending;
 	size_t scan_from; /* bytes of pending already searched for '\n' */
 	int failed;       /* sticky error */
+	size_t max_line;  /* longest accepted line */
 };
 
 void watchsplit_init(struct watchsplit *ws, size_t max_line /* 0: default */);
@@ -33,7 +34,10 @@ void watchsplit_release(struct watchsplit *ws);
  */
 int watchsplit_feed(struct watchsplit *ws, const char *data, size_t len,
 		    int (*on_line)(const char *line, size_t len, void *ud), void *ud);
-/** watchsplit_pending() - bytes held that do not yet form a line. */
+/**
+ * watchsplit_pending() - bytes held: a partial line, plus, after @on_line stopped a feed, the
+ * complete lines not yet delivered (the next feed, even of 0 bytes, delivers them first).
+ */
 size_t watchsplit_pending(const struct watchsplit *ws);
 
 /** Event types of a watch stream. */

@@ -9,8 +9,9 @@
  *    by the queue-wide token bucket (qps/burst); wq_forget() resets the failure count.
  *  - wq_add_after() uses timers (one timer thread, no polling); an earlier deadline for the same
  *    key wins, a later one is ignored while an earlier is pending.
- *  - After wq_shutdown(), wq_get() returns -ESHUTDOWN once the queue is drained of in-flight
- *    hand-outs; queued keys are dropped, pending timers are cancelled.
+ *  - After wq_shutdown(), wq_get() returns -ESHUTDOWN at once (it never waits); queued keys are
+ *    dropped, pending timers are cancelled. Keys already handed out stay valid until their
+ *    wq_done(), which then no longer re-queues them; join the workers to drain them.
  * All functions are thread-safe. Keys are copied in; wq_get() hands out a borrowed string valid
  * until the matching wq_done().
  */
@@ -20,11 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A zero field takes its default. */
 struct wq_opts {
 	const char *name;     /* for metrics: landlord_workqueue_depth{name=...} etc. */
 	int64_t base_delay_ms; /* default 5 */
 	int64_t max_delay_ms;  /* default 1000000 (~16 min) */
-	double qps;            /* overall rate limit for rate-limited adds; default 10 */
+	double qps;            /* overall rate limit for rate-limited adds; default 10; < 0: off */
 	int burst;             /* default 100 */
 };
 

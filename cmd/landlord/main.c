@@ -1,0 +1,409 @@
+/*
+ * landlord - multi-tenancy control plane for Kubernetes.
+ *
+ * Subcommand dispatch and wiring only: every role is built from the library (include/) and the
+ * controllers (src/). Flags have environment-variable equivalents (LANDLORD_<FLAG>, upper case,
+ * dashes as underscores); a flag given on the command line wins.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <openssl/opensslv.h>
+
+#include "controllers/controllers.h"
+#include "landlord/discovery.h"
+#include "landlord/err.h"
+#include "landlord/kube.h"
+#include "landlord/kubeconfig.h"
+#include "landlord/log.h"
+#include "landlord/manager.h"
+
+struct config {
+	const char *kubeconfig;
+	const char *context;
+	const char *probe_addr;
+	int probe_port;
+	bool leader_elect;
+	const char *lease_ns;
+	long lease_duration_ms;
+	long renew_deadline_ms;
+	long retry_period_ms;
+	double qps;
+	int burst;
+	int verbosity;
+	bool test_hooks;
+};
+
+enum opt_id {
+	OPT_KUBECONFIG = 1000,
+	OPT_CONTEXT,
+	OPT_PROBE_ADDR,
+	OPT_LEADER_ELECT,
+	OPT_LEASE_NS,
+	OPT_LEASE_DURATION,
+	OPT_RENEW_DEADLINE,
+	OPT_RETRY_PERIOD,
+	OPT_QPS,
+	OPT_BURST,
+	OPT_V,
+	OPT_TEST_HOOKS,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+	{"context", required_argument, NULL, OPT_CONTEXT},
+	{"probe-addr", required_argument, NULL, OPT_PROBE_ADDR},
+	{"leader-elect", required_argument, NULL, OPT_LEADER_ELECT},
+	{"leader-election-namespace", required_argument, NULL, OPT_LEASE_NS},
+	{"lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
+	{"renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE},
+	{"retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
+	{"kube-api-qps", required_argument, NULL, OPT_QPS},
+	{"kube-api-burst", required_argument, NULL, OPT_BURST},
+	{"v", required_argument, NULL, OPT_V},
+	{"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: landlord COMMAND [flags]\n"
+	      "\n"
+	      "commands:\n"
+	      "  run          every role in one process (controllers; the default deployment)\n"
+	      "  controller   controllers only, behind leader election (run 2+ for HA)\n"
+	      "  version      print version and build information\n"
+	      "\n"
+	      "flags (environment variable in brackets):\n"
+	      "  --kubeconfig PATH                 kubeconfig [KUBECONFIG]; default: in-cluster,\n"
+	      "                                    then ~/.kube/config\n"
+	      "  --context NAME                    kubeconfig context [LANDLORD_CONTEXT]\n"
+	      "  --probe-addr HOST:PORT            /healthz /readyz /metrics; port 0 picks one\n"
+	      "                                    [LANDLORD_PROBE_ADDR] (127.0.0.1:8081)\n"
+	      "  --leader-elect true|false         [LANDLORD_LEADER_ELECT] (true)\n"
+	      "  --leader-election-namespace NS    Lease namespace [LANDLORD_LEADER_ELECTION_NAMESPACE]\n"
+	      "                                    (landlord-system)\n"
+	      "  --lease-duration D                e.g. 15s [LANDLORD_LEASE_DURATION] (15s)\n"
+	      "  --renew-deadline D                [LANDLORD_RENEW_DEADLINE] (10s)\n"
+	      "  --retry-period D                  [LANDLORD_RETRY_PERIOD] (2s)\n"
+	      "  --kube-api-qps N                  client rate limit [LANDLORD_KUBE_API_QPS] (50)\n"
+	      "  --kube-api-burst N                [LANDLORD_KUBE_API_BURST] (100)\n"
+	      "  --v N                             log verbosity; 4 adds debug [LANDLORD_V] (0)\n"
+	      "  --enable-test-hooks               /debug/ fault hooks on the probe port; tests only\n"
+	      "                                    [LANDLORD_ENABLE_TEST_HOOKS]\n",
+	      out);
+}
+
+/* "15s", "500ms", "2m" or a bare number of seconds. Returns milliseconds, or -1. */
+static long parse_duration_ms(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		return (long)v;
+	if (*end == '\0' || strcmp(end, "s") == 0)
+		return (long)(v * 1000);
+	if (strcmp(end, "m") == 0)
+		return (long)(v * 60000);
+	return -1;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
+		*out = true;
+		return 0;
+	}
+	if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_probe_addr(const char *s, struct config *cfg)
+{
+	static char host[64];
+	const char *colon = strrchr(s, ':');
+	long port;
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(host) ||
+	    parse_long(colon + 1, 0, 65535, &port))
+		return -EINVAL;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	cfg->probe_addr = host[0] ? host : "127.0.0.1";
+	cfg->probe_port = (int)port;
+	return 0;
+}
+
+/* Apply one option value; shared by flags and their environment variables. */
+static int apply_option(struct config *cfg, int id, const char *v)
+{
+	long n = 0;
+	int rc = 0;
+
+	switch (id) {
+	case OPT_KUBECONFIG:
+		cfg->kubeconfig = v;
+		break;
+	case OPT_CONTEXT:
+		cfg->context = v;
+		break;
+	case OPT_PROBE_ADDR:
+		rc = parse_probe_addr(v, cfg);
+		break;
+	case OPT_LEADER_ELECT:
+		rc = parse_bool(v, &cfg->leader_elect);
+		break;
+	case OPT_LEASE_NS:
+		cfg->lease_ns = v;
+		break;
+	case OPT_LEASE_DURATION:
+		rc = (cfg->lease_duration_ms = parse_duration_ms(v)) < 0 ? -EINVAL : 0;
+		break;
+	case OPT_RENEW_DEADLINE:
+		rc = (cfg->renew_deadline_ms = parse_duration_ms(v)) < 0 ? -EINVAL : 0;
+		break;
+	case OPT_RETRY_PERIOD:
+		rc = (cfg->retry_period_ms = parse_duration_ms(v)) < 0 ? -EINVAL : 0;
+		break;
+	case OPT_QPS:
+		rc = parse_long(v, 1, 100000, &n);
+		cfg->qps = (double)n;
+		break;
+	case OPT_BURST:
+		rc = parse_long(v, 1, 100000, &n);
+		cfg->burst = (int)n;
+		break;
+	case OPT_V:
+		rc = parse_long(v, 0, 10, &n);
+		cfg->verbosity = (int)n;
+		break;
+	case OPT_TEST_HOOKS:
+		rc = parse_bool(v, &cfg->test_hooks);
+		break;
+	default:
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+static int apply_environment(struct config *cfg)
+{
+	const struct option *o;
+	char env[96];
+	size_t i;
+
+	for (o = long_opts; o->name; o++) {
+		const char *v;
+
+		if (o->val == OPT_KUBECONFIG || o->val == OPT_HELP)
+			continue; /* $KUBECONFIG is read by the kubeconfig loader itself */
+		snprintf(env, sizeof(env), "LANDLORD_%s", o->name);
+		for (i = 0; env[i]; i++)
+			env[i] = env[i] == '-' ? '_' : (char)(env[i] >= 'a' && env[i] <= 'z' ?
+							      env[i] - 'a' + 'A' : env[i]);
+		v = getenv(env);
+		if (v && *v && apply_option(cfg, o->val, v)) {
+			fprintf(stderr, "landlord: invalid value %s=\"%s\"\n", env, v);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct config *cfg)
+{
+	int c;
+
+	if (apply_environment(cfg))
+		return -EINVAL;
+	optind = 2; /* argv[1] is the command */
+	while ((c = getopt_long_only(argc, argv, "", long_opts, NULL)) != -1) {
+		if (c == OPT_HELP) {
+			usage(stdout);
+			exit(0);
+		}
+		if (c == '?' || apply_option(cfg, c, c == OPT_TEST_HOOKS ? "true" : optarg)) {
+			if (c != '?')
+				fprintf(stderr, "landlord: invalid value for --%s: \"%s\"\n",
+					long_opts[c - OPT_KUBECONFIG].name, optarg);
+			fprintf(stderr, "run 'landlord --help' for usage\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "landlord: unexpected argument \"%s\"\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_version(void)
+{
+	curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+
+	printf("landlord %s\n", LANDLORD_VERSION);
+	printf("built with jansson %s, libcurl %s, libmicrohttpd %s, %s\n", JANSSON_VERSION,
+	       cv->version, MHD_get_version(), OPENSSL_VERSION_TEXT);
+	return 0;
+}
+
+/* One request that proves the server is reachable and the credentials are accepted. */
+static int check_server(struct kc_client *c)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	int rc = kc_request(c, "GET", "/version", NULL, NULL, 0, NULL, &resp, &err);
+
+	if (rc < 0) {
+		log_error("cannot reach the API server", "{s:s,s:s}", "server", kc_server(c),
+			  "error", err.msg);
+	} else if (!kc_resp_ok(&resp)) {
+		log_error("the API server refused landlord's credentials", "{s:s,s:i,s:s,s:s}",
+			  "server", kc_server(c), "code", (int)resp.http_status, "reason",
+			  resp.status.reason, "message", resp.status.message);
+		rc = -EACCES;
+	} else {
+		log_info("connected to the API server", "{s:s,s:s?}", "server", kc_server(c),
+			 "version", json_string_value(json_object_get(resp.body, "gitVersion")));
+	}
+	kc_resp_release(&resp);
+	return rc;
+}
+
+static int check_crds(struct kc_client *c)
+{
+	struct disc *d = disc_new(c);
+	struct kc_gvr gvr;
+	struct ll_err err;
+	int rc = disc_lookup_kind(d, LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "Tenant", &gvr, &err);
+
+	if (rc == -ENOENT)
+		log_error("the landlord CRDs are not installed: kubectl apply -f deploy/crds/",
+			  "{s:s}", "server", kc_server(c));
+	else if (rc < 0)
+		log_error("API discovery failed", "{s:s}", "error", err.msg);
+	disc_free(d);
+	return rc;
+}
+
+static int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
+		      struct kc_client **out)
+{
+	struct kc_opts o = {.qps = cfg->qps, .burst = cfg->burst, .client_name = name};
+	struct ll_err err;
+	int rc = kc_client_new(kc, &o, out, &err);
+
+	if (rc < 0)
+		log_error("invalid API server configuration", "{s:s,s:s}", "source", kc->source,
+			  "error", err.msg);
+	return rc;
+}
+
+static int cmd_controllers(const struct config *cfg)
+{
+	struct kc_client *client = NULL, *lease_client = NULL;
+	struct kcfg kc = {0};
+	struct mgr *m = NULL;
+	struct ll_err err;
+	struct controller_def tenant = tenant_controller_def();
+	int rc;
+
+	rc = kcfg_load_default(cfg->kubeconfig, cfg->context, &kc, &err);
+	if (rc < 0) {
+		log_error("cannot load the kubeconfig", "{s:s}", "error", err.msg);
+		goto out;
+	}
+	rc = new_client(&kc, cfg, "main", &client);
+	if (rc == 0 && cfg->leader_elect)
+		rc = new_client(&kc, cfg, "lease", &lease_client);
+	if (rc == 0)
+		rc = check_server(client);
+	if (rc == 0)
+		rc = check_crds(client);
+	if (rc < 0)
+		goto out;
+	m = mgr_new(&(struct mgr_opts){
+		.client = client,
+		.lease_client = lease_client,
+		.lease_ns = cfg->lease_ns,
+		.lease_duration_ms = (int)cfg->lease_duration_ms,
+		.renew_deadline_ms = (int)cfg->renew_deadline_ms,
+		.retry_period_ms = (int)cfg->retry_period_ms,
+		.probe_addr = cfg->probe_addr,
+		.probe_port = cfg->probe_port,
+		.test_hooks = cfg->test_hooks,
+	});
+	mgr_add_controller(m, &tenant);
+	rc = mgr_run(m);
+out:
+	mgr_free(m);
+	kc_client_free(lease_client);
+	kc_client_free(client);
+	kcfg_release(&kc);
+	return rc < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg = {
+		.probe_addr = "127.0.0.1",
+		.probe_port = 8081,
+		.leader_elect = true,
+		.lease_ns = "landlord-system",
+		.qps = 50,
+		.burst = 100,
+	};
+	const char *cmd = argc > 1 ? argv[1] : "";
+	int rc;
+
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
+		return cmd_version();
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "run") != 0 && strcmp(cmd, "controller") != 0) {
+		fprintf(stderr, "landlord: unknown command \"%s\"\n\n", cmd);
+		usage(stderr);
+		return 2;
+	}
+	if (parse_flags(argc, argv, &cfg))
+		return 2;
+	log_set_verbosity(cfg.verbosity);
+	mgr_block_signals();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	log_info("landlord starting", "{s:s,s:s,s:b}", "command", cmd, "version", LANDLORD_VERSION,
+		 "leader_elect", cfg.leader_elect);
+	rc = cmd_controllers(&cfg);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install everything landlord needs to build, run and test on Debian 12, then build the pinned
+# Kubernetes control plane into ~/.cache/landlord/k8s/<version> (once; later runs are no-ops).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(build-essential cmake ninja-build pkg-config git curl openssl python3 python3-pip
+	libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev libfyaml-dev libpcre2-dev
+	libcmocka-dev clang-14 libclang-rt-14-dev clang-format-14 valgrind)
+missing=()
+for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+	echo "[deps] installing Debian packages: ${missing[*]}"
+	sudo_cmd=(); [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+	"${sudo_cmd[@]}" apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v go >/dev/null; then
+	echo "[deps] Go >= 1.24 is needed to build the local Kubernetes control plane." >&2
+	echo "       Debian 12's golang-go is too old; install Go from go.dev or a backport." >&2
+	exit 1
+fi
+
+if ! python3 -c 'import kubernetes, pytest' >/dev/null 2>&1; then
+	echo "[deps] installing Python test packages"
+	python3 -m pip install -q -r tests/e2e/requirements.txt
+fi
+
+tests/cluster/build-k8s.sh

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `make run`: start landlord against a cluster.
+#  - KUBECONFIG set: use that cluster (installs CRDs and RBAC there; needs cluster-admin).
+#  - otherwise: start (or reuse) the local control plane in DIR and run landlord inside it
+#    under its own least-privilege identity.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:?state dir}
+bin=build/release/landlord
+
+if [[ -n ${KUBECONFIG:-} ]]; then
+	kubectl=(kubectl)
+	command -v kubectl >/dev/null || kubectl=("$HOME/.cache/landlord/k8s/$(. tests/cluster/versions.env; echo "$K8S_VERSION")/kubectl")
+	echo "[run] using the cluster in KUBECONFIG=$KUBECONFIG"
+	"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/rbac.yaml
+	"${kubectl[@]}" wait --for condition=established --timeout=60s crd/tenants.landlord.dev
+	"${kubectl[@]}" apply -f samples/
+	exec "$bin" run --kubeconfig "$KUBECONFIG" --probe-addr 127.0.0.1:8081
+fi
+
+scripts/cluster-up.sh "$dir"
+source "$dir/env"
+"$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG" apply -f samples/ >/dev/null
+cat <<MSG
+
+landlord is starting against the local control plane ($API_URL).
+In another terminal:
+
+  export KUBECONFIG=$KUBECONFIG        # cluster admin
+  export PATH=$BIN_DIR:\$PATH           # kubectl $(. tests/cluster/versions.env; echo "$K8S_VERSION"), matching the server
+  kubectl get tenants                  # the sample tenants and their status
+  kubectl describe tenant acme
+  curl -s 127.0.0.1:8081/metrics | grep landlord_reconcile_total
+
+Tenant users have their own kubeconfigs in $KUBECONFIG_DIR (alice, bob, carol, ...).
+Stop landlord with Ctrl-C; stop the control plane with 'make cluster-down'.
+
+MSG
+exec "$bin" run --kubeconfig "$KUBECONFIG_DIR/landlord.kubeconfig" --probe-addr 127.0.0.1:8081

@@ -1,0 +1,22 @@
+/*
+ * conditions.h - metav1.Condition lists in status, Kubernetes style.
+ *
+ * lastTransitionTime changes only when a condition's status changes; observedGeneration is set
+ * on every condition written. Functions build new JSON; they never modify cached objects.
+ */
+#ifndef LANDLORD_CONDITIONS_H
+#define LANDLORD_CONDITIONS_H
+
+#include <jansson.h>
+
+/**
+ * cond_set() - return a new conditions array: @current (borrowed, may be NULL) with condition
+ * @type replaced by the given values, keeping its lastTransitionTime when @status is unchanged.
+ */
+json_t *cond_set(const json_t *current, const char *type, const char *status, const char *reason,
+		 const char *message, long long observed_generation);
+
+/** cond_now() - the current time as an RFC 3339 "2026-11-22T05:00:00Z" string into @out. */
+void cond_now(char out[32]);
+
+#endif
