@@ -15,11 +15,11 @@
 #include "landlord/metrics.h"
 #include "landlord/probe.h"
 
-#define PROBE_WHY_MAX		256
-#define PROBE_CONN_TIMEOUT_S	30u
-#define PROBE_CONN_LIMIT	64u
-#define PROBE_TEXT		"text/plain; charset=utf-8"
-#define PROBE_METRICS_TYPE	"text/plain; version=0.0.4"
+#define PROBE_WHY_MAX        256
+#define PROBE_CONN_TIMEOUT_S 30u
+#define PROBE_CONN_LIMIT     64u
+#define PROBE_TEXT           "text/plain; charset=utf-8"
+#define PROBE_METRICS_TYPE   "text/plain; version=0.0.4"
 
 struct route {
 	char *path;
@@ -84,7 +84,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
+                         enum MHD_RequestTerminationCode toe)
 {
 	struct req *r = *con_cls;
 
@@ -96,8 +96,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *c, unsigned int status,
-				     struct buf *out, const char *type)
+static enum MHD_Result send_response(struct MHD_Connection *c, unsigned int status, struct buf *out,
+                                     const char *type)
 {
 	size_t len = out->len;
 	char *body = buf_detach(out);
@@ -137,8 +137,8 @@ static unsigned int readyz(struct probe *p, struct buf *out)
 }
 
 /* Built-in paths; 0 when @url is not one of them. */
-static unsigned int builtin(struct probe *p, const char *url, const char *method,
-			    struct buf *out, const char **type)
+static unsigned int builtin(struct probe *p, const char *url, const char *method, struct buf *out,
+                            const char **type)
 {
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 
@@ -167,7 +167,7 @@ static const struct route *find_route(const struct probe *p, const char *url)
 }
 
 static unsigned int call_route(const struct route *rt, const char *method, const struct req *r,
-			       struct buf *out, const char **type)
+                               struct buf *out, const char **type)
 {
 	int status = rt->fn(rt->ud, method, r->query, buf_cstr(&r->body), out);
 	const char *s = buf_cstr(out);
@@ -176,11 +176,11 @@ static unsigned int call_route(const struct route *rt, const char *method, const
 	if (*s == '{' || *s == '[')
 		*type = "application/json";
 	return status >= 100 && status <= 599 ? (unsigned int)status
-					       : MHD_HTTP_INTERNAL_SERVER_ERROR;
+	                                      : MHD_HTTP_INTERNAL_SERVER_ERROR;
 }
 
 static enum MHD_Result respond(struct probe *p, struct MHD_Connection *c, const struct req *r,
-			       const char *url, const char *method)
+                               const char *url, const char *method)
 {
 	struct buf out = BUF_INIT(BUF_MAX_INTERNAL);
 	const char *type = PROBE_TEXT;
@@ -206,8 +206,8 @@ static enum MHD_Result respond(struct probe *p, struct MHD_Connection *c, const 
  * *upload_data_size == 0; only the last call answers.
  */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
 	struct req *r = *con_cls;
 
@@ -240,11 +240,11 @@ int probe_start(struct probe *p)
 	sa.sin_port = htons((uint16_t)p->port);
 	errno = 0;
 	p->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
-				on_request, p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-				MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-				MHD_OPTION_CONNECTION_TIMEOUT, PROBE_CONN_TIMEOUT_S,
-				MHD_OPTION_CONNECTION_LIMIT, PROBE_CONN_LIMIT, MHD_OPTION_END);
+	                        on_request, p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+	                        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, PROBE_CONN_TIMEOUT_S,
+	                        MHD_OPTION_CONNECTION_LIMIT, PROBE_CONN_LIMIT, MHD_OPTION_END);
 	if (p->d == NULL)
 		return errno == EADDRINUSE ? -EADDRINUSE : -EIO;
 	info = MHD_get_daemon_info(p->d, MHD_DAEMON_INFO_BIND_PORT);

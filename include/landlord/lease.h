@@ -33,20 +33,32 @@ struct lease_opts {
 	int lease_duration_ms;  /* default 15000 */
 	int renew_deadline_ms;  /* default 10000 */
 	int retry_period_ms;    /* default 2000 */
+	/*
+	 * Callbacks run on the elector thread and must not call lease_stop(). on_started_leading
+	 * should start workers and return; on_stopped_leading returns once they stopped writing.
+	 * on_new_leader gets each newly observed non-empty holder (this process included).
+	 */
 	void (*on_started_leading)(void *ud);
 	void (*on_stopped_leading)(void *ud);
 	void (*on_new_leader)(const char *identity, void *ud);
 	void *ud;
 };
 
+/**
+ * lease_new() - an elector (not started). @own_client is borrowed and must outlive the lease;
+ * its request timeout bounds how long lease_stop() can wait for an API call in flight.
+ * @opts is copied. Return: NULL (logged) unless 0 < retry_period < renew_deadline <
+ * lease_duration and the strings given are non-empty.
+ */
 struct lease *lease_new(struct kc_client *own_client, const struct lease_opts *opts);
-/** lease_start() - start the elector thread. */
+/** lease_start() - start the elector thread. Return: 0, -EINVAL (already started), -EAGAIN. */
 int lease_start(struct lease *l);
 bool lease_is_leader(struct lease *l);
 /** lease_identity() - this process's identity (borrowed, lives as long as @l). */
 const char *lease_identity(const struct lease *l);
 /** lease_stop() - stop electing; if leading, stop leading and release the Lease. Joins. */
 void lease_stop(struct lease *l);
+/** lease_free() - lease_stop() if needed, then free. Accepts NULL. */
 void lease_free(struct lease *l);
 
 /** lease_format_microtime() - "2006-01-02T15:04:05.000000Z" from a realtime timespec. */

@@ -7,7 +7,8 @@ D=${1:?usage: restart-apiserver.sh STATE_DIR}
 # shellcheck disable=SC1091
 source "$D/env"
 pid=$APISERVER_PID
-if [[ -n $pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BIN_DIR/kube-apiserver" ]]; then
+exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+if [[ -n $pid && ${exe% (deleted)} == "$(readlink -f "$BIN_DIR/kube-apiserver")" ]]; then
 	kill -TERM "$pid"
 	for _ in $(seq 1 100); do
 		kill -0 "$pid" 2>/dev/null || break

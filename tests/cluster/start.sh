@@ -11,14 +11,18 @@ BIN_DIR=${LANDLORD_K8S_BIN:-$HOME/.cache/landlord/k8s/$K8S_VERSION}
 for b in etcd kube-apiserver kube-controller-manager kubectl; do
 	[[ -x $BIN_DIR/$b ]] || { echo "start.sh: $BIN_DIR/$b missing; run tests/cluster/build-k8s.sh" >&2; exit 1; }
 done
+BIN_DIR=$(cd "$BIN_DIR" && pwd -P)
 mkdir -p "$D"
 D=$(cd "$D" && pwd)
 P=$D/pki
 t0=$(date +%s%N)
 
 # A PID counts as ours only if it still runs the binary we recorded for it (PIDs get reused).
+# A rebuilt binary shows as "PATH (deleted)".
 pid_is() { # pid binary-name
-	[[ -n $1 && $(readlink "/proc/$1/exe" 2>/dev/null) == "$BIN_DIR/$2" ]]
+	local exe
+	exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+	[[ ${exe% (deleted)} == "$(readlink -f "$BIN_DIR/$2")" ]]
 }
 if [[ -f $D/env ]]; then
 	(

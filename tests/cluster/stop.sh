@@ -7,10 +7,17 @@ D=${1:?usage: stop.sh STATE_DIR}
 [[ -f $D/env ]] || exit 0
 # shellcheck disable=SC1091
 source "$D/env"
+# A rebuilt binary shows as "PATH (deleted)".
+pid_is() { # pid binary-name
+	local exe
+	[[ -n $1 ]] || return 1
+	exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+	[[ ${exe% (deleted)} == "$(readlink -f "$BIN_DIR/$2")" ]]
+}
 pids=()
 for pair in "${KCM_PID:-}:kube-controller-manager" "${APISERVER_PID:-}:kube-apiserver" "${ETCD_PID:-}:etcd"; do
 	pid=${pair%%:*}
-	[[ -n $pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BIN_DIR/${pair#*:}" ]] || continue
+	pid_is "$pid" "${pair#*:}" || continue
 	kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
 done
 for pid in "${pids[@]}"; do

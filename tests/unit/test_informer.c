@@ -1,0 +1,787 @@
+/* test_informer.c - the informer's cache logic, and (with LANDLORD_TEST_KUBECONFIG) live tests. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "informer_internal.h"
+#include "landlord/buf.h"
+#include "landlord/err.h"
+#include "landlord/informer.h"
+#include "landlord/json.h"
+#include "landlord/kube.h"
+#include "landlord/kubeconfig.h"
+#include "landlord/metrics.h"
+
+static const struct kc_gvr test_gvr = {"", "v1", "configmaps", "ConfigMap", true};
+
+/* ---- recording handler ---- */
+
+struct rec {
+	char log[8192]; /* "add:ns/a rv=1;upd:ns/a 1>2;del:ns/b rv=1;" */
+};
+
+static void rec_append(struct rec *r, const char *fmt, ...)
+{
+	size_t n = strlen(r->log);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->log + n, sizeof(r->log) - n, fmt, ap);
+	va_end(ap);
+}
+
+static const char *rv_of(const json_t *o)
+{
+	const char *rv = jx_resource_version(o);
+
+	return rv ? rv : "-";
+}
+
+static void rec_add(const json_t *obj, void *ud)
+{
+	char *key = jx_object_key(obj);
+
+	rec_append(ud, "add:%s rv=%s;", key, rv_of(obj));
+	free(key);
+}
+
+static void rec_update(const json_t *old_obj, const json_t *new_obj, void *ud)
+{
+	char *key = jx_object_key(new_obj);
+
+	rec_append(ud, "upd:%s %s>%s;", key, rv_of(old_obj), rv_of(new_obj));
+	free(key);
+}
+
+static void rec_delete(const json_t *obj, void *ud)
+{
+	char *key = jx_object_key(obj);
+
+	rec_append(ud, "del:%s rv=%s;", key, rv_of(obj));
+	free(key);
+}
+
+static struct inf_handler rec_handler(struct rec *r)
+{
+	return (struct inf_handler){rec_add, rec_update, rec_delete, r};
+}
+
+static json_t *obj_new(const char *ns, const char *name, const char *rv, const char *app)
+{
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+			      "metadata", "name", name, "resourceVersion", rv);
+
+	if (ns)
+		json_object_set_new(json_object_get(o, "metadata"), "namespace", json_string(ns));
+	if (app)
+		json_object_set_new(json_object_get(o, "metadata"), "labels",
+				    json_pack("{s:s}", "app", app));
+	return o;
+}
+
+static void apply(struct inf *inf, enum watch_event_type type, json_t *take_obj)
+{
+	assert_int_equal(inf__apply_event(inf, type, take_obj), 0);
+	json_decref(take_obj);
+}
+
+static struct inf *pure_inf(void)
+{
+	struct inf_opts o = {.gvr = test_gvr};
+
+	return inf_new(NULL, &o);
+}
+
+/* Keys of a json array of objects, sorted, joined by ','. */
+static char *keys_of(json_t *arr)
+{
+	char *keys[64];
+	size_t n = json_array_size(arr), i;
+	struct buf b = BUF_INIT(1 << 16);
+
+	assert_true(n <= 64);
+	for (i = 0; i < n; i++)
+		keys[i] = jx_object_key(json_array_get(arr, i));
+	for (i = 1; i < n; i++) {
+		for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+			char *t = keys[j];
+
+			keys[j] = keys[j - 1];
+			keys[j - 1] = t;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		buf_appendf(&b, "%s%s", i ? "," : "", keys[i]);
+		free(keys[i]);
+	}
+	json_decref(arr);
+	return buf_detach(&b);
+}
+
+static void assert_keys(json_t *take_arr, const char *want)
+{
+	char *got = keys_of(take_arr);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* ---- pure tests ---- */
+
+static void test_informer__strip_keeps_only_keep_manager(void **state)
+{
+	json_t *o = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
+			       "{\"manager\":\"kubectl\",\"operation\":\"Update\"},"
+			       "{\"manager\":\"landlord\",\"operation\":\"Apply\"},"
+			       "{\"operation\":\"Update\"},"
+			       "{\"manager\":\"kube-controller-manager\"},"
+			       "{\"manager\":\"landlord\",\"operation\":\"Update\"}]}}",
+			       0, NULL);
+	json_t *mf;
+
+	inf__strip_managed_fields(o, "landlord");
+	mf = jx_get(o, "metadata", "managedFields", NULL);
+	assert_int_equal(json_array_size(mf), 2);
+	assert_string_equal(jx_str(json_array_get(mf, 0), "operation", NULL), "Apply");
+	assert_string_equal(jx_str(json_array_get(mf, 1), "operation", NULL), "Update");
+	assert_string_equal(jx_str(json_array_get(mf, 1), "manager", NULL), "landlord");
+	json_decref(o);
+}
+
+static void test_informer__strip_drops_empty_array(void **state)
+{
+	json_t *o = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
+			       "{\"manager\":\"kubectl\"},{\"manager\":\"other\"}]},\"data\":{}}",
+			       0, NULL);
+	json_t *plain = json_loads("{\"metadata\":{\"name\":\"b\"}}", 0, NULL);
+	json_t *copy = json_deep_copy(plain);
+
+	inf__strip_managed_fields(o, "landlord");
+	assert_null(jx_get(o, "metadata", "managedFields", NULL));
+	assert_string_equal(jx_name(o), "a");
+	assert_non_null(json_object_get(o, "data"));
+	inf__strip_managed_fields(plain, "landlord");
+	assert_true(json_equal(plain, copy));
+	json_decref(o);
+	json_decref(plain);
+	json_decref(copy);
+}
+
+static void drop_data(json_t *obj, void *ud)
+{
+	/* the transform sees the object after stripping */
+	if (jx_get(obj, "metadata", "managedFields", NULL) == NULL)
+		json_object_del(obj, "data");
+	(*(int *)ud)++;
+}
+
+static void test_informer__prepare_strips_then_transforms(void **state)
+{
+	int calls = 0;
+	struct inf_opts o = {.gvr = test_gvr,
+			     .keep_manager = "me",
+			     .transform = drop_data,
+			     .transform_ud = &calls};
+	struct inf *inf = inf_new(NULL, &o);
+	json_t *a = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
+			       "{\"manager\":\"landlord\"}]},\"data\":{\"k\":\"v\"}}",
+			       0, NULL);
+	json_t *b = json_loads("{\"metadata\":{\"name\":\"b\",\"managedFields\":["
+			       "{\"manager\":\"me\"}]},\"data\":{\"k\":\"v\"}}",
+			       0, NULL);
+
+	inf__prepare(inf, a);
+	inf__prepare(inf, b);
+	assert_int_equal(calls, 2);
+	assert_null(json_object_get(a, "data"));
+	assert_non_null(json_object_get(b, "data"));
+	assert_string_equal(jx_str(json_array_get(jx_get(b, "metadata", "managedFields", NULL), 0),
+				   "manager", NULL),
+			    "me");
+	json_decref(a);
+	json_decref(b);
+	inf_free(inf);
+}
+
+static void test_informer__key_building(void **state)
+{
+	struct inf *inf = pure_inf();
+	char *k;
+	json_t *got;
+
+	k = inf__key("ns", "a");
+	assert_string_equal(k, "ns/a");
+	free(k);
+	k = inf__key(NULL, "a");
+	assert_string_equal(k, "a");
+	free(k);
+	k = inf__key("", "a");
+	assert_string_equal(k, "a");
+	free(k);
+
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
+	apply(inf, WATCH_ADDED, obj_new(NULL, "a", "2", NULL));
+	got = inf_get(inf, "ns", "a");
+	assert_string_equal(jx_resource_version(got), "1");
+	json_decref(got);
+	got = inf_get(inf, NULL, "a");
+	assert_string_equal(jx_resource_version(got), "2");
+	json_decref(got);
+	got = inf_get_key(inf, "ns/a");
+	assert_string_equal(jx_resource_version(got), "1");
+	json_decref(got);
+	assert_null(inf_get(inf, "other", "a"));
+	assert_int_equal(inf_len(inf), 2);
+	inf_free(inf);
+}
+
+static void test_informer__events_emit_handlers(void **state)
+{
+	struct inf *inf = pure_inf();
+	struct rec r = {""};
+	struct inf_handler h = rec_handler(&r);
+	json_t *nameless = json_pack("{s:{}}", "metadata");
+
+	inf_add_handler(inf, &h);
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "a", "2", NULL));
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "3", NULL));    /* known: an update */
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "4", NULL)); /* unknown: an add */
+	apply(inf, WATCH_DELETED, obj_new("ns", "a", "9", NULL));  /* reports the cached state */
+	apply(inf, WATCH_DELETED, obj_new("ns", "zz", "10", NULL)); /* unknown: nothing */
+	assert_int_equal(inf__apply_event(inf, WATCH_ADDED, nameless), -EINVAL);
+	assert_string_equal(r.log, "add:ns/a rv=1;upd:ns/a 1>2;upd:ns/a 2>3;add:ns/b rv=4;"
+				   "del:ns/a rv=3;");
+	assert_null(inf_get(inf, "ns", "a"));
+	assert_int_equal(inf_len(inf), 1);
+	json_decref(nameless);
+	inf_free(inf);
+}
+
+static json_t *map_of(json_t *take1, json_t *take2, json_t *take3)
+{
+	json_t *m = json_object(), *objs[] = {take1, take2, take3};
+
+	for (size_t i = 0; i < 3; i++) {
+		char *key;
+
+		if (objs[i] == NULL)
+			continue;
+		key = jx_object_key(objs[i]);
+		json_object_set_new(m, key, objs[i]);
+		free(key);
+	}
+	return m;
+}
+
+static void test_informer__replace_emits_diff(void **state)
+{
+	struct inf *inf = pure_inf();
+	struct rec r = {""};
+	struct inf_handler h = rec_handler(&r);
+	json_t *got;
+
+	inf_add_handler(inf, &h);
+	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "1", NULL),
+				 obj_new("ns", "c", "1", NULL)));
+	assert_string_equal(r.log, "add:ns/a rv=1;add:ns/b rv=1;add:ns/c rv=1;");
+	r.log[0] = '\0';
+	/* a unchanged, b changed, c vanished, d new */
+	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "2", NULL),
+				 obj_new("ns", "d", "3", NULL)));
+	assert_string_equal(r.log, "del:ns/c rv=1;upd:ns/b 1>2;add:ns/d rv=3;");
+	assert_int_equal(inf_len(inf), 3);
+	assert_null(inf_get(inf, "ns", "c"));
+	got = inf_get(inf, "ns", "b");
+	assert_string_equal(jx_resource_version(got), "2");
+	json_decref(got);
+	r.log[0] = '\0';
+	inf__replace(inf, json_object());
+	assert_int_equal(inf_len(inf), 0);
+	assert_non_null(strstr(r.log, "del:ns/a rv=1;"));
+	assert_non_null(strstr(r.log, "del:ns/b rv=2;"));
+	assert_non_null(strstr(r.log, "del:ns/d rv=3;"));
+	inf_free(inf);
+}
+
+static void test_informer__label_index_follows_changes(void **state)
+{
+	struct inf *inf = pure_inf();
+
+	assert_int_equal(inf_add_index(inf, "app", inf_index_label, "app"), 0);
+	assert_int_equal(inf_add_index(inf, "app", inf_index_label, "app"), -EEXIST);
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", "web"));
+	apply(inf, WATCH_ADDED, obj_new("ns", "b", "1", "web"));
+	apply(inf, WATCH_ADDED, obj_new("ns", "c", "1", "db"));
+	apply(inf, WATCH_ADDED, obj_new("ns", "d", "1", NULL));
+	assert_keys(inf_by_index(inf, "app", "web"), "ns/a,ns/b");
+	assert_keys(inf_by_index(inf, "app", "db"), "ns/c");
+	/* relabel b, delete c */
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "2", "db"));
+	apply(inf, WATCH_DELETED, obj_new("ns", "c", "2", "db"));
+	assert_keys(inf_by_index(inf, "app", "web"), "ns/a");
+	assert_keys(inf_by_index(inf, "app", "db"), "ns/b");
+	assert_keys(inf_by_index(inf, "app", "none"), "");
+	assert_keys(inf_by_index(inf, "no-such-index", "web"), "");
+	/* a relist rebuilds */
+	inf__replace(inf, map_of(obj_new("ns", "a", "3", "db"), obj_new("ns", "e", "1", "web"),
+				 NULL));
+	assert_keys(inf_by_index(inf, "app", "db"), "ns/a");
+	assert_keys(inf_by_index(inf, "app", "web"), "ns/e");
+	inf_free(inf);
+}
+
+static json_t *owned(const char *ns, const char *name, const char *uid1, const char *uid2)
+{
+	json_t *o = obj_new(ns, name, "1", NULL), *refs = json_array();
+
+	json_array_append_new(refs, json_pack("{s:s}", "uid", uid1));
+	if (uid2)
+		json_array_append_new(refs, json_pack("{s:s}", "uid", uid2));
+	json_object_set_new(json_object_get(o, "metadata"), "ownerReferences", refs);
+	return o;
+}
+
+static void test_informer__owner_and_namespace_indexes(void **state)
+{
+	struct inf *inf = pure_inf();
+
+	assert_int_equal(inf_add_index(inf, "owner", inf_index_owner_uid, NULL), 0);
+	assert_int_equal(inf_add_index(inf, "ns", inf_index_namespace, NULL), 0);
+	apply(inf, WATCH_ADDED, owned("x", "a", "u1", "u2"));
+	apply(inf, WATCH_ADDED, owned("y", "b", "u2", NULL));
+	apply(inf, WATCH_ADDED, obj_new(NULL, "cluster", "1", NULL));
+	assert_keys(inf_by_index(inf, "owner", "u1"), "x/a");
+	assert_keys(inf_by_index(inf, "owner", "u2"), "x/a,y/b");
+	assert_keys(inf_by_index(inf, "ns", "x"), "x/a");
+	assert_keys(inf_by_index(inf, "ns", "y"), "y/b");
+	apply(inf, WATCH_DELETED, owned("x", "a", "u1", "u2"));
+	assert_keys(inf_by_index(inf, "owner", "u1"), "");
+	assert_keys(inf_by_index(inf, "owner", "u2"), "y/b");
+	assert_keys(inf_by_index(inf, "ns", "x"), "");
+	inf_free(inf);
+}
+
+static void test_informer__late_handler_replays_adds(void **state)
+{
+	struct inf *inf = pure_inf();
+	struct rec r = {""};
+	struct inf_handler h = rec_handler(&r);
+
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
+	inf_add_handler(inf, &h);
+	assert_string_equal(r.log, "add:ns/a rv=1;");
+	apply(inf, WATCH_ADDED, obj_new("ns", "b", "2", NULL));
+	assert_string_equal(r.log, "add:ns/a rv=1;add:ns/b rv=2;");
+	inf_free(inf);
+}
+
+static void test_informer__list_filters_namespace(void **state)
+{
+	struct inf *inf = pure_inf();
+
+	apply(inf, WATCH_ADDED, obj_new("x", "a", "1", NULL));
+	apply(inf, WATCH_ADDED, obj_new("x", "b", "1", NULL));
+	apply(inf, WATCH_ADDED, obj_new("y", "a", "1", NULL));
+	assert_keys(inf_list(inf, NULL), "x/a,x/b,y/a");
+	assert_keys(inf_list(inf, "x"), "x/a,x/b");
+	assert_keys(inf_list(inf, "z"), "");
+	inf_free(inf);
+}
+
+static void test_informer__objects_gauge_and_defaults(void **state)
+{
+	struct inf_opts o = {.gvr = test_gvr, .name = "cm-gauge"};
+	struct inf *inf = inf_new(NULL, &o);
+	char labels[128];
+	struct inf_stats st;
+
+	metrics_labels(labels, sizeof(labels), "resource", "cm-gauge", NULL);
+	apply(inf, WATCH_ADDED, obj_new("x", "a", "1", NULL));
+	apply(inf, WATCH_ADDED, obj_new("x", "b", "1", NULL));
+	assert_true(metrics_get("landlord_informer_objects", labels) == 2);
+	apply(inf, WATCH_DELETED, obj_new("x", "b", "1", NULL));
+	assert_true(metrics_get("landlord_informer_objects", labels) == 1);
+	assert_string_equal(inf_gvr(inf)->resource, "configmaps");
+	assert_false(inf_has_synced(inf));
+	assert_false(inf_wait_synced(inf, 20));
+	assert_null(inf_resource_version(inf));
+	inf_get_stats(inf, &st);
+	assert_int_equal(st.lists, 0);
+	inf_free(inf);
+}
+
+/* ---- live tests (LANDLORD_TEST_KUBECONFIG) ---- */
+
+struct live {
+	struct kc_client *c;
+	char ns[64];
+	char state_dir[512]; /* for etcd-compact.sh, from LANDLORD_TEST_STATE_DIR */
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void rand_suffix(char *out, size_t len)
+{
+	unsigned int r = 0;
+
+	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
+	snprintf(out, len, "%06x", r & 0xffffff);
+}
+
+static int live_setup(void **state)
+{
+	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
+	const char *sd = getenv("LANDLORD_TEST_STATE_DIR");
+	struct live *l;
+	struct kcfg cfg = {0};
+	struct ll_err err = {{0}};
+	struct kc_resp resp = {0};
+	char sfx[16];
+	json_t *ns;
+
+	if (path == NULL || *path == '\0') {
+		*state = NULL;
+		return 0;
+	}
+	l = calloc(1, sizeof(*l));
+	if (kcfg_load_file(path, NULL, &cfg, &err) != 0 ||
+	    kc_client_new(&cfg, NULL, &l->c, &err) != 0) {
+		fprintf(stderr, "live setup: %s\n", err.msg);
+		kcfg_release(&cfg);
+		free(l);
+		return -1;
+	}
+	kcfg_release(&cfg);
+	snprintf(l->state_dir, sizeof(l->state_dir), "%s", sd ? sd : "");
+	rand_suffix(sfx, sizeof(sfx));
+	snprintf(l->ns, sizeof(l->ns), "inf-test-%s", sfx);
+	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+		       "name", l->ns);
+	if (kc_create(l->c, &KC_NAMESPACES, NULL, ns, &resp, &err) != 0 || !kc_resp_ok(&resp)) {
+		fprintf(stderr, "live setup: create namespace: %s %s\n", err.msg,
+			resp.status.message);
+		json_decref(ns);
+		kc_resp_release(&resp);
+		kc_client_free(l->c);
+		free(l);
+		return -1;
+	}
+	json_decref(ns);
+	kc_resp_release(&resp);
+	*state = l;
+	return 0;
+}
+
+static int live_teardown(void **state)
+{
+	struct live *l = *state;
+	struct kc_resp resp = {0};
+
+	if (l == NULL)
+		return 0;
+	kc_delete(l->c, &KC_NAMESPACES, NULL, l->ns, NULL, &resp, NULL);
+	kc_resp_release(&resp);
+	kc_client_free(l->c);
+	free(l);
+	return 0;
+}
+
+#define LIVE_OR_SKIP(state)                                                                        \
+	struct live *l = *(state);                                                                 \
+	if (l == NULL)                                                                             \
+		skip();
+
+/* Wait up to 30 s for @cond(@inf, @arg). */
+static bool eventually(bool (*cond)(struct inf *inf, const void *arg), struct inf *inf,
+		       const void *arg)
+{
+	long long end = now_ms() + 30000;
+
+	while (!cond(inf, arg)) {
+		if (now_ms() > end)
+			return false;
+		usleep(20000);
+	}
+	return true;
+}
+
+struct want_rv {
+	const char *ns, *name, *rv; /* rv NULL: absent */
+};
+
+static bool cached_rv_is(struct inf *inf, const void *arg)
+{
+	const struct want_rv *w = arg;
+	json_t *o = inf_get(inf, w->ns, w->name);
+	bool ok;
+
+	if (w->rv == NULL)
+		ok = o == NULL;
+	else
+		ok = o && jx_resource_version(o) && strcmp(jx_resource_version(o), w->rv) == 0;
+	json_decref(o);
+	return ok;
+}
+
+/* Create (POST) a configmap; returns its resourceVersion (caller frees). */
+static char *create_cm(struct live *l, const struct kc_gvr *gvr, const char *name,
+		       const char *app)
+{
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind",
+			      gvr->kind, "metadata", "name", name, "namespace", l->ns, "data",
+			      "k", "v");
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	char *rv;
+
+	if (app)
+		json_object_set_new(json_object_get(o, "metadata"), "labels",
+				    json_pack("{s:s}", "app", app));
+	if (strcmp(gvr->resource, "podtemplates") == 0) {
+		json_object_del(o, "data");
+		json_object_set_new(
+			o, "template",
+			json_pack("{s:{s:[{s:s,s:s}]}}", "spec", "containers", "name", "c",
+				  "image", "busybox"));
+	}
+	assert_int_equal(kc_create(l->c, gvr, l->ns, o, &resp, &err), 0);
+	if (!kc_resp_ok(&resp))
+		fail_msg("create %s: %ld %s", name, resp.http_status, resp.status.message);
+	rv = strdup(jx_resource_version(resp.body));
+	json_decref(o);
+	kc_resp_release(&resp);
+	return rv;
+}
+
+static void delete_obj(struct live *l, const struct kc_gvr *gvr, const char *name)
+{
+	struct kc_resp resp = {0};
+
+	assert_int_equal(kc_delete(l->c, gvr, l->ns, name, NULL, &resp, NULL), 0);
+	assert_true(kc_resp_ok(&resp));
+	kc_resp_release(&resp);
+}
+
+static void test_informer__live_configmaps_converge(void **state)
+{
+	LIVE_OR_SKIP(state);
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .page_size = 2};
+	struct inf *inf = inf_new(l->c, &o);
+	struct rec r = {""}, late = {""};
+	struct inf_handler h = rec_handler(&r), hl = rec_handler(&late);
+	struct kc_resp resp = {0};
+	json_t *patch, *got;
+	char *rv_a, *rv_b, *rv_c, *rv_a2, want[256];
+	struct want_rv w;
+	struct inf_stats st;
+
+	/* three objects before the start: the first list takes two pages */
+	rv_a = create_cm(l, &KC_CONFIGMAPS, "a", NULL);
+	rv_b = create_cm(l, &KC_CONFIGMAPS, "b", NULL);
+	inf_add_handler(inf, &h);
+	assert_int_equal(inf_start(inf), 0);
+	assert_int_equal(inf_start(inf), -EBUSY);
+	assert_true(inf_wait_synced(inf, 30000));
+	assert_int_equal(inf_add_index(inf, "late", inf_index_namespace, NULL), -EBUSY);
+	/* kube-root-ca.crt may or may not exist yet; a and b must */
+	w = (struct want_rv){l->ns, "a", rv_a};
+	assert_true(cached_rv_is(inf, &w));
+	w = (struct want_rv){l->ns, "b", rv_b};
+	assert_true(cached_rv_is(inf, &w));
+
+	rv_c = create_cm(l, &KC_CONFIGMAPS, "c", NULL);
+	w = (struct want_rv){l->ns, "c", rv_c};
+	assert_true(eventually(cached_rv_is, inf, &w));
+
+	patch = json_pack("{s:{s:s}}", "data", "k", "changed");
+	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "a", NULL, KC_PATCH_MERGE, patch,
+				  "unit-test", &resp, NULL),
+			 0);
+	assert_true(kc_resp_ok(&resp));
+	rv_a2 = strdup(jx_resource_version(resp.body));
+	kc_resp_release(&resp);
+	json_decref(patch);
+	w = (struct want_rv){l->ns, "a", rv_a2};
+	assert_true(eventually(cached_rv_is, inf, &w));
+	got = inf_get(inf, l->ns, "a");
+	assert_string_equal(jx_str(got, "data", "k", NULL), "changed");
+	/* other managers' managedFields were stripped */
+	assert_null(jx_get(got, "metadata", "managedFields", NULL));
+	json_decref(got);
+
+	delete_obj(l, &KC_CONFIGMAPS, "b");
+	w = (struct want_rv){l->ns, "b", NULL};
+	assert_true(eventually(cached_rv_is, inf, &w));
+
+	snprintf(want, sizeof(want), "add:%s/a rv=%s;", l->ns, rv_a);
+	assert_non_null(strstr(r.log, want));
+	snprintf(want, sizeof(want), "add:%s/c rv=%s;", l->ns, rv_c);
+	assert_non_null(strstr(r.log, want));
+	snprintf(want, sizeof(want), "upd:%s/a %s>%s;", l->ns, rv_a, rv_a2);
+	assert_non_null(strstr(r.log, want));
+	snprintf(want, sizeof(want), "del:%s/b rv=%s;", l->ns, rv_b);
+	assert_non_null(strstr(r.log, want));
+
+	/* a handler added now sees the current objects as adds */
+	inf_add_handler(inf, &hl);
+	snprintf(want, sizeof(want), "add:%s/a rv=%s;", l->ns, rv_a2);
+	assert_non_null(strstr(late.log, want));
+	snprintf(want, sizeof(want), "%s/b", l->ns);
+	assert_null(strstr(late.log, want));
+
+	inf_get_stats(inf, &st);
+	assert_int_equal(st.lists, 1);
+	assert_true(st.events >= 3);
+	inf_stop(inf);
+	/* the cache stays readable after stop */
+	w = (struct want_rv){l->ns, "c", rv_c};
+	assert_true(cached_rv_is(inf, &w));
+	inf_free(inf);
+	free(rv_a);
+	free(rv_b);
+	free(rv_c);
+	free(rv_a2);
+}
+
+static void test_informer__live_keeps_own_managed_fields(void **state)
+{
+	LIVE_OR_SKIP(state);
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns};
+	struct inf *inf = inf_new(l->c, &o);
+	struct kc_resp resp = {0};
+	json_t *cm, *patch, *got, *mf;
+	struct want_rv w;
+	char *rv;
+
+	cm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+		       "metadata", "name", "applied", "namespace", l->ns, "data", "k", "v");
+	assert_int_equal(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, cm, "landlord",
+				  true, &resp, NULL),
+			 0);
+	assert_true(kc_resp_ok(&resp));
+	kc_resp_release(&resp);
+	patch = json_pack("{s:{s:s}}", "data", "other", "x");
+	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, KC_PATCH_MERGE,
+				  patch, "someone-else", &resp, NULL),
+			 0);
+	assert_true(kc_resp_ok(&resp));
+	rv = strdup(jx_resource_version(resp.body));
+	/* the server holds both managers' entries */
+	assert_int_equal(json_array_size(jx_get(resp.body, "metadata", "managedFields", NULL)), 2);
+	kc_resp_release(&resp);
+	assert_int_equal(inf_start(inf), 0);
+	assert_true(inf_wait_synced(inf, 30000));
+	w = (struct want_rv){l->ns, "applied", rv};
+	assert_true(eventually(cached_rv_is, inf, &w));
+	got = inf_get(inf, l->ns, "applied");
+	mf = jx_get(got, "metadata", "managedFields", NULL);
+	assert_int_equal(json_array_size(mf), 1);
+	assert_string_equal(jx_str(json_array_get(mf, 0), "manager", NULL), "landlord");
+	json_decref(got);
+	json_decref(cm);
+	json_decref(patch);
+	free(rv);
+	inf_free(inf);
+}
+
+static bool has_key(struct inf *inf, const void *key)
+{
+	json_t *o = inf_get_key(inf, key);
+
+	json_decref(o);
+	return o != NULL;
+}
+
+static void test_informer__live_metadata_only_namespaces(void **state)
+{
+	LIVE_OR_SKIP(state);
+	struct inf_opts o = {.gvr = KC_NAMESPACES, .metadata_only = true, .name = "ns-meta"};
+	struct inf *inf = inf_new(l->c, &o);
+	json_t *def;
+
+	assert_int_equal(inf_start(inf), 0);
+	assert_true(inf_wait_synced(inf, 30000));
+	assert_true(eventually(has_key, inf, l->ns));
+	def = inf_get(inf, NULL, "default");
+	assert_non_null(def);
+	assert_string_equal(jx_name(def), "default");
+	assert_non_null(jx_uid(def));
+	assert_null(json_object_get(def, "spec"));
+	assert_null(json_object_get(def, "status"));
+	json_decref(def);
+	def = inf_get(inf, NULL, l->ns);
+	assert_null(json_object_get(def, "spec"));
+	json_decref(def);
+	inf_free(inf);
+}
+
+static bool index_count_is(struct inf *inf, const void *arg)
+{
+	const size_t *want = arg; /* [count for web, count for db] */
+	json_t *web = inf_by_index(inf, "app", "web"), *db = inf_by_index(inf, "app", "db");
+	bool ok = json_array_size(web) == want[0] && json_array_size(db) == want[1];
+
+	json_decref(web);
+	json_decref(db);
+	return ok;
+}
+
+static void test_informer__live_label_index(void **state)
+{
+	LIVE_OR_SKIP(state);
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .label_selector = "app"};
+	struct inf *inf = inf_new(l->c, &o);
+	size_t want[2];
+	json_t *relabel;
+	struct kc_resp resp = {0};
+
+	assert_int_equal(inf_add_index(inf, "app", inf_index_label, "app"), 0);
+	free(create_cm(l, &KC_CONFIGMAPS, "w1", "web"));
+	assert_int_equal(inf_start(inf), 0);
+	assert_true(inf_wait_synced(inf, 30000));
+	free(create_cm(l, &KC_CONFIGMAPS, "w2", "web"));
+	free(create_cm(l, &KC_CONFIGMAPS, "d1", "db"));
+	free(create_cm(l, &KC_CONFIGMAPS, "nolabel", NULL)); /* outside the selector */
+	want[0] = 2;
+	want[1] = 1;
+	assert_true(eventually(index_count_is, inf, want));
+	relabel = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "app", "db");
+	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "w2", NULL, KC_PATCH_MERGE,
+				  relabel, NULL, &resp, NULL),
+			 0);
+	assert_true(kc_resp_ok(&resp));
+	kc_resp_release(&resp);
+	json_decref(relabel);
+	want[0] = 1;
+	want[1] = 2;
+	assert_true(eventually(index_count_is, inf, want));
+	assert_keys(inf_by_index(inf, "app", "web"), "");
+	assert_null(inf_get(inf, l->ns, "nolabel"));
+	inf_free(inf);
+}
+
+static int compact_etcd(const char *state_dir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s/tests/cluster/etcd-compact.sh '%s' >/dev/null",
+		 getenv("LANDLORD_SRC_DIR") ? getenv("LANDLORD_SRC_DIR") : ".", state_dir);
+	return WEXITSTATUS(popen_run(cmd));
+}
