@@ -28,6 +28,8 @@ struct disc {
 	struct disc_res *res;
 	size_t n_res;
 	long long last_refresh_ms; /* monotonic; 0: never */
+	int last_rc;               /* of the last refresh */
+	struct ll_err last_err;
 };
 
 /* A resource list under construction. */
@@ -242,6 +244,9 @@ static int refresh_locked(struct disc *d, struct ll_err *err)
 		rv.v = NULL;
 	}
 	d->last_refresh_ms = mono_ms();
+	d->last_rc = first;
+	if (first)
+		d->last_err = *err;
 	pthread_mutex_unlock(&d->mu);
 	free(rv.v);
 	return first;
@@ -249,10 +254,13 @@ static int refresh_locked(struct disc *d, struct ll_err *err)
 
 int disc_refresh(struct disc *d, struct ll_err *err)
 {
+	struct ll_err my_err = {{0}};
 	int rc;
 
 	pthread_mutex_lock(&d->refresh_mu);
-	rc = refresh_locked(d, err);
+	rc = refresh_locked(d, &my_err);
+	if (rc)
+		ll_err_set(err, rc, "%s", my_err.msg);
 	pthread_mutex_unlock(&d->refresh_mu);
 	return rc;
 }
@@ -293,19 +301,27 @@ static bool find(struct disc *d, const struct query *q, struct kc_gvr *out)
 	return hit != NULL;
 }
 
-static bool refresh_due(struct disc *d)
+/* Return: true when a refresh is due; else false with the last refresh's outcome. */
+static bool refresh_due(struct disc *d, int *last_rc, struct ll_err *err)
 {
 	bool due;
 
 	pthread_mutex_lock(&d->mu);
 	due = d->last_refresh_ms == 0 || mono_ms() - d->last_refresh_ms >= REFRESH_MIN_MS;
+	*last_rc = d->last_rc;
+	if (!due && d->last_rc)
+		ll_err_set(err, d->last_rc, "%s", d->last_err.msg);
 	pthread_mutex_unlock(&d->mu);
 	return due;
 }
 
-/* Look up; on a miss refresh once (rate-limited) and look again. */
+/*
+ * Look up; on a miss refresh once (rate-limited) and look again. A miss after a failed
+ * refresh returns that refresh's error: the server might serve the thing after all.
+ */
 static int lookup(struct disc *d, const struct query *q, struct kc_gvr *out, struct ll_err *err)
 {
+	struct ll_err my_err = {{0}};
 	int rc = 0;
 
 	if (find(d, q, out))
@@ -313,8 +329,10 @@ static int lookup(struct disc *d, const struct query *q, struct kc_gvr *out, str
 	pthread_mutex_lock(&d->refresh_mu);
 	if (find(d, q, out))
 		goto out; /* another thread's refresh found it */
-	if (refresh_due(d))
-		rc = refresh_locked(d, err);
+	if (refresh_due(d, &rc, err))
+		rc = refresh_locked(d, &my_err);
+	if (rc && my_err.msg[0])
+		ll_err_set(err, rc, "%s", my_err.msg);
 	if (find(d, q, out))
 		rc = 0;
 	else if (rc == 0)

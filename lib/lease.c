@@ -118,7 +118,7 @@ void lease_format_microtime(const struct timespec *ts, char out[32])
 	if (gmtime_r(&ts->tv_sec, &tm) == NULL)
 		memset(&tm, 0, sizeof(tm));
 	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
+	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
 }
 
 static void now_microtime(char out[32])
@@ -149,15 +149,15 @@ static const char *errno_name(int rc)
 }
 
 static void log_call_failed(const struct lease *l, const char *call, int rc,
-			    const struct kc_resp *resp, const struct ll_err *err)
+                            const struct kc_resp *resp, const struct ll_err *err)
 {
 	if (rc < 0)
 		log_warn("lease request failed", "{s:s,s:s,s:s,s:s}", "lease", l->key, "call", call,
-			 "error", errno_name(rc), "detail", err->msg);
+		         "error", errno_name(rc), "detail", err->msg);
 	else
 		log_warn("lease request rejected", "{s:s,s:s,s:I,s:s,s:s}", "lease", l->key, "call",
-			 call, "code", (json_int_t)resp->http_status, "reason", resp->status.reason,
-			 "message", resp->status.message);
+		         call, "code", (json_int_t)resp->http_status, "reason", resp->status.reason,
+		         "message", resp->status.message);
 }
 
 static bool same(const char *a, const char *b)
@@ -224,11 +224,12 @@ static void claim(struct lease *l, json_t *lease, bool fresh)
 	now_microtime(now);
 	json_object_set_new(spec, "holderIdentity", json_string(l->identity));
 	json_object_set_new(spec, "leaseDurationSeconds",
-			    json_integer((l->duration_ms + 999) / 1000));
+	                    json_integer((l->duration_ms + 999) / 1000));
 	json_object_set_new(spec, "renewTime", json_string(now));
 	if (!ours) {
 		json_object_set_new(spec, "acquireTime", json_string(now));
-		json_object_set_new(spec, "leaseTransitions", json_integer(fresh ? 0 : transitions + 1));
+		json_object_set_new(spec, "leaseTransitions",
+		                    json_integer(fresh ? 0 : transitions + 1));
 	}
 }
 
@@ -240,7 +241,7 @@ static int create_lease(struct lease *l)
 	int rc, res = TRY_FAILED;
 
 	obj = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "coordination.k8s.io/v1", "kind",
-			"Lease", "metadata", "name", l->name, "namespace", l->ns);
+	                "Lease", "metadata", "name", l->name, "namespace", l->ns);
 	claim(l, obj, true);
 	rc = kc_create(l->kc, &KC_LEASES, l->ns, obj, &resp, &err);
 	if (rc == 0 && kc_resp_ok(&resp) && json_is_object(resp.body)) {
@@ -270,7 +271,7 @@ static int put_lease(struct lease *l, const json_t *lease, const char *call)
 		res = TRY_LEADING;
 	} else if (rc == 0 && resp.http_status == 409) {
 		log_info("lease written by someone else first", "{s:s,s:s,s:s}", "lease", l->key,
-			 "call", call, "message", resp.status.message);
+		         "call", call, "message", resp.status.message);
 		res = TRY_CONFLICT;
 	} else {
 		log_call_failed(l, call, rc, &resp, &err);
@@ -286,7 +287,8 @@ static int get_lease(struct lease *l, struct kc_resp *resp)
 	int rc;
 
 	rc = kc_get(l->kc, &KC_LEASES, l->ns, l->name, resp, &err);
-	if (rc == 0 && (resp->http_status == 404 || (kc_resp_ok(resp) && json_is_object(resp->body))))
+	if (rc == 0 &&
+	    (resp->http_status == 404 || (kc_resp_ok(resp) && json_is_object(resp->body))))
 		return 0;
 	log_call_failed(l, "get", rc, resp, &err);
 	return TRY_FAILED;
@@ -461,7 +463,7 @@ static void report_leader(struct lease *l)
 	free(l->reported);
 	l->reported = xstrdup(holder);
 	log_info("new leader observed", "{s:s,s:s,s:b}", "lease", l->key, "leader", holder, "self",
-		 strcmp(holder, l->identity) == 0);
+	         strcmp(holder, l->identity) == 0);
 	if (l->on_new_leader)
 		l->on_new_leader(holder, l->ud);
 }
@@ -488,7 +490,7 @@ static void stop_leading(struct lease *l, const char *reason)
 		log_info("stopping leading", "{s:s,s:s}", "lease", l->key, "reason", reason);
 	else
 		log_warn("lease lost, stopping leading", "{s:s,s:s}", "lease", l->key, "reason",
-			 reason);
+		         reason);
 	if (l->on_stopped_leading)
 		l->on_stopped_leading(l->ud);
 }
@@ -592,12 +594,11 @@ static bool valid_opts(const struct lease_opts *o, long long dur, long long dl, 
 {
 	if (rp <= 0 || rp >= dl || dl >= dur) {
 		log_error("lease: need 0 < retry_period < renew_deadline < lease_duration",
-			  "{s:I,s:I,s:I}", "retry_period_ms", (json_int_t)rp, "renew_deadline_ms",
-			  (json_int_t)dl, "lease_duration_ms", (json_int_t)dur);
+		          "{s:I,s:I,s:I}", "retry_period_ms", (json_int_t)rp, "renew_deadline_ms",
+		          (json_int_t)dl, "lease_duration_ms", (json_int_t)dur);
 		return false;
 	}
-	if ((o->ns && !o->ns[0]) || (o->name && !o->name[0]) ||
-	    (o->identity && !o->identity[0])) {
+	if ((o->ns && !o->ns[0]) || (o->name && !o->name[0]) || (o->identity && !o->identity[0])) {
 		log_error("lease: empty namespace, name or identity", NULL);
 		return false;
 	}
@@ -643,9 +644,9 @@ struct lease *lease_new(struct kc_client *own_client, const struct lease_opts *o
 	atomic_init(&l->leading, false);
 	init_sync(l);
 	metrics_describe(LEADER_GAUGE, METRIC_GAUGE, "1 while this process holds the Lease", NULL,
-			 0);
+	                 0);
 	metrics_describe(TRANSITIONS_METRIC, METRIC_COUNTER,
-			 "Times this process started or stopped leading", NULL, 0);
+	                 "Times this process started or stopped leading", NULL, 0);
 	metrics_set(LEADER_GAUGE, l->labels, 0);
 	return l;
 }

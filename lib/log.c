@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "landlord/log.h"
 
 static atomic_int verbosity;

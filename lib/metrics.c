@@ -33,6 +33,7 @@ struct family {
 	size_t n_bounds;
 	struct sample **samples;
 	size_t n_samples;
+	size_t cap_samples;
 	json_t *index; /* labels -> sample position */
 	bool warned;
 };
@@ -46,8 +47,18 @@ static struct {
 	pthread_mutex_t mu;
 	struct family **families;
 	size_t n;
+	size_t cap;
 	json_t *index; /* name -> family position */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Room for element @n of @arr; doubling keeps appends O(1) amortised. Returns the array. */
+static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : 8;
+	return xrealloc(arr, *cap * elem);
+}
 
 static size_t position(const json_t *index, const char *key)
 {
@@ -95,7 +106,7 @@ static struct family *add_family(const char *name, enum metric_type type, const 
 	init_type(f, type, bounds, n_bounds);
 	if (reg.index == NULL)
 		reg.index = json_object();
-	reg.families = xrealloc(reg.families, (reg.n + 1) * sizeof(*reg.families));
+	reg.families = grow(reg.families, reg.n, &reg.cap, sizeof(*reg.families));
 	reg.families[reg.n] = f;
 	json_object_set_new_nocheck(reg.index, name, json_integer((json_int_t)reg.n));
 	reg.n++;
@@ -180,7 +191,7 @@ static struct sample *lookup(const char *name, const char *labels, enum metric_t
 	s->labels = xstrdup(labels);
 	if (f->type == METRIC_HISTOGRAM)
 		s->counts = xcalloc(f->n_bounds ? f->n_bounds : 1, sizeof(*s->counts));
-	f->samples = xrealloc(f->samples, (f->n_samples + 1) * sizeof(*f->samples));
+	f->samples = grow(f->samples, f->n_samples, &f->cap_samples, sizeof(*f->samples));
 	f->samples[f->n_samples] = s;
 	json_object_set_new_nocheck(f->index, labels, json_integer((json_int_t)f->n_samples));
 	f->n_samples++;
@@ -435,6 +446,7 @@ void metrics_reset_for_tests(void)
 	free(reg.families);
 	reg.families = NULL;
 	reg.n = 0;
+	reg.cap = 0;
 	json_decref(reg.index);
 	reg.index = NULL;
 	pthread_mutex_unlock(&reg.mu);

@@ -78,7 +78,7 @@ static int keep(struct watchsplit *ws, const char *data, size_t len, int rc)
  * handled. An over-long line fails the splitter (then p may be freed: do not touch it).
  */
 static int split(struct watchsplit *ws, const char *p, size_t n, size_t *used, line_fn on_line,
-		 void *ud)
+                 void *ud)
 {
 	size_t off = 0;
 	int rc = 0;
@@ -140,8 +140,8 @@ int watchsplit_feed(struct watchsplit *ws, const char *data, size_t len, line_fn
 		data += take + 1;
 		len -= take + 1;
 		rc = blank(ws->pending.p, ws->pending.len)
-			     ? 0
-			     : on_line(ws->pending.p, ws->pending.len, ud);
+		             ? 0
+		             : on_line(ws->pending.p, ws->pending.len, ud);
 		reset_pending(ws);
 		if (rc)
 			return keep(ws, data, len, rc);
@@ -158,8 +158,8 @@ int watchsplit_feed(struct watchsplit *ws, const char *data, size_t len, line_fn
 }
 
 static const char *const event_names[] = {
-	[WATCH_ADDED] = "ADDED",       [WATCH_MODIFIED] = "MODIFIED", [WATCH_DELETED] = "DELETED",
-	[WATCH_BOOKMARK] = "BOOKMARK", [WATCH_ERROR] = "ERROR",
+        [WATCH_ADDED] = "ADDED",       [WATCH_MODIFIED] = "MODIFIED", [WATCH_DELETED] = "DELETED",
+        [WATCH_BOOKMARK] = "BOOKMARK", [WATCH_ERROR] = "ERROR",
 };
 
 static int event_type(const char *name, enum watch_event_type *type)
@@ -174,7 +174,7 @@ static int event_type(const char *name, enum watch_event_type *type)
 }
 
 int watch_event_parse(const char *line, size_t len, enum watch_event_type *type, json_t **obj,
-		      struct ll_err *err)
+                      struct ll_err *err)
 {
 	json_t *ev, *o;
 	const char *name;

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -445,6 +447,34 @@ static void rand_suffix(char *out, size_t len)
 	snprintf(out, len, "%06x", r & 0xffffff);
 }
 
+/*
+ * The cluster's state directory: $LANDLORD_TEST_STATE_DIR, else two levels above the
+ * kubeconfig (STATE_DIR/kubeconfigs/admin.kubeconfig) when an env file is there; else "".
+ */
+static void state_dir_of(const char *kubeconfig, const char *explicit_dir, char *out, size_t len)
+{
+	char env[1024];
+	char *slash;
+
+	out[0] = '\0';
+	if (explicit_dir && *explicit_dir) {
+		snprintf(out, len, "%s", explicit_dir);
+		return;
+	}
+	snprintf(out, len, "%s", kubeconfig);
+	for (int i = 0; i < 2; i++) {
+		slash = strrchr(out, '/');
+		if (slash == NULL) {
+			out[0] = '\0';
+			return;
+		}
+		*slash = '\0';
+	}
+	snprintf(env, sizeof(env), "%s/env", out);
+	if (access(env, R_OK) != 0)
+		out[0] = '\0';
+}
+
 static int live_setup(void **state)
 {
 	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
@@ -469,7 +499,7 @@ static int live_setup(void **state)
 		return -1;
 	}
 	kcfg_release(&cfg);
-	snprintf(l->state_dir, sizeof(l->state_dir), "%s", sd ? sd : "");
+	state_dir_of(path, sd, l->state_dir, sizeof(l->state_dir));
 	rand_suffix(sfx, sizeof(sfx));
 	snprintf(l->ns, sizeof(l->ns), "inf-test-%s", sfx);
 	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
@@ -777,11 +807,107 @@ static void test_informer__live_label_index(void **state)
 	inf_free(inf);
 }
 
+/* tests/cluster/etcd-compact.sh on the cluster's state directory. */
 static int compact_etcd(const char *state_dir)
 {
-	char cmd[1024];
+	const char *data = getenv("LANDLORD_TEST_DATA");
+	char script[1024];
+	char *argv[] = {"bash", script, (char *)state_dir, NULL};
+	pid_t pid;
+	int status = 0;
 
-	snprintf(cmd, sizeof(cmd), "%s/tests/cluster/etcd-compact.sh '%s' >/dev/null",
-		 getenv("LANDLORD_SRC_DIR") ? getenv("LANDLORD_SRC_DIR") : ".", state_dir);
-	return WEXITSTATUS(popen_run(cmd));
+	snprintf(script, sizeof(script), "%s/../cluster/etcd-compact.sh", data ? data : "tests/data");
+	if (posix_spawnp(&pid, "bash", NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static bool relisted(struct inf *inf, const void *arg)
+{
+	struct inf_stats st;
+
+	inf_get_stats(inf, &st);
+	return st.relists > *(const uint64_t *)arg;
+}
+
+static void test_informer__live_relists_after_compaction(void **state)
+{
+	LIVE_OR_SKIP(state);
+	struct inf_opts o = {.gvr = KC_PODTEMPLATES, .ns = l->ns};
+	struct inf *inf;
+	struct rec r = {""};
+	struct inf_handler h = rec_handler(&r);
+	struct inf_stats before;
+	char labels[256], want[256], *rv_keep, *rv_gone, *rv_new;
+	double relists0;
+	struct want_rv w;
+
+	if (l->state_dir[0] == '\0')
+		skip();
+	inf = inf_new(l->c, &o);
+	inf_add_handler(inf, &h);
+	rv_keep = create_cm(l, &KC_PODTEMPLATES, "keep", NULL);
+	rv_gone = create_cm(l, &KC_PODTEMPLATES, "gone", NULL);
+	assert_int_equal(inf_start(inf), 0);
+	assert_true(inf_wait_synced(inf, 30000));
+	w = (struct want_rv){l->ns, "gone", rv_gone};
+	assert_true(eventually(cached_rv_is, inf, &w));
+	inf_get_stats(inf, &before);
+	metrics_labels(labels, sizeof(labels), "resource", "podtemplates", NULL);
+	relists0 = metrics_get("landlord_informer_relists_total", labels);
+
+	/* while the watch is down: one delete, one create, then etcd forgets the history */
+	inf_pause_watch(inf, true);
+	usleep(200000);
+	delete_obj(l, &KC_PODTEMPLATES, "gone");
+	rv_new = create_cm(l, &KC_PODTEMPLATES, "new", NULL);
+	assert_int_equal(compact_etcd(l->state_dir), 0);
+	inf_pause_watch(inf, false);
+
+	assert_true(eventually(relisted, inf, &before.relists));
+	assert_true(metrics_get("landlord_informer_relists_total", labels) > relists0);
+	w = (struct want_rv){l->ns, "gone", NULL};
+	assert_true(cached_rv_is(inf, &w));
+	w = (struct want_rv){l->ns, "new", rv_new};
+	assert_true(cached_rv_is(inf, &w));
+	w = (struct want_rv){l->ns, "keep", rv_keep};
+	assert_true(cached_rv_is(inf, &w));
+	snprintf(want, sizeof(want), "del:%s/gone rv=%s;", l->ns, rv_gone);
+	assert_non_null(strstr(r.log, want));
+	snprintf(want, sizeof(want), "add:%s/new rv=%s;", l->ns, rv_new);
+	assert_non_null(strstr(r.log, want));
+	inf_free(inf);
+	free(rv_keep);
+	free(rv_gone);
+	free(rv_new);
+}
+
+int main(void)
+{
+	const struct CMUnitTest pure[] = {
+		cmocka_unit_test(test_informer__strip_keeps_only_keep_manager),
+		cmocka_unit_test(test_informer__strip_drops_empty_array),
+		cmocka_unit_test(test_informer__prepare_strips_then_transforms),
+		cmocka_unit_test(test_informer__key_building),
+		cmocka_unit_test(test_informer__events_emit_handlers),
+		cmocka_unit_test(test_informer__replace_emits_diff),
+		cmocka_unit_test(test_informer__label_index_follows_changes),
+		cmocka_unit_test(test_informer__owner_and_namespace_indexes),
+		cmocka_unit_test(test_informer__late_handler_replays_adds),
+		cmocka_unit_test(test_informer__list_filters_namespace),
+		cmocka_unit_test(test_informer__objects_gauge_and_defaults),
+	};
+	const struct CMUnitTest live[] = {
+		cmocka_unit_test(test_informer__live_configmaps_converge),
+		cmocka_unit_test(test_informer__live_keeps_own_managed_fields),
+		cmocka_unit_test(test_informer__live_metadata_only_namespaces),
+		cmocka_unit_test(test_informer__live_label_index),
+		cmocka_unit_test(test_informer__live_relists_after_compaction),
+	};
+	int failed = cmocka_run_group_tests_name("informer", pure, NULL, NULL);
+
+	failed += cmocka_run_group_tests_name("informer_live", live, live_setup, live_teardown);
+	return failed;
 }

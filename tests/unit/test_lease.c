@@ -29,12 +29,12 @@
 #include "landlord/lease.h"
 #include "landlord/metrics.h"
 
-#define TEST_NS       "landlord-system"
-#define MICROTIME_RE  "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$"
-#define N_CLIENTS     3
-#define LEASE_MS      3000
-#define RENEW_MS      2000
-#define RETRY_MS      500
+#define TEST_NS      "landlord-system"
+#define MICROTIME_RE "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$"
+#define N_CLIENTS    3
+#define LEASE_MS     3000
+#define RENEW_MS     2000
+#define RETRY_MS     500
 
 static bool matches(const char *re, const char *s)
 {
@@ -117,7 +117,8 @@ static void test_lease__explicit_identity_is_kept(void **state)
 
 static void test_lease__rejects_inconsistent_timings(void **state)
 {
-	struct lease_opts deadline_too_long = {.lease_duration_ms = 3000, .renew_deadline_ms = 3000};
+	struct lease_opts deadline_too_long = {.lease_duration_ms = 3000,
+	                                       .renew_deadline_ms = 3000};
 	struct lease_opts retry_too_long = {.renew_deadline_ms = 2000, .retry_period_ms = 2000};
 	struct lease_opts empty_name = {.name = ""};
 
@@ -217,7 +218,7 @@ static void ensure_namespace(struct kc_client *kc)
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	json_t *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
-			       "metadata", "name", TEST_NS);
+	                       "metadata", "name", TEST_NS);
 
 	assert_int_equal(kc_create(kc, &KC_NAMESPACES, NULL, ns, &resp, &err), 0);
 	assert_true(kc_resp_ok(&resp) || resp.http_status == 409);
@@ -279,15 +280,15 @@ static void unique_name(char out[32])
 static struct lease *elector(int client, const char *name, struct rec *r)
 {
 	struct lease_opts o = {
-		.ns = TEST_NS,
-		.name = name,
-		.lease_duration_ms = LEASE_MS,
-		.renew_deadline_ms = RENEW_MS,
-		.retry_period_ms = RETRY_MS,
-		.on_started_leading = on_started,
-		.on_stopped_leading = on_stopped,
-		.on_new_leader = on_new_leader,
-		.ud = r,
+	        .ns = TEST_NS,
+	        .name = name,
+	        .lease_duration_ms = LEASE_MS,
+	        .renew_deadline_ms = RENEW_MS,
+	        .retry_period_ms = RETRY_MS,
+	        .on_started_leading = on_started,
+	        .on_stopped_leading = on_stopped,
+	        .on_new_leader = on_new_leader,
+	        .ud = r,
 	};
 	struct lease *l = lease_new(live->kc[client], &o);
 
@@ -321,8 +322,7 @@ static void delete_lease(const char *name)
 {
 	struct kc_resp resp = {0};
 
-	assert_int_equal(kc_delete(live->test_kc, &KC_LEASES, TEST_NS, name, NULL, &resp, NULL),
-			 0);
+	assert_int_equal(kc_delete(live->test_kc, &KC_LEASES, TEST_NS, name, NULL, &resp, NULL), 0);
 	kc_resp_release(&resp);
 }
 
@@ -403,12 +403,12 @@ static void test_lease__late_joiner_does_not_take_a_held_lease(void **state)
 	struct rec ra, rc, rd;
 	struct lease *a, *c, *d;
 	struct lease_opts slow = {
-		.ns = TEST_NS,
-		.lease_duration_ms = 60000,
-		.renew_deadline_ms = 40000,
-		.retry_period_ms = 20000,
-		.on_new_leader = on_new_leader,
-		.ud = &rd,
+	        .ns = TEST_NS,
+	        .lease_duration_ms = 60000,
+	        .renew_deadline_ms = 40000,
+	        .retry_period_ms = 20000,
+	        .on_new_leader = on_new_leader,
+	        .ud = &rd,
 	};
 	long long end, t0;
 
@@ -465,9 +465,8 @@ static void steal(const char *name, const char *thief)
 	lease_format_microtime(&ts, now);
 	json_object_set_new(spec, "holderIdentity", json_string(thief));
 	json_object_set_new(spec, "renewTime", json_string(now));
-	assert_int_equal(kc_replace(live->test_kc, &KC_LEASES, TEST_NS, name, NULL, lease, &resp,
-				    NULL),
-			 0);
+	assert_int_equal(
+	        kc_replace(live->test_kc, &KC_LEASES, TEST_NS, name, NULL, lease, &resp, NULL), 0);
 	assert_int_equal(resp.http_status, 200);
 	kc_resp_release(&resp);
 	json_decref(lease);
@@ -514,16 +513,16 @@ static void test_lease__leader_whose_lease_is_stolen_steps_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest offline[] = {
-		cmocka_unit_test(test_lease__microtime_has_six_zero_padded_digits),
-		cmocka_unit_test(test_lease__default_identity_is_host_pid_random),
-		cmocka_unit_test(test_lease__explicit_identity_is_kept),
-		cmocka_unit_test(test_lease__rejects_inconsistent_timings),
-		cmocka_unit_test(test_lease__gauge_starts_at_zero),
+	        cmocka_unit_test(test_lease__microtime_has_six_zero_padded_digits),
+	        cmocka_unit_test(test_lease__default_identity_is_host_pid_random),
+	        cmocka_unit_test(test_lease__explicit_identity_is_kept),
+	        cmocka_unit_test(test_lease__rejects_inconsistent_timings),
+	        cmocka_unit_test(test_lease__gauge_starts_at_zero),
 	};
 	const struct CMUnitTest live_tests[] = {
-		cmocka_unit_test(test_lease__one_of_two_leads_and_hands_over_on_stop),
-		cmocka_unit_test(test_lease__late_joiner_does_not_take_a_held_lease),
-		cmocka_unit_test(test_lease__leader_whose_lease_is_stolen_steps_down),
+	        cmocka_unit_test(test_lease__one_of_two_leads_and_hands_over_on_stop),
+	        cmocka_unit_test(test_lease__late_joiner_does_not_take_a_held_lease),
+	        cmocka_unit_test(test_lease__leader_whose_lease_is_stolen_steps_down),
 	};
 	int failed;
 

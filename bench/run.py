@@ -1,0 +1,9 @@
+#!/usr/bin/env python3
+"""Run every benchmark in bench/ and record the results in docs/benchmarks.md."""
+import pathlib
+import subprocess
+import sys
+
+here = pathlib.Path(__file__).resolve().parent
+for script in ("informer_sync.py",):
+    subprocess.run([sys.executable, here / script, *sys.argv[1:]], check=True)
