@@ -100,8 +100,8 @@ static int get_json(struct disc *d, const char *path, json_t **out, struct ll_er
 	if (rc < 0)
 		goto out;
 	if (!kc_resp_ok(&resp)) {
-		rc = ll_err_set(err, answer_errno(resp.http_status), "GET %s: HTTP %ld %s: %s", path,
-				resp.http_status, resp.status.reason, resp.status.message);
+		rc = ll_err_set(err, answer_errno(resp.http_status), "GET %s: HTTP %ld %s: %s",
+		                path, resp.http_status, resp.status.reason, resp.status.message);
 		goto out;
 	}
 	if (!json_is_object(resp.body)) {
@@ -116,7 +116,7 @@ out:
 
 /* Add the resources of one APIResourceList; subresources ("pods/log") are skipped. */
 static void add_resources(struct disc *d, struct res_vec *rv, const char *group,
-			  const char *version, bool preferred, const json_t *list)
+                          const char *version, bool preferred, const json_t *list)
 {
 	json_t *resources = json_object_get(list, "resources"), *r;
 	size_t i;
@@ -132,17 +132,17 @@ static void add_resources(struct disc *d, struct res_vec *rv, const char *group,
 			rv->cap = rv->cap ? rv->cap * 2 : 64;
 			rv->v = xrealloc(rv->v, rv->cap * sizeof(*rv->v));
 		}
-		rv->v[rv->n++] = (struct disc_res){
-			{intern(d, group), intern(d, version), intern(d, name), intern(d, kind),
-			 jx_bool(r, false, "namespaced", NULL)},
-			preferred};
+		rv->v[rv->n++] =
+		        (struct disc_res){{intern(d, group), intern(d, version), intern(d, name),
+		                           intern(d, kind), jx_bool(r, false, "namespaced", NULL)},
+		                          preferred};
 	}
 	pthread_mutex_unlock(&d->mu);
 }
 
 /* Read one group version's resource list; the first error is kept in *first. */
 static void read_group_version(struct disc *d, struct res_vec *rv, const char *group,
-			       const char *version, bool preferred, int *first, struct ll_err *err)
+                               const char *version, bool preferred, int *first, struct ll_err *err)
 {
 	struct buf path = BUF_INIT(PATH_MAX_LEN);
 	struct ll_err my_err = {{0}};
@@ -188,7 +188,7 @@ static void read_core(struct disc *d, struct res_vec *rv, int *first, struct ll_
 }
 
 static void read_group(struct disc *d, struct res_vec *rv, const json_t *group, int *first,
-		       struct ll_err *err)
+                       struct ll_err *err)
 {
 	const char *name = jx_str(group, "name", NULL);
 	const char *pref = jx_str(group, "preferredVersion", "version", NULL);
@@ -203,7 +203,7 @@ static void read_group(struct disc *d, struct res_vec *rv, const json_t *group, 
 
 		if (ver)
 			read_group_version(d, rv, name, ver, pref ? strcmp(pref, ver) == 0 : i == 0,
-					   first, err);
+			                   first, err);
 	}
 }
 
@@ -342,8 +342,8 @@ out:
 	return rc;
 }
 
-int disc_lookup_kind(struct disc *d, const char *api_version, const char *kind,
-		     struct kc_gvr *out, struct ll_err *err)
+int disc_lookup_kind(struct disc *d, const char *api_version, const char *kind, struct kc_gvr *out,
+                     struct ll_err *err)
 {
 	const char *slash = strchr(api_version, '/');
 	char *group = slash ? xstrndup(api_version, (size_t)(slash - api_version)) : xstrdup("");
@@ -357,13 +357,13 @@ int disc_lookup_kind(struct disc *d, const char *api_version, const char *kind,
 }
 
 int disc_lookup_resource(struct disc *d, const char *group, const char *resource,
-			 struct kc_gvr *out, struct ll_err *err)
+                         struct kc_gvr *out, struct ll_err *err)
 {
 	struct query q = {group ? group : "", NULL, NULL, resource};
 	int rc = lookup(d, &q, out, err);
 
 	if (rc == -ENOENT)
 		ll_err_set(err, rc, "resource %s%s%s is not served", resource, *q.group ? "." : "",
-			   q.group);
+		           q.group);
 	return rc;
 }

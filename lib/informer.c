@@ -16,11 +16,11 @@
 #include "landlord/mem.h"
 #include "landlord/metrics.h"
 
-#define DEFAULT_PAGE_SIZE    500
-#define BACKOFF_MIN_MS       500
-#define BACKOFF_MAX_MS       30000
-#define SHORT_WATCH_MS       1000 /* a watch closed this fast without events counts as failed */
-#define LABELS_MAX           512
+#define DEFAULT_PAGE_SIZE 500
+#define BACKOFF_MIN_MS    500
+#define BACKOFF_MAX_MS    30000
+#define SHORT_WATCH_MS    1000 /* a watch closed this fast without events counts as failed */
+#define LABELS_MAX        512
 
 #define M_OBJECTS  "landlord_informer_objects"
 #define M_RELISTS  "landlord_informer_relists_total"
@@ -132,9 +132,9 @@ static void describe_metrics(void)
 {
 	metrics_describe(M_OBJECTS, METRIC_GAUGE, "Objects held in the informer's cache.", NULL, 0);
 	metrics_describe(M_RELISTS, METRIC_COUNTER, "Full lists after the informer's first one.",
-			 NULL, 0);
+	                 NULL, 0);
 	metrics_describe(M_RESTARTS, METRIC_COUNTER, "Watches ended, by the reason they ended.",
-			 NULL, 0);
+	                 NULL, 0);
 	metrics_describe(M_EVENTS, METRIC_COUNTER, "Watch events received, by type.", NULL, 0);
 }
 
@@ -273,7 +273,7 @@ static void delta_release(struct delta *d)
 
 /* Caller holds dispatch_mu; fills @d (references) and changes the cache. */
 static void cache_apply(struct inf *inf, enum watch_event_type type, const char *key, json_t *obj,
-			struct delta *d)
+                        struct delta *d)
 {
 	json_t *old;
 	size_t n;
@@ -342,17 +342,18 @@ static void diff_maps(json_t *old_map, json_t *fresh, struct delta **ds, size_t 
 	{
 		if (json_object_get(fresh, key) == NULL)
 			push_delta(ds, n, &cap,
-				   (struct delta){WATCH_DELETED, json_incref(old), NULL});
+			           (struct delta){WATCH_DELETED, json_incref(old), NULL});
 	}
 	json_object_foreach(fresh, key, obj)
 	{
 		old = json_object_get(old_map, key);
 		if (old == NULL)
 			push_delta(ds, n, &cap,
-				   (struct delta){WATCH_ADDED, NULL, json_incref(obj)});
+			           (struct delta){WATCH_ADDED, NULL, json_incref(obj)});
 		else if (!same_version(old, obj))
-			push_delta(ds, n, &cap,
-				   (struct delta){WATCH_MODIFIED, json_incref(old), json_incref(obj)});
+			push_delta(
+			        ds, n, &cap,
+			        (struct delta){WATCH_MODIFIED, json_incref(old), json_incref(obj)});
 	}
 }
 
@@ -389,8 +390,8 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 
 	inf->c = c;
 	inf->gvr = (struct kc_gvr){xstrdup(opts->gvr.group ? opts->gvr.group : ""),
-				   xstrdup(opts->gvr.version), xstrdup(opts->gvr.resource),
-				   xstrdup(opts->gvr.kind), opts->gvr.namespaced};
+	                           xstrdup(opts->gvr.version), xstrdup(opts->gvr.resource),
+	                           xstrdup(opts->gvr.kind), opts->gvr.namespaced};
 	inf->ns = xstrdup(opts->ns);
 	inf->label_selector = xstrdup(opts->label_selector);
 	inf->field_selector = xstrdup(opts->field_selector);
@@ -604,7 +605,7 @@ bool inf_wait_synced(struct inf *inf, long timeout_ms)
 /* ---- index functions ---- */
 
 void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-		     void *ud)
+                     void *ud)
 {
 	const char *v = jx_label(obj, ud);
 
@@ -613,7 +614,7 @@ void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ct
 }
 
 void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-			 void *ud)
+                         void *ud)
 {
 	json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL), *ref;
 	size_t i;
@@ -628,7 +629,7 @@ void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void
 }
 
 void inf_index_namespace(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-			 void *ud)
+                         void *ud)
 {
 	const char *ns = jx_namespace(obj);
 
@@ -649,15 +650,15 @@ static bool is_stopping(struct inf *inf)
 }
 
 static void log_failure(struct inf *inf, const char *what, const char *reason, int rc,
-			const struct kc_resp *resp, const struct ll_err *err)
+                        const struct kc_resp *resp, const struct ll_err *err)
 {
 	if (resp->http_status)
 		log_warn(what, "{s:s,s:s,s:i,s:s,s:s}", "resource", inf->name, "reason", reason,
-			 "code", (int)resp->http_status, "status_reason", resp->status.reason,
-			 "message", resp->status.message);
+		         "code", (int)resp->http_status, "status_reason", resp->status.reason,
+		         "message", resp->status.message);
 	else
 		log_warn(what, "{s:s,s:s,s:i,s:s}", "resource", inf->name, "reason", reason,
-			 "errno", -rc, "message", err->msg[0] ? err->msg : strerror(-rc));
+		         "errno", -rc, "message", err->msg[0] ? err->msg : strerror(-rc));
 }
 
 struct list_ctx {
@@ -696,17 +697,17 @@ static void note_listed(struct inf *inf, const char *rv, size_t n)
 	if (!first)
 		metrics_add(M_RELISTS, inf->labels, 1);
 	log_info(first ? "informer synced" : "informer relisted", "{s:s,s:i,s:s?}", "resource",
-		 inf->name, "objects", (int)n, "resourceVersion", rv);
+	         inf->name, "objects", (int)n, "resourceVersion", rv);
 }
 
 static enum outcome list_once(struct inf *inf)
 {
 	struct kc_list_opts lo = {
-		.label_selector = inf->label_selector,
-		.field_selector = inf->field_selector,
-		.limit = inf->page_size,
-		.resource_version = NULL, /* "0" would ignore limit */
-		.accept = inf->metadata_only ? KC_ACCEPT_METADATA : NULL,
+	        .label_selector = inf->label_selector,
+	        .field_selector = inf->field_selector,
+	        .limit = inf->page_size,
+	        .resource_version = NULL, /* "0" would ignore limit */
+	        .accept = inf->metadata_only ? KC_ACCEPT_METADATA : NULL,
 	};
 	struct list_ctx lc = {inf, json_object()};
 	struct kc_resp resp = {0};
@@ -740,7 +741,7 @@ static enum outcome list_once(struct inf *inf)
 struct watch_ctx {
 	struct inf *inf;
 	bool got_event;
-	int code;             /* Status.code of an ERROR event */
+	int code; /* Status.code of an ERROR event */
 	char reason[64];
 	char message[512];
 };
@@ -777,13 +778,13 @@ static int on_watch_event(enum watch_event_type type, json_t *obj, void *ud)
 static void log_watch_error_event(struct inf *inf, const struct watch_ctx *wc, const char *reason)
 {
 	log_warn("watch error event", "{s:s,s:s,s:i,s:s,s:s}", "resource", inf->name, "reason",
-		 reason, "code", wc->code, "status_reason", wc->reason, "message", wc->message);
+	         reason, "code", wc->code, "status_reason", wc->reason, "message", wc->message);
 }
 
 /* Classify how a watch ended; @reason gets the restart label. */
 static enum outcome watch_outcome(struct inf *inf, int rc, const struct watch_ctx *wc,
-				  const struct kc_resp *resp, const struct ll_err *err,
-				  long long elapsed_ms, const char **reason)
+                                  const struct kc_resp *resp, const struct ll_err *err,
+                                  long long elapsed_ms, const char **reason)
 {
 	if (rc == END_GONE || (rc == 0 && resp->http_status == 410)) {
 		*reason = "gone";
@@ -823,11 +824,11 @@ static enum outcome watch_once(struct inf *inf)
 {
 	struct watch_ctx wc = {.inf = inf};
 	struct kc_watch_opts wo = {
-		.label_selector = inf->label_selector,
-		.field_selector = inf->field_selector,
-		.allow_bookmarks = true,
-		.accept = inf->metadata_only ? KC_ACCEPT_METADATA : NULL,
-		.cancel = &inf->watch_cancel,
+	        .label_selector = inf->label_selector,
+	        .field_selector = inf->field_selector,
+	        .allow_bookmarks = true,
+	        .accept = inf->metadata_only ? KC_ACCEPT_METADATA : NULL,
+	        .cancel = &inf->watch_cancel,
 	};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};

@@ -16,7 +16,7 @@
  * for a 2xx answer that is not a Status. @body and @raw may be NULL.
  */
 void kc__parse_status(const json_t *body, long http_status, const char *raw, size_t raw_len,
-		      struct kc_status *out /* OUT */);
+                      struct kc_status *out /* OUT */);
 
 /** kc__curl_errno() - the negative errno for a CURLcode (@overflow: the body cap was hit). */
 int kc__curl_errno(int curl_code, int overflow);

@@ -6,9 +6,9 @@
 
 #include "landlord/quantity.h"
 
-#define NANO	  1000000000
-#define U128_MAX  (~(unsigned __int128)0)
-#define QTY_MAX	  ((unsigned __int128)(U128_MAX >> 1))
+#define NANO     1000000000
+#define U128_MAX (~(unsigned __int128)0)
+#define QTY_MAX  ((unsigned __int128)(U128_MAX >> 1))
 /* apimachinery silently caps binary-suffixed quantities at 2^63-1 units when parsing. */
 #define BINARY_CAP ((unsigned __int128)INT64_MAX * NANO)
 /* Beyond this, an exponent either overflows or rounds to 1n; saturating keeps int maths safe. */
@@ -22,12 +22,12 @@ struct suffix {
 };
 
 static const struct suffix suffixes[] = {
-	{"", 0, 0, QTY_DECIMAL_SI},   {"n", -9, 0, QTY_DECIMAL_SI}, {"u", -6, 0, QTY_DECIMAL_SI},
-	{"m", -3, 0, QTY_DECIMAL_SI}, {"k", 3, 0, QTY_DECIMAL_SI},  {"M", 6, 0, QTY_DECIMAL_SI},
-	{"G", 9, 0, QTY_DECIMAL_SI},  {"T", 12, 0, QTY_DECIMAL_SI}, {"P", 15, 0, QTY_DECIMAL_SI},
-	{"E", 18, 0, QTY_DECIMAL_SI}, {"Ki", 0, 10, QTY_BINARY_SI}, {"Mi", 0, 20, QTY_BINARY_SI},
-	{"Gi", 0, 30, QTY_BINARY_SI}, {"Ti", 0, 40, QTY_BINARY_SI}, {"Pi", 0, 50, QTY_BINARY_SI},
-	{"Ei", 0, 60, QTY_BINARY_SI},
+        {"", 0, 0, QTY_DECIMAL_SI},   {"n", -9, 0, QTY_DECIMAL_SI}, {"u", -6, 0, QTY_DECIMAL_SI},
+        {"m", -3, 0, QTY_DECIMAL_SI}, {"k", 3, 0, QTY_DECIMAL_SI},  {"M", 6, 0, QTY_DECIMAL_SI},
+        {"G", 9, 0, QTY_DECIMAL_SI},  {"T", 12, 0, QTY_DECIMAL_SI}, {"P", 15, 0, QTY_DECIMAL_SI},
+        {"E", 18, 0, QTY_DECIMAL_SI}, {"Ki", 0, 10, QTY_BINARY_SI}, {"Mi", 0, 20, QTY_BINARY_SI},
+        {"Gi", 0, 30, QTY_BINARY_SI}, {"Ti", 0, 40, QTY_BINARY_SI}, {"Pi", 0, 50, QTY_BINARY_SI},
+        {"Ei", 0, 60, QTY_BINARY_SI},
 };
 
 static const char *const dec_suffix[] = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
@@ -136,7 +136,7 @@ static bool add_small(unsigned __int128 *v, uint64_t k)
  * *inexact whether anything below 1n is left over (which rounds the magnitude up).
  */
 static void fraction_times_pow2(const struct mantissa *m, long long from, long long lead,
-				unsigned shift, uint64_t *carry, bool *inexact)
+                                unsigned shift, uint64_t *carry, bool *inexact)
 {
 	long long n = (long long)(m->ilen + m->flen), j;
 	uint64_t c = 0, v;
@@ -177,7 +177,7 @@ static bool magnitude(const struct mantissa *m, const struct suffix *suf, unsign
 		return false;
 	q <<= suf->shift;
 	fraction_times_pow2(m, split > 0 ? split : 0, split < 0 ? -split : 0, suf->shift, &carry,
-			    &inexact);
+	                    &inexact);
 	if (!add_small(&q, carry) || !add_small(&q, inexact))
 		return false;
 	*out = q;
@@ -375,11 +375,11 @@ const char *qty_format(const struct qty *q, char out[QTY_STR_MAX])
 	if (mag == 0)
 		snprintf(out, QTY_STR_MAX, "0");
 	else if (q->format == QTY_BINARY_SI && mag >= (unsigned __int128)1024 * NANO &&
-		 mag % NANO == 0)
+	         mag % NANO == 0)
 		format_binary(mag / NANO, neg, out);
 	else
-		format_decimal(mag, neg, q->format == QTY_DECIMAL_EXP ? QTY_DECIMAL_EXP
-								  : QTY_DECIMAL_SI,
-			       out);
+		format_decimal(mag, neg,
+		               q->format == QTY_DECIMAL_EXP ? QTY_DECIMAL_EXP : QTY_DECIMAL_SI,
+		               out);
 	return out;
 }

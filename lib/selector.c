@@ -82,7 +82,8 @@ static const char *key_problem(const char *key)
 
 	if (slash) {
 		if (strchr(slash + 1, '/'))
-			return "a qualified name must be a name with an optional DNS subdomain prefix "
+			return "a qualified name must be a name with an optional DNS subdomain "
+			       "prefix "
 			       "and '/' (e.g. 'example.com/MyName')";
 		plen = (size_t)(slash - key);
 		if (plen == 0)
@@ -90,8 +91,10 @@ static const char *key_problem(const char *key)
 		if (plen > PREFIX_MAX_LEN)
 			return "prefix part must be no more than 253 characters";
 		if (!is_dns_subdomain(key, plen))
-			return "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-			       "alphanumeric characters, '-' or '.', and must start and end with an "
+			return "prefix part a lowercase RFC 1123 subdomain must consist of lower "
+			       "case "
+			       "alphanumeric characters, '-' or '.', and must start and end with "
+			       "an "
 			       "alphanumeric character";
 		name = slash + 1;
 	}
@@ -187,23 +190,27 @@ static int req_validate(struct sel_req *r, struct ll_err *err)
 	size_t i;
 
 	if ((r->op == OP_IN || r->op == OP_NOTIN) && r->nvalues == 0)
-		return ll_err_set(err, -EINVAL,
-				  "key \"%.*s\": for 'in', 'notin' operators, values set can't be empty",
-				  ERR_ECHO_MAX, r->key);
+		return ll_err_set(
+		        err, -EINVAL,
+		        "key \"%.*s\": for 'in', 'notin' operators, values set can't be empty",
+		        ERR_ECHO_MAX, r->key);
 	if ((r->op == OP_EXISTS || r->op == OP_NOT_EXISTS) && r->nvalues != 0)
-		return ll_err_set(err, -EINVAL,
-				  "key \"%.*s\": values set must be empty for exists and does not exist",
-				  ERR_ECHO_MAX, r->key);
+		return ll_err_set(
+		        err, -EINVAL,
+		        "key \"%.*s\": values set must be empty for exists and does not exist",
+		        ERR_ECHO_MAX, r->key);
 	for (i = 0; i < r->nvalues; i++) {
 		why = value_problem(r->values[i]);
 		if (why)
-			return ll_err_set(err, -EINVAL, "invalid label value \"%.*s\" for key \"%.*s\": %s",
-					  ERR_ECHO_MAX, r->values[i], ERR_ECHO_MAX, r->key, why);
+			return ll_err_set(err, -EINVAL,
+			                  "invalid label value \"%.*s\" for key \"%.*s\": %s",
+			                  ERR_ECHO_MAX, r->values[i], ERR_ECHO_MAX, r->key, why);
 	}
 	if ((r->op == OP_GT || r->op == OP_LT) && !parse_int64(r->values[0], &r->num))
-		return ll_err_set(err, -EINVAL,
-				  "key \"%.*s\": for 'Gt', 'Lt' operators, the value must be an integer",
-				  ERR_ECHO_MAX, r->key);
+		return ll_err_set(
+		        err, -EINVAL,
+		        "key \"%.*s\": for 'Gt', 'Lt' operators, the value must be an integer",
+		        ERR_ECHO_MAX, r->key);
 	req_sort_values(r);
 	return 0;
 }
@@ -273,7 +280,7 @@ enum tok {
 struct token {
 	enum tok t;
 	const char *p; /* literal, a slice of the input */
-	int len;
+	size_t len;
 };
 
 struct lexer {
@@ -296,9 +303,8 @@ static enum tok symbol_token(const char *p, size_t n)
 	static const struct {
 		const char *lit;
 		enum tok t;
-	} symbols[] = {{"!=", T_NE}, {"==", T_EQEQ}, {"!", T_NOT},     {"=", T_EQ},
-		       {">", T_GT},  {"<", T_LT},    {"(", T_LPAREN}, {")", T_RPAREN},
-		       {",", T_COMMA}};
+	} symbols[] = {{"!=", T_NE}, {"==", T_EQEQ},  {"!", T_NOT},    {"=", T_EQ},   {">", T_GT},
+	               {"<", T_LT},  {"(", T_LPAREN}, {")", T_RPAREN}, {",", T_COMMA}};
 	size_t i;
 
 	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
@@ -341,7 +347,7 @@ static struct token lex_at(const struct lexer *lx, size_t *next)
 		else if (n == 5 && memcmp(p, "notin", 5) == 0)
 			tk.t = T_NOTIN;
 	}
-	tk.len = n > INT32_MAX ? INT32_MAX : (int)n;
+	tk.len = n;
 	*next = (size_t)(p - lx->s) + n;
 	return tk;
 }
@@ -379,8 +385,9 @@ static struct token next_value(struct lexer *lx)
 
 static int found(struct ll_err *err, struct token tk, const char *expected)
 {
-	return ll_err_set(err, -EINVAL, "found '%.*s', expected: %s",
-			  tk.len > ERR_ECHO_MAX ? ERR_ECHO_MAX : tk.len, tk.p, expected);
+	int n = tk.len > ERR_ECHO_MAX ? ERR_ECHO_MAX : (int)tk.len;
+
+	return ll_err_set(err, -EINVAL, "found '%.*s', expected: %s", n, tk.p, expected);
 }
 
 /* [!]KEY; infers Exists/DoesNotExist when no binary operator follows. */
@@ -394,7 +401,7 @@ static int parse_key(struct lexer *lx, struct sel_req *r, bool *unary, struct ll
 		tk = next_value(lx);
 	if (tk.t != T_IDENT)
 		return found(err, tk, "identifier");
-	r->key = xstrndup(tk.p, (size_t)tk.len);
+	r->key = xstrndup(tk.p, tk.len);
 	if (check_key(r->key, err))
 		return -EINVAL;
 	after = peek(lx).t;
@@ -432,7 +439,7 @@ static int parse_operator(struct lexer *lx, struct sel_req *r, struct ll_err *er
 	}
 }
 
-/* After '(': a list of possibly empty identifiers; "(,a)" and "(a,)" include "". */
+/* After '(': possibly empty identifiers up to ')'; "(,a)" and "(a,)" include "". */
 static int parse_identifiers(struct lexer *lx, struct sel_req *r, struct ll_err *err)
 {
 	struct token tk, la;
@@ -441,28 +448,29 @@ static int parse_identifiers(struct lexer *lx, struct sel_req *r, struct ll_err 
 		tk = next_value(lx);
 		la = peek(lx);
 		if (tk.t == T_IDENT) {
-			req_add_value(r, tk.p, (size_t)tk.len);
+			req_add_value(r, tk.p, tk.len);
 			if (la.t == T_RPAREN)
-				return 0;
+				break;
 			if (la.t != T_COMMA)
 				return found(err, la, "',' or ')'");
 		} else if (tk.t == T_COMMA) {
 			if (r->nvalues == 0 || la.t == T_RPAREN || la.t == T_COMMA)
 				req_add_value(r, "", 0);
 			if (la.t == T_RPAREN)
-				return 0;
+				break;
 			if (la.t == T_COMMA)
 				next_value(lx);
 		} else {
 			return found(err, tk, "',', or identifier");
 		}
 	}
+	next_value(lx); /* the ')' */
+	return 0;
 }
 
 static int parse_values(struct lexer *lx, struct sel_req *r, struct ll_err *err)
 {
 	struct token tk = next_value(lx);
-	int rc;
 
 	if (tk.t != T_LPAREN)
 		return found(err, tk, "'('");
@@ -474,10 +482,7 @@ static int parse_values(struct lexer *lx, struct sel_req *r, struct ll_err *err)
 	}
 	if (tk.t != T_IDENT && tk.t != T_COMMA)
 		return found(err, tk, "',', ')' or identifier");
-	rc = parse_identifiers(lx, r, err);
-	if (rc == 0 && next_value(lx).t != T_RPAREN)
-		rc = found(err, tk, "')'");
-	return rc;
+	return parse_identifiers(lx, r, err);
 }
 
 /* One value for =, ==, !=, >, <; nothing before ',' or the end means "". */
@@ -492,7 +497,7 @@ static int parse_exact_value(struct lexer *lx, struct sel_req *r, struct ll_err 
 	tk = next_value(lx);
 	if (tk.t != T_IDENT)
 		return found(err, tk, "identifier");
-	req_add_value(r, tk.p, (size_t)tk.len);
+	req_add_value(r, tk.p, tk.len);
 	return 0;
 }
 
@@ -505,7 +510,7 @@ static int parse_requirement(struct lexer *lx, struct sel_req *r, struct ll_err 
 		rc = parse_operator(lx, r, err);
 	if (rc == 0 && !unary)
 		rc = (r->op == OP_IN || r->op == OP_NOTIN) ? parse_values(lx, r, err)
-							   : parse_exact_value(lx, r, err);
+		                                           : parse_exact_value(lx, r, err);
 	if (rc == 0)
 		rc = req_validate(r, err);
 	return rc;
@@ -568,10 +573,19 @@ int sel_parse(const char *str, struct sel **out, struct ll_err *err)
 
 /* ---- metav1.LabelSelector ---- */
 
+/* A JSON string without embedded NULs, or NULL. */
+static const char *json_cstr(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 static int json_match_labels(const json_t *ml, struct sel *s, struct ll_err *err)
 {
 	struct sel_req r = {0};
 	const char *key;
+	size_t klen;
 	json_t *v;
 	int rc = 0;
 
@@ -580,14 +594,17 @@ static int json_match_labels(const json_t *ml, struct sel *s, struct ll_err *err
 	if (!json_is_object(ml))
 		return ll_err_set(err, -EINVAL, "matchLabels must be an object");
 	/* jansson's iterator API is not const-qualified; iteration does not modify. */
-	json_object_foreach ((json_t *)ml, key, v) {
-		if (!json_is_string(v))
+	json_object_keylen_foreach((json_t *)ml, key, klen, v)
+	{
+		if (json_cstr(v) == NULL)
 			return ll_err_set(err, -EINVAL, "matchLabels[%.*s] must be a string",
-					  ERR_ECHO_MAX, key);
+			                  ERR_ECHO_MAX, key);
 		r.key = xstrdup(key);
 		r.op = OP_EQ;
 		req_add_value(&r, json_string_value(v), json_string_length(v));
 		rc = check_key(r.key, err);
+		if (rc == 0 && strlen(key) != klen)
+			rc = ll_err_set(err, -EINVAL, "matchLabels keys must not contain NUL");
 		if (rc == 0)
 			rc = req_validate(&r, err);
 		if (rc)
@@ -604,9 +621,9 @@ static int json_operator(const char *op, enum sel_op *out, struct ll_err *err)
 		const char *name;
 		enum sel_op op;
 	} ops[] = {{"In", OP_IN},
-		   {"NotIn", OP_NOTIN},
-		   {"Exists", OP_EXISTS},
-		   {"DoesNotExist", OP_NOT_EXISTS}};
+	           {"NotIn", OP_NOTIN},
+	           {"Exists", OP_EXISTS},
+	           {"DoesNotExist", OP_NOT_EXISTS}};
 	size_t i;
 
 	for (i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -616,13 +633,13 @@ static int json_operator(const char *op, enum sel_op *out, struct ll_err *err)
 		}
 	}
 	return ll_err_set(err, -EINVAL, "\"%.*s\" is not a valid label selector operator",
-			  ERR_ECHO_MAX, op ? op : "");
+	                  ERR_ECHO_MAX, op ? op : "");
 }
 
 static int json_expression(const json_t *e, struct sel_req *r, struct ll_err *err)
 {
 	const json_t *vals = json_object_get(e, "values");
-	const char *key = json_string_value(json_object_get(e, "key"));
+	const char *key = json_cstr(json_object_get(e, "key"));
 	size_t i;
 	int rc;
 
@@ -633,11 +650,11 @@ static int json_expression(const json_t *e, struct sel_req *r, struct ll_err *er
 	r->key = xstrdup(key ? key : "");
 	rc = check_key(r->key, err);
 	if (rc == 0)
-		rc = json_operator(json_string_value(json_object_get(e, "operator")), &r->op, err);
+		rc = json_operator(json_cstr(json_object_get(e, "operator")), &r->op, err);
 	for (i = 0; rc == 0 && i < json_array_size(vals); i++) {
 		const json_t *v = json_array_get(vals, i);
 
-		if (!json_is_string(v))
+		if (json_cstr(v) == NULL)
 			return ll_err_set(err, -EINVAL, "matchExpressions values must be strings");
 		req_add_value(r, json_string_value(v), json_string_length(v));
 	}
@@ -748,9 +765,8 @@ bool sel_is_empty(const struct sel *s)
 static int append_req(struct buf *b, const struct sel_req *r)
 {
 	static const char *const op_str[] = {
-		[OP_EQ] = "=",	       [OP_NE] = "!=",	     [OP_IN] = " in (",
-		[OP_NOTIN] = " notin (", [OP_EXISTS] = "",	     [OP_NOT_EXISTS] = "",
-		[OP_GT] = ">",	       [OP_LT] = "<",
+	        [OP_EQ] = "=",    [OP_NE] = "!=",       [OP_IN] = " in (", [OP_NOTIN] = " notin (",
+	        [OP_EXISTS] = "", [OP_NOT_EXISTS] = "", [OP_GT] = ">",     [OP_LT] = "<",
 	};
 	size_t i;
 	int rc = buf_appendf(b, "%s%s%s", r->op == OP_NOT_EXISTS ? "!" : "", r->key, op_str[r->op]);

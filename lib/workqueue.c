@@ -297,7 +297,7 @@ static void describe_metrics(void)
 	metrics_describe(DEPTH_METRIC, METRIC_GAUGE, "Keys waiting in the work queue.", NULL, 0);
 	metrics_describe(ADDS_METRIC, METRIC_COUNTER, "Keys added to the work queue.", NULL, 0);
 	metrics_describe(RETRIES_METRIC, METRIC_COUNTER, "Rate-limited re-adds to the work queue.",
-			 NULL, 0);
+	                 NULL, 0);
 }
 
 struct wq *wq_new(const struct wq_opts *opts)
@@ -312,9 +312,9 @@ struct wq *wq_new(const struct wq_opts *opts)
 	q->base_delay_ns = (opts->base_delay_ms > 0 ? opts->base_delay_ms : 5) * NS_PER_MS;
 	q->max_delay_ns = (opts->max_delay_ms > 0 ? opts->max_delay_ms : 1000000) * NS_PER_MS;
 	tbucket_init(&q->bucket, opts->qps == 0 ? 10 : opts->qps,
-		     opts->burst > 0 ? opts->burst : 100);
+	             opts->burst > 0 ? opts->burst : 100);
 	metrics_labels(q->labels, sizeof(q->labels), "name", opts->name ? opts->name : "workqueue",
-		       NULL);
+	               NULL);
 	describe_metrics();
 	depth_changed(q);
 

@@ -18,6 +18,7 @@ struct tbucket {
 	int64_t last_ns;
 };
 
+/** tbucket_init() - start full; a @burst below 1 counts as 1. */
 void tbucket_init(struct tbucket *tb, double qps, int burst);
 void tbucket_destroy(struct tbucket *tb);
 /** tbucket_reserve() - take one token; return how many ns the caller must wait before acting. */

@@ -23,7 +23,7 @@
 
 /* A zero field takes its default. */
 struct wq_opts {
-	const char *name;     /* for metrics: landlord_workqueue_depth{name=...} etc. */
+	const char *name;      /* for metrics: landlord_workqueue_depth{name=...} etc. */
 	int64_t base_delay_ms; /* default 5 */
 	int64_t max_delay_ms;  /* default 1000000 (~16 min) */
 	double qps;            /* overall rate limit for rate-limited adds; default 10; < 0: off */

@@ -1,13 +1,16 @@
 /* test_informer.c - the informer's cache logic, and (with LANDLORD_TEST_KUBECONFIG) live tests. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +25,7 @@
 #include "landlord/json.h"
 #include "landlord/kube.h"
 #include "landlord/kubeconfig.h"
+#include "landlord/log.h"
 #include "landlord/metrics.h"
 
 static const struct kc_gvr test_gvr = {"", "v1", "configmaps", "ConfigMap", true};
@@ -32,14 +36,30 @@ struct rec {
 	char log[8192]; /* "add:ns/a rv=1;upd:ns/a 1>2;del:ns/b rv=1;" */
 };
 
+/* Handlers run on the reflector thread while live tests read the log. */
+static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void rec_append(struct rec *r, const char *fmt, ...)
 {
-	size_t n = strlen(r->log);
+	size_t n;
 	va_list ap;
 
+	pthread_mutex_lock(&rec_mu);
+	n = strlen(r->log);
 	va_start(ap, fmt);
 	vsnprintf(r->log + n, sizeof(r->log) - n, fmt, ap);
 	va_end(ap);
+	pthread_mutex_unlock(&rec_mu);
+}
+
+static bool rec_contains(struct rec *r, const char *want)
+{
+	bool found;
+
+	pthread_mutex_lock(&rec_mu);
+	found = strstr(r->log, want) != NULL;
+	pthread_mutex_unlock(&rec_mu);
+	return found;
 }
 
 static const char *rv_of(const json_t *o)
@@ -81,13 +101,13 @@ static struct inf_handler rec_handler(struct rec *r)
 static json_t *obj_new(const char *ns, const char *name, const char *rv, const char *app)
 {
 	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
-			      "metadata", "name", name, "resourceVersion", rv);
+	                      "metadata", "name", name, "resourceVersion", rv);
 
 	if (ns)
 		json_object_set_new(json_object_get(o, "metadata"), "namespace", json_string(ns));
 	if (app)
 		json_object_set_new(json_object_get(o, "metadata"), "labels",
-				    json_pack("{s:s}", "app", app));
+		                    json_pack("{s:s}", "app", app));
 	return o;
 }
 
@@ -143,12 +163,12 @@ static void assert_keys(json_t *take_arr, const char *want)
 static void test_informer__strip_keeps_only_keep_manager(void **state)
 {
 	json_t *o = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
-			       "{\"manager\":\"kubectl\",\"operation\":\"Update\"},"
-			       "{\"manager\":\"landlord\",\"operation\":\"Apply\"},"
-			       "{\"operation\":\"Update\"},"
-			       "{\"manager\":\"kube-controller-manager\"},"
-			       "{\"manager\":\"landlord\",\"operation\":\"Update\"}]}}",
-			       0, NULL);
+	                       "{\"manager\":\"kubectl\",\"operation\":\"Update\"},"
+	                       "{\"manager\":\"landlord\",\"operation\":\"Apply\"},"
+	                       "{\"operation\":\"Update\"},"
+	                       "{\"manager\":\"kube-controller-manager\"},"
+	                       "{\"manager\":\"landlord\",\"operation\":\"Update\"}]}}",
+	                       0, NULL);
 	json_t *mf;
 
 	inf__strip_managed_fields(o, "landlord");
@@ -163,8 +183,8 @@ static void test_informer__strip_keeps_only_keep_manager(void **state)
 static void test_informer__strip_drops_empty_array(void **state)
 {
 	json_t *o = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
-			       "{\"manager\":\"kubectl\"},{\"manager\":\"other\"}]},\"data\":{}}",
-			       0, NULL);
+	                       "{\"manager\":\"kubectl\"},{\"manager\":\"other\"}]},\"data\":{}}",
+	                       0, NULL);
 	json_t *plain = json_loads("{\"metadata\":{\"name\":\"b\"}}", 0, NULL);
 	json_t *copy = json_deep_copy(plain);
 
@@ -191,16 +211,16 @@ static void test_informer__prepare_strips_then_transforms(void **state)
 {
 	int calls = 0;
 	struct inf_opts o = {.gvr = test_gvr,
-			     .keep_manager = "me",
-			     .transform = drop_data,
-			     .transform_ud = &calls};
+	                     .keep_manager = "me",
+	                     .transform = drop_data,
+	                     .transform_ud = &calls};
 	struct inf *inf = inf_new(NULL, &o);
 	json_t *a = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
-			       "{\"manager\":\"landlord\"}]},\"data\":{\"k\":\"v\"}}",
-			       0, NULL);
+	                       "{\"manager\":\"landlord\"}]},\"data\":{\"k\":\"v\"}}",
+	                       0, NULL);
 	json_t *b = json_loads("{\"metadata\":{\"name\":\"b\",\"managedFields\":["
-			       "{\"manager\":\"me\"}]},\"data\":{\"k\":\"v\"}}",
-			       0, NULL);
+	                       "{\"manager\":\"me\"}]},\"data\":{\"k\":\"v\"}}",
+	                       0, NULL);
 
 	inf__prepare(inf, a);
 	inf__prepare(inf, b);
@@ -208,8 +228,8 @@ static void test_informer__prepare_strips_then_transforms(void **state)
 	assert_null(json_object_get(a, "data"));
 	assert_non_null(json_object_get(b, "data"));
 	assert_string_equal(jx_str(json_array_get(jx_get(b, "metadata", "managedFields", NULL), 0),
-				   "manager", NULL),
-			    "me");
+	                           "manager", NULL),
+	                    "me");
 	json_decref(a);
 	json_decref(b);
 	inf_free(inf);
@@ -257,13 +277,13 @@ static void test_informer__events_emit_handlers(void **state)
 	inf_add_handler(inf, &h);
 	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
 	apply(inf, WATCH_MODIFIED, obj_new("ns", "a", "2", NULL));
-	apply(inf, WATCH_ADDED, obj_new("ns", "a", "3", NULL));    /* known: an update */
-	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "4", NULL)); /* unknown: an add */
-	apply(inf, WATCH_DELETED, obj_new("ns", "a", "9", NULL));  /* reports the cached state */
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "3", NULL));     /* known: an update */
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "4", NULL));  /* unknown: an add */
+	apply(inf, WATCH_DELETED, obj_new("ns", "a", "9", NULL));   /* reports the cached state */
 	apply(inf, WATCH_DELETED, obj_new("ns", "zz", "10", NULL)); /* unknown: nothing */
 	assert_int_equal(inf__apply_event(inf, WATCH_ADDED, nameless), -EINVAL);
 	assert_string_equal(r.log, "add:ns/a rv=1;upd:ns/a 1>2;upd:ns/a 2>3;add:ns/b rv=4;"
-				   "del:ns/a rv=3;");
+	                           "del:ns/a rv=3;");
 	assert_null(inf_get(inf, "ns", "a"));
 	assert_int_equal(inf_len(inf), 1);
 	json_decref(nameless);
@@ -295,12 +315,12 @@ static void test_informer__replace_emits_diff(void **state)
 
 	inf_add_handler(inf, &h);
 	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "1", NULL),
-				 obj_new("ns", "c", "1", NULL)));
+	                         obj_new("ns", "c", "1", NULL)));
 	assert_string_equal(r.log, "add:ns/a rv=1;add:ns/b rv=1;add:ns/c rv=1;");
 	r.log[0] = '\0';
 	/* a unchanged, b changed, c vanished, d new */
 	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "2", NULL),
-				 obj_new("ns", "d", "3", NULL)));
+	                         obj_new("ns", "d", "3", NULL)));
 	assert_string_equal(r.log, "del:ns/c rv=1;upd:ns/b 1>2;add:ns/d rv=3;");
 	assert_int_equal(inf_len(inf), 3);
 	assert_null(inf_get(inf, "ns", "c"));
@@ -336,8 +356,8 @@ static void test_informer__label_index_follows_changes(void **state)
 	assert_keys(inf_by_index(inf, "app", "none"), "");
 	assert_keys(inf_by_index(inf, "no-such-index", "web"), "");
 	/* a relist rebuilds */
-	inf__replace(inf, map_of(obj_new("ns", "a", "3", "db"), obj_new("ns", "e", "1", "web"),
-				 NULL));
+	inf__replace(inf,
+	             map_of(obj_new("ns", "a", "3", "db"), obj_new("ns", "e", "1", "web"), NULL));
 	assert_keys(inf_by_index(inf, "app", "db"), "ns/a");
 	assert_keys(inf_by_index(inf, "app", "web"), "ns/e");
 	inf_free(inf);
@@ -503,10 +523,10 @@ static int live_setup(void **state)
 	rand_suffix(sfx, sizeof(sfx));
 	snprintf(l->ns, sizeof(l->ns), "inf-test-%s", sfx);
 	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
-		       "name", l->ns);
+	               "name", l->ns);
 	if (kc_create(l->c, &KC_NAMESPACES, NULL, ns, &resp, &err) != 0 || !kc_resp_ok(&resp)) {
 		fprintf(stderr, "live setup: create namespace: %s %s\n", err.msg,
-			resp.status.message);
+		        resp.status.message);
 		json_decref(ns);
 		kc_resp_release(&resp);
 		kc_client_free(l->c);
@@ -533,14 +553,14 @@ static int live_teardown(void **state)
 	return 0;
 }
 
-#define LIVE_OR_SKIP(state)                                                                        \
-	struct live *l = *(state);                                                                 \
-	if (l == NULL)                                                                             \
+#define LIVE_OR_SKIP(state)        \
+	struct live *l = *(state); \
+	if (l == NULL)             \
 		skip();
 
 /* Wait up to 30 s for @cond(@inf, @arg). */
 static bool eventually(bool (*cond)(struct inf *inf, const void *arg), struct inf *inf,
-		       const void *arg)
+                       const void *arg)
 {
 	long long end = now_ms() + 30000;
 
@@ -571,25 +591,23 @@ static bool cached_rv_is(struct inf *inf, const void *arg)
 }
 
 /* Create (POST) a configmap; returns its resourceVersion (caller frees). */
-static char *create_cm(struct live *l, const struct kc_gvr *gvr, const char *name,
-		       const char *app)
+static char *create_cm(struct live *l, const struct kc_gvr *gvr, const char *name, const char *app)
 {
-	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind",
-			      gvr->kind, "metadata", "name", name, "namespace", l->ns, "data",
-			      "k", "v");
+	json_t *o =
+	        json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind", gvr->kind,
+	                  "metadata", "name", name, "namespace", l->ns, "data", "k", "v");
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	char *rv;
 
 	if (app)
 		json_object_set_new(json_object_get(o, "metadata"), "labels",
-				    json_pack("{s:s}", "app", app));
+		                    json_pack("{s:s}", "app", app));
 	if (strcmp(gvr->resource, "podtemplates") == 0) {
 		json_object_del(o, "data");
-		json_object_set_new(
-			o, "template",
-			json_pack("{s:{s:[{s:s,s:s}]}}", "spec", "containers", "name", "c",
-				  "image", "busybox"));
+		json_object_set_new(o, "template",
+		                    json_pack("{s:{s:[{s:s,s:s}]}}", "spec", "containers", "name",
+		                              "c", "image", "busybox"));
 	}
 	assert_int_equal(kc_create(l->c, gvr, l->ns, o, &resp, &err), 0);
 	if (!kc_resp_ok(&resp))
@@ -609,6 +627,34 @@ static void delete_obj(struct live *l, const struct kc_gvr *gvr, const char *nam
 	kc_resp_release(&resp);
 }
 
+/* Wait up to 30 s for @want in the handler log (dispatch follows the cache change). */
+static bool rec_wait(struct rec *r, const char *want)
+{
+	long long end = now_ms() + 30000;
+
+	while (!rec_contains(r, want)) {
+		if (now_ms() > end)
+			return false;
+		usleep(20000);
+	}
+	return true;
+}
+
+static bool has_manager(const json_t *obj, const char *manager)
+{
+	json_t *mf = jx_get(obj, "metadata", "managedFields", NULL), *e;
+	size_t i;
+
+	json_array_foreach(mf, i, e)
+	{
+		const char *m = jx_str(e, "manager", NULL);
+
+		if (m && strcmp(m, manager) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void test_informer__live_configmaps_converge(void **state)
 {
 	LIVE_OR_SKIP(state);
@@ -617,14 +663,16 @@ static void test_informer__live_configmaps_converge(void **state)
 	struct rec r = {""}, late = {""};
 	struct inf_handler h = rec_handler(&r), hl = rec_handler(&late);
 	struct kc_resp resp = {0};
-	json_t *patch, *got;
-	char *rv_a, *rv_b, *rv_c, *rv_a2, want[256];
+	json_t *patch, *got, *mf, *e;
+	char *rv_a, *rv_b, *rv_c, *rv_p, *rv_a2, want[256];
+	size_t i;
 	struct want_rv w;
 	struct inf_stats st;
 
 	/* three objects before the start: the first list takes two pages */
 	rv_a = create_cm(l, &KC_CONFIGMAPS, "a", NULL);
 	rv_b = create_cm(l, &KC_CONFIGMAPS, "b", NULL);
+	rv_p = create_cm(l, &KC_CONFIGMAPS, "p", NULL);
 	inf_add_handler(inf, &h);
 	assert_int_equal(inf_start(inf), 0);
 	assert_int_equal(inf_start(inf), -EBUSY);
@@ -635,6 +683,8 @@ static void test_informer__live_configmaps_converge(void **state)
 	assert_true(cached_rv_is(inf, &w));
 	w = (struct want_rv){l->ns, "b", rv_b};
 	assert_true(cached_rv_is(inf, &w));
+	w = (struct want_rv){l->ns, "p", rv_p};
+	assert_true(cached_rv_is(inf, &w));
 
 	rv_c = create_cm(l, &KC_CONFIGMAPS, "c", NULL);
 	w = (struct want_rv){l->ns, "c", rv_c};
@@ -642,18 +692,24 @@ static void test_informer__live_configmaps_converge(void **state)
 
 	patch = json_pack("{s:{s:s}}", "data", "k", "changed");
 	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "a", NULL, KC_PATCH_MERGE, patch,
-				  "unit-test", &resp, NULL),
-			 0);
+	                          "unit-test", &resp, NULL),
+	                 0);
 	assert_true(kc_resp_ok(&resp));
 	rv_a2 = strdup(jx_resource_version(resp.body));
+	assert_true(has_manager(resp.body, "unit-test"));
 	kc_resp_release(&resp);
 	json_decref(patch);
 	w = (struct want_rv){l->ns, "a", rv_a2};
 	assert_true(eventually(cached_rv_is, inf, &w));
 	got = inf_get(inf, l->ns, "a");
 	assert_string_equal(jx_str(got, "data", "k", NULL), "changed");
-	/* other managers' managedFields were stripped */
-	assert_null(jx_get(got, "metadata", "managedFields", NULL));
+	/* the patch's manager entry was stripped; what is left is landlord's (the create) */
+	assert_false(has_manager(got, "unit-test"));
+	mf = jx_get(got, "metadata", "managedFields", NULL);
+	json_array_foreach(mf, i, e)
+	{
+		assert_string_equal(jx_str(e, "manager", NULL), "landlord");
+	}
 	json_decref(got);
 
 	delete_obj(l, &KC_CONFIGMAPS, "b");
@@ -661,20 +717,20 @@ static void test_informer__live_configmaps_converge(void **state)
 	assert_true(eventually(cached_rv_is, inf, &w));
 
 	snprintf(want, sizeof(want), "add:%s/a rv=%s;", l->ns, rv_a);
-	assert_non_null(strstr(r.log, want));
+	assert_true(rec_wait(&r, want));
 	snprintf(want, sizeof(want), "add:%s/c rv=%s;", l->ns, rv_c);
-	assert_non_null(strstr(r.log, want));
+	assert_true(rec_wait(&r, want));
 	snprintf(want, sizeof(want), "upd:%s/a %s>%s;", l->ns, rv_a, rv_a2);
-	assert_non_null(strstr(r.log, want));
+	assert_true(rec_wait(&r, want));
 	snprintf(want, sizeof(want), "del:%s/b rv=%s;", l->ns, rv_b);
-	assert_non_null(strstr(r.log, want));
+	assert_true(rec_wait(&r, want));
 
 	/* a handler added now sees the current objects as adds */
 	inf_add_handler(inf, &hl);
 	snprintf(want, sizeof(want), "add:%s/a rv=%s;", l->ns, rv_a2);
-	assert_non_null(strstr(late.log, want));
+	assert_true(rec_contains(&late, want));
 	snprintf(want, sizeof(want), "%s/b", l->ns);
-	assert_null(strstr(late.log, want));
+	assert_false(rec_contains(&late, want));
 
 	inf_get_stats(inf, &st);
 	assert_int_equal(st.lists, 1);
@@ -687,6 +743,7 @@ static void test_informer__live_configmaps_converge(void **state)
 	free(rv_a);
 	free(rv_b);
 	free(rv_c);
+	free(rv_p);
 	free(rv_a2);
 }
 
@@ -701,16 +758,16 @@ static void test_informer__live_keeps_own_managed_fields(void **state)
 	char *rv;
 
 	cm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
-		       "metadata", "name", "applied", "namespace", l->ns, "data", "k", "v");
+	               "metadata", "name", "applied", "namespace", l->ns, "data", "k", "v");
 	assert_int_equal(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, cm, "landlord",
-				  true, &resp, NULL),
-			 0);
+	                          true, &resp, NULL),
+	                 0);
 	assert_true(kc_resp_ok(&resp));
 	kc_resp_release(&resp);
 	patch = json_pack("{s:{s:s}}", "data", "other", "x");
 	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, KC_PATCH_MERGE,
-				  patch, "someone-else", &resp, NULL),
-			 0);
+	                          patch, "someone-else", &resp, NULL),
+	                 0);
 	assert_true(kc_resp_ok(&resp));
 	rv = strdup(jx_resource_version(resp.body));
 	/* the server holds both managers' entries */
@@ -779,6 +836,7 @@ static void test_informer__live_label_index(void **state)
 	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .label_selector = "app"};
 	struct inf *inf = inf_new(l->c, &o);
 	size_t want[2];
+	char want_key[160];
 	json_t *relabel;
 	struct kc_resp resp = {0};
 
@@ -793,16 +851,19 @@ static void test_informer__live_label_index(void **state)
 	want[1] = 1;
 	assert_true(eventually(index_count_is, inf, want));
 	relabel = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "app", "db");
-	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "w2", NULL, KC_PATCH_MERGE,
-				  relabel, NULL, &resp, NULL),
-			 0);
+	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "w2", NULL, KC_PATCH_MERGE, relabel,
+	                          NULL, &resp, NULL),
+	                 0);
 	assert_true(kc_resp_ok(&resp));
 	kc_resp_release(&resp);
 	json_decref(relabel);
 	want[0] = 1;
 	want[1] = 2;
 	assert_true(eventually(index_count_is, inf, want));
-	assert_keys(inf_by_index(inf, "app", "web"), "");
+	snprintf(want_key, sizeof(want_key), "%s/w1", l->ns);
+	assert_keys(inf_by_index(inf, "app", "web"), want_key);
+	snprintf(want_key, sizeof(want_key), "%s/d1,%s/w2", l->ns, l->ns);
+	assert_keys(inf_by_index(inf, "app", "db"), want_key);
 	assert_null(inf_get(inf, l->ns, "nolabel"));
 	inf_free(inf);
 }
@@ -816,8 +877,16 @@ static int compact_etcd(const char *state_dir)
 	pid_t pid;
 	int status = 0;
 
-	snprintf(script, sizeof(script), "%s/../cluster/etcd-compact.sh", data ? data : "tests/data");
-	if (posix_spawnp(&pid, "bash", NULL, NULL, argv, environ) != 0)
+	snprintf(script, sizeof(script), "%s/../cluster/etcd-compact.sh",
+	         data ? data : "tests/data");
+	posix_spawn_file_actions_t fa;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawnp(&pid, "bash", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
 		return -1;
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
@@ -875,36 +944,94 @@ static void test_informer__live_relists_after_compaction(void **state)
 	w = (struct want_rv){l->ns, "keep", rv_keep};
 	assert_true(cached_rv_is(inf, &w));
 	snprintf(want, sizeof(want), "del:%s/gone rv=%s;", l->ns, rv_gone);
-	assert_non_null(strstr(r.log, want));
+	assert_true(rec_wait(&r, want));
 	snprintf(want, sizeof(want), "add:%s/new rv=%s;", l->ns, rv_new);
-	assert_non_null(strstr(r.log, want));
+	assert_true(rec_wait(&r, want));
 	inf_free(inf);
 	free(rv_keep);
 	free(rv_gone);
 	free(rv_new);
 }
 
+/* Lines of @path containing @needle. */
+static int count_lines(const char *path, const char *needle)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void test_informer__live_forbidden_is_logged_and_retried(void **state)
+{
+	LIVE_OR_SKIP(state);
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns};
+	char kubeconfig[600], logpath[] = "/tmp/test-informer-log-XXXXXX";
+	struct kcfg cfg = {0};
+	struct kc_client *alice = NULL;
+	struct inf *inf;
+	struct inf_stats st;
+	long long end;
+	int fd;
+
+	if (l->state_dir[0] == '\0')
+		skip();
+	/* a tenant user without any RBAC grant in this namespace */
+	snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfigs/alice.kubeconfig", l->state_dir);
+	assert_int_equal(kcfg_load_file(kubeconfig, NULL, &cfg, NULL), 0);
+	assert_int_equal(kc_client_new(&cfg, NULL, &alice, NULL), 0);
+	kcfg_release(&cfg);
+	fd = mkstemp(logpath);
+	assert_true(fd >= 0);
+	log_set_fd(fd);
+	inf = inf_new(alice, &o);
+	assert_int_equal(inf_start(inf), 0);
+	/* back-off 0.5-0.75 s, then 1-1.5 s: a third attempt comes within ~2.5 s */
+	end = now_ms() + 15000;
+	while (count_lines(logpath, "\"list failed\"") < 3 && now_ms() < end)
+		usleep(50000);
+	assert_false(inf_has_synced(inf));
+	inf_get_stats(inf, &st);
+	assert_int_equal(st.lists, 0);
+	inf_free(inf);
+	log_set_fd(2);
+	close(fd);
+	assert_true(count_lines(logpath, "\"list failed\"") >= 3);
+	/* the server's own words, naming the user and the verb */
+	assert_true(count_lines(logpath, "\"code\":403") >= 3);
+	assert_true(count_lines(logpath, "cannot list resource \\\"configmaps\\\"") >= 3);
+	assert_true(count_lines(logpath, "\"informer backing off\"") >= 2);
+	unlink(logpath);
+	kc_client_free(alice);
+}
+
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
-		cmocka_unit_test(test_informer__strip_keeps_only_keep_manager),
-		cmocka_unit_test(test_informer__strip_drops_empty_array),
-		cmocka_unit_test(test_informer__prepare_strips_then_transforms),
-		cmocka_unit_test(test_informer__key_building),
-		cmocka_unit_test(test_informer__events_emit_handlers),
-		cmocka_unit_test(test_informer__replace_emits_diff),
-		cmocka_unit_test(test_informer__label_index_follows_changes),
-		cmocka_unit_test(test_informer__owner_and_namespace_indexes),
-		cmocka_unit_test(test_informer__late_handler_replays_adds),
-		cmocka_unit_test(test_informer__list_filters_namespace),
-		cmocka_unit_test(test_informer__objects_gauge_and_defaults),
+	        cmocka_unit_test(test_informer__strip_keeps_only_keep_manager),
+	        cmocka_unit_test(test_informer__strip_drops_empty_array),
+	        cmocka_unit_test(test_informer__prepare_strips_then_transforms),
+	        cmocka_unit_test(test_informer__key_building),
+	        cmocka_unit_test(test_informer__events_emit_handlers),
+	        cmocka_unit_test(test_informer__replace_emits_diff),
+	        cmocka_unit_test(test_informer__label_index_follows_changes),
+	        cmocka_unit_test(test_informer__owner_and_namespace_indexes),
+	        cmocka_unit_test(test_informer__late_handler_replays_adds),
+	        cmocka_unit_test(test_informer__list_filters_namespace),
+	        cmocka_unit_test(test_informer__objects_gauge_and_defaults),
 	};
 	const struct CMUnitTest live[] = {
-		cmocka_unit_test(test_informer__live_configmaps_converge),
-		cmocka_unit_test(test_informer__live_keeps_own_managed_fields),
-		cmocka_unit_test(test_informer__live_metadata_only_namespaces),
-		cmocka_unit_test(test_informer__live_label_index),
-		cmocka_unit_test(test_informer__live_relists_after_compaction),
+	        cmocka_unit_test(test_informer__live_configmaps_converge),
+	        cmocka_unit_test(test_informer__live_keeps_own_managed_fields),
+	        cmocka_unit_test(test_informer__live_metadata_only_namespaces),
+	        cmocka_unit_test(test_informer__live_label_index),
+	        cmocka_unit_test(test_informer__live_relists_after_compaction),
+	        cmocka_unit_test(test_informer__live_forbidden_is_logged_and_retried),
 	};
 	int failed = cmocka_run_group_tests_name("informer", pure, NULL, NULL);
 

@@ -510,6 +510,89 @@ static void test_lease__leader_whose_lease_is_stolen_steps_down(void **state)
 	delete_lease(name);
 }
 
+static const struct kc_gvr VAP = {"admissionregistration.k8s.io", "v1",
+                                  "validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+                                  false};
+static const struct kc_gvr VAP_BINDING = {"admissionregistration.k8s.io", "v1",
+                                          "validatingadmissionpolicybindings",
+                                          "ValidatingAdmissionPolicyBinding", false};
+
+/* freeze() - an admission policy that denies every UPDATE of Lease @name. */
+static void freeze(const char *name)
+{
+	struct kc_resp resp = {0};
+	char expr[96];
+	json_t *policy, *binding;
+
+	snprintf(expr, sizeof(expr), "object.metadata.name != '%s'", name);
+	policy = json_pack(
+	        "{s:s,s:s,s:{s:s},s:{s:s,s:{s:[{s:[s],s:[s],s:[s],s:[s]}]},s:[{s:s,s:s}]}}",
+	        "apiVersion", "admissionregistration.k8s.io/v1", "kind",
+	        "ValidatingAdmissionPolicy", "metadata", "name", name, "spec", "failurePolicy",
+	        "Fail", "matchConstraints", "resourceRules", "apiGroups", "coordination.k8s.io",
+	        "apiVersions", "v1", "operations", "UPDATE", "resources", "leases", "validations",
+	        "expression", expr, "message", "frozen by test_lease");
+	binding = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:[s]}}", "apiVersion",
+	                    "admissionregistration.k8s.io/v1", "kind",
+	                    "ValidatingAdmissionPolicyBinding", "metadata", "name", name, "spec",
+	                    "policyName", name, "validationActions", "Deny");
+	assert_non_null(policy);
+	assert_non_null(binding);
+	assert_int_equal(kc_create(live->test_kc, &VAP, NULL, policy, &resp, NULL), 0);
+	assert_int_equal(resp.http_status, 201);
+	kc_resp_release(&resp);
+	assert_int_equal(kc_create(live->test_kc, &VAP_BINDING, NULL, binding, &resp, NULL), 0);
+	assert_int_equal(resp.http_status, 201);
+	kc_resp_release(&resp);
+	json_decref(policy);
+	json_decref(binding);
+}
+
+static void thaw(const char *name)
+{
+	struct kc_resp resp = {0};
+
+	assert_int_equal(kc_delete(live->test_kc, &VAP_BINDING, NULL, name, NULL, &resp, NULL), 0);
+	kc_resp_release(&resp);
+	assert_int_equal(kc_delete(live->test_kc, &VAP, NULL, name, NULL, &resp, NULL), 0);
+	kc_resp_release(&resp);
+}
+
+static void test_lease__leader_that_cannot_renew_steps_down_by_the_deadline(void **state)
+{
+	char name[32];
+	struct rec ra;
+	struct lease *a;
+	long long end;
+	json_t *stored;
+
+	need_cluster();
+	unique_name(name);
+	rec_init(&ra);
+	a = elector(0, name, &ra);
+	assert_int_equal(lease_start(a), 0);
+	assert_true(wait_leading(a, 10000));
+
+	/* Renewals (and the release) are rejected from now on, once the policy is loaded. */
+	freeze(name);
+	end = mono_ms() + 20000;
+	while (atomic_load(&ra.stopped) == 0 && mono_ms() < end)
+		sleep_ms(20);
+	assert_int_equal(atomic_load(&ra.stopped), 1);
+	assert_false(lease_is_leader(a));
+	/* Nobody else wrote the Lease: the renew deadline ended the leadership. */
+	stored = get_stored(name);
+	assert_string_equal(jx_str(stored, "spec", "holderIdentity", NULL), lease_identity(a));
+	json_decref(stored);
+
+	/* Back to candidate: once writes pass again, it leads again. */
+	thaw(name);
+	assert_true(wait_leading(a, 20000));
+	assert_int_equal(atomic_load(&ra.started), 2);
+	lease_free(a);
+	delete_lease(name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest offline[] = {
@@ -523,6 +606,7 @@ int main(void)
 	        cmocka_unit_test(test_lease__one_of_two_leads_and_hands_over_on_stop),
 	        cmocka_unit_test(test_lease__late_joiner_does_not_take_a_held_lease),
 	        cmocka_unit_test(test_lease__leader_whose_lease_is_stolen_steps_down),
+	        cmocka_unit_test(test_lease__leader_that_cannot_renew_steps_down_by_the_deadline),
 	};
 	int failed;
 

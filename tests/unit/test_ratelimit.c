@@ -104,11 +104,11 @@ static void test_ratelimit__nonpositive_qps_disables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ratelimit__mono_ns_advances),
-		cmocka_unit_test(test_ratelimit__burst_is_immediate_then_spaced),
-		cmocka_unit_test(test_ratelimit__refill_is_capped_at_burst),
-		cmocka_unit_test(test_ratelimit__wait_sleeps_for_the_reservation),
-		cmocka_unit_test(test_ratelimit__nonpositive_qps_disables),
+	        cmocka_unit_test(test_ratelimit__mono_ns_advances),
+	        cmocka_unit_test(test_ratelimit__burst_is_immediate_then_spaced),
+	        cmocka_unit_test(test_ratelimit__refill_is_capped_at_burst),
+	        cmocka_unit_test(test_ratelimit__wait_sleeps_for_the_reservation),
+	        cmocka_unit_test(test_ratelimit__nonpositive_qps_disables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,8 +49,8 @@ static void get_done(struct wq *q, const char *want)
 /* Queue without a global rate limit, so only the per-key back-off delays rate-limited adds. */
 static struct wq *new_queue(int64_t base_ms, int64_t max_ms)
 {
-	struct wq_opts o = {.name = "test", .base_delay_ms = base_ms, .max_delay_ms = max_ms,
-			    .qps = -1};
+	struct wq_opts o = {
+	        .name = "test", .base_delay_ms = base_ms, .max_delay_ms = max_ms, .qps = -1};
 
 	return wq_new(&o);
 }
@@ -293,13 +293,31 @@ static void test_workqueue__add_after_zero_is_immediate(void **state)
 static void test_workqueue__add_after_orders_by_deadline(void **state)
 {
 	struct wq *q = wq_new(NULL);
+	int64_t t0 = mono_ns();
+	char key[16];
+	int i;
 
-	wq_add_after(q, "a", 300);
+	/* Far-off timers must not hold back near ones. */
+	wq_add_after(q, "far", 60000);
 	wq_add_after(q, "b", 50);
-	wq_add_after(q, "c", 150);
+	wq_add_after(q, "c", 100);
+	wq_add_after(q, "farther", 90000);
 	get_done(q, "b");
 	get_done(q, "c");
-	get_done(q, "a");
+	assert_true(mono_ns() - t0 < 5000 * MS);
+	assert_int_equal(wq_len(q), 0);
+
+	/* Distinct delays 20 ms apart, added out of order, come out sorted. */
+	for (i = 0; i < 15; i++) {
+		int slot = (i * 7) % 15;
+
+		snprintf(key, sizeof(key), "t%02d", slot);
+		wq_add_after(q, key, 20 + 20 * slot);
+	}
+	for (i = 0; i < 15; i++) {
+		snprintf(key, sizeof(key), "t%02d", i);
+		get_done(q, key);
+	}
 	wq_free(q);
 }
 
@@ -313,6 +331,13 @@ static void test_workqueue__earlier_deadline_wins(void **state)
 	wq_add_after(q, "k", 60000);
 	wq_add_after(q, "k", 50);
 	get_done(q, "k");
+	assert_true(mono_ns() - t0 < 5000 * MS);
+
+	/* A later deadline does not push a pending earlier one back. */
+	t0 = mono_ns();
+	wq_add_after(q, "m", 50);
+	wq_add_after(q, "m", 60000);
+	get_done(q, "m");
 	assert_true(mono_ns() - t0 < 5000 * MS);
 
 	/* A later deadline is ignored while an earlier one is pending: one hand-out only. */
@@ -503,22 +528,23 @@ static void test_workqueue__reports_metrics(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_workqueue__dedups_queued_keys),
-		cmocka_unit_test(test_workqueue__hands_out_in_fifo_order),
-		cmocka_unit_test(test_workqueue__len_and_in_flight),
-		cmocka_unit_test(test_workqueue__key_added_while_processing_is_requeued_once_after_done),
-		cmocka_unit_test(test_workqueue__key_never_handed_to_two_workers),
-		cmocka_unit_test(test_workqueue__add_after_waits_for_the_delay),
-		cmocka_unit_test(test_workqueue__add_after_zero_is_immediate),
-		cmocka_unit_test(test_workqueue__add_after_orders_by_deadline),
-		cmocka_unit_test(test_workqueue__earlier_deadline_wins),
-		cmocka_unit_test(test_workqueue__rate_limited_backoff_grows_and_caps),
-		cmocka_unit_test(test_workqueue__forget_resets_backoff),
-		cmocka_unit_test(test_workqueue__global_bucket_throttles_distinct_keys),
-		cmocka_unit_test(test_workqueue__shutdown_wakes_blocked_getters),
-		cmocka_unit_test(test_workqueue__shutdown_drops_queued_and_delayed_keys),
-		cmocka_unit_test(test_workqueue__free_with_key_in_flight),
-		cmocka_unit_test(test_workqueue__reports_metrics),
+	        cmocka_unit_test(test_workqueue__dedups_queued_keys),
+	        cmocka_unit_test(test_workqueue__hands_out_in_fifo_order),
+	        cmocka_unit_test(test_workqueue__len_and_in_flight),
+	        cmocka_unit_test(
+	                test_workqueue__key_added_while_processing_is_requeued_once_after_done),
+	        cmocka_unit_test(test_workqueue__key_never_handed_to_two_workers),
+	        cmocka_unit_test(test_workqueue__add_after_waits_for_the_delay),
+	        cmocka_unit_test(test_workqueue__add_after_zero_is_immediate),
+	        cmocka_unit_test(test_workqueue__add_after_orders_by_deadline),
+	        cmocka_unit_test(test_workqueue__earlier_deadline_wins),
+	        cmocka_unit_test(test_workqueue__rate_limited_backoff_grows_and_caps),
+	        cmocka_unit_test(test_workqueue__forget_resets_backoff),
+	        cmocka_unit_test(test_workqueue__global_bucket_throttles_distinct_keys),
+	        cmocka_unit_test(test_workqueue__shutdown_wakes_blocked_getters),
+	        cmocka_unit_test(test_workqueue__shutdown_drops_queued_and_delayed_keys),
+	        cmocka_unit_test(test_workqueue__free_with_key_in_flight),
+	        cmocka_unit_test(test_workqueue__reports_metrics),
 	};
 
 	/* A lost wake-up would hang a test; fail the run instead. */

@@ -1,0 +1,1343 @@
+/*
+ * test_kube.c - the Kubernetes REST client: paths, statuses, error mapping and the transport's
+ * failure modes against local sockets; with LANDLORD_TEST_KUBECONFIG, the verbs, pagination,
+ * watches, cancellation and multiplexing against a real API server.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "kube_internal.h"
+#include "landlord/buf.h"
+#include "landlord/err.h"
+#include "landlord/json.h"
+#include "landlord/kube.h"
+#include "landlord/kubeconfig.h"
+#include "landlord/metrics.h"
+
+extern char **environ;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---------- kc_path ---------- */
+
+static void expect_path(const struct kc_gvr *gvr, const char *ns, const char *name, const char *sub,
+                        const char *want)
+{
+	struct buf b = BUF_INIT(4096);
+
+	assert_int_equal(kc_path(&b, gvr, ns, name, sub), 0);
+	assert_string_equal(buf_cstr(&b), want);
+	buf_release(&b);
+}
+
+static void test_kube__path_core_and_grouped(void **state)
+{
+	expect_path(&KC_CONFIGMAPS, "ns1", "cm", NULL, "/api/v1/namespaces/ns1/configmaps/cm");
+	expect_path(&KC_CONFIGMAPS, "ns1", NULL, NULL, "/api/v1/namespaces/ns1/configmaps");
+	expect_path(&KC_CONFIGMAPS, NULL, NULL, NULL, "/api/v1/configmaps");
+	expect_path(&KC_CONFIGMAPS, "", "", "", "/api/v1/configmaps");
+	expect_path(&KC_ROLEBINDINGS, "t1", "rb", NULL,
+	            "/apis/rbac.authorization.k8s.io/v1/namespaces/t1/rolebindings/rb");
+	expect_path(&KC_LEASES, "kube-system", NULL, NULL,
+	            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases");
+}
+
+static void test_kube__path_cluster_scoped_ignores_namespace(void **state)
+{
+	expect_path(&KC_NAMESPACES, "ignored", "default", NULL, "/api/v1/namespaces/default");
+	expect_path(&KC_NAMESPACES, NULL, "t1", "finalize", "/api/v1/namespaces/t1/finalize");
+	expect_path(&KC_CLUSTERROLES, "x", "admin", NULL,
+	            "/apis/rbac.authorization.k8s.io/v1/clusterroles/admin");
+	expect_path(&KC_CRDS, NULL, "tenants.landlord.dev", "status",
+	            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+	            "tenants.landlord.dev/status");
+}
+
+static void test_kube__path_subresource_needs_a_name(void **state)
+{
+	expect_path(&KC_PODS, "a", "p", "status", "/api/v1/namespaces/a/pods/p/status");
+	expect_path(&KC_PODS, "a", NULL, "status", "/api/v1/namespaces/a/pods");
+}
+
+static void test_kube__path_segments_are_escaped(void **state)
+{
+	expect_path(&KC_CLUSTERROLEBINDINGS, NULL, "system:node proxier/x?y#z%", NULL,
+	            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
+	            "system%3Anode%20proxier%2Fx%3Fy%23z%25");
+	expect_path(&KC_SECRETS, "a/b", "c.d-e_f~g", NULL,
+	            "/api/v1/namespaces/a%2Fb/secrets/c.d-e_f~g");
+}
+
+static void test_kube__path_over_cap_is_emsgsize(void **state)
+{
+	struct buf b = BUF_INIT(20);
+
+	assert_int_equal(kc_path(&b, &KC_CONFIGMAPS, "namespace", "name", NULL), -EMSGSIZE);
+	buf_release(&b);
+}
+
+/* ---------- statuses and errors ---------- */
+
+static void test_kube__status_from_a_status_body(void **state)
+{
+	const char *raw = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+	                  "\"message\":\"configmaps \\\"x\\\" not found\",\"reason\":\"NotFound\","
+	                  "\"details\":{\"name\":\"x\",\"kind\":\"configmaps\"},\"code\":404}";
+	json_t *body = json_loads(raw, 0, NULL);
+	struct kc_status st;
+
+	kc__parse_status(body, 404, raw, strlen(raw), &st);
+	assert_int_equal(st.code, 404);
+	assert_string_equal(st.reason, "NotFound");
+	assert_string_equal(st.message, "configmaps \"x\" not found");
+	json_decref(body);
+}
+
+static void test_kube__status_without_reason_or_code_uses_http(void **state)
+{
+	json_t *body = json_pack("{s:s,s:s}", "kind", "Status", "message", "boom");
+	struct kc_status st;
+
+	kc__parse_status(body, 503, NULL, 0, &st);
+	assert_int_equal(st.code, 503);
+	assert_string_equal(st.reason, "ServiceUnavailable");
+	assert_string_equal(st.message, "boom");
+	json_decref(body);
+
+	/* A successful delete may answer with a Status too. */
+	body = json_pack("{s:s,s:s,s:i}", "kind", "Status", "status", "Success", "code", 200);
+	kc__parse_status(body, 200, NULL, 0, &st);
+	assert_int_equal(st.code, 200);
+	assert_string_equal(st.reason, "");
+	json_decref(body);
+}
+
+static void test_kube__status_from_a_plain_error_body(void **state)
+{
+	char raw[3000];
+	struct kc_status st;
+
+	kc__parse_status(NULL, 404, "404 page not found\n", 19, &st);
+	assert_int_equal(st.code, 404);
+	assert_string_equal(st.reason, "NotFound");
+	assert_string_equal(st.message, "404 page not found");
+
+	memset(raw, 'x', sizeof(raw));
+	kc__parse_status(NULL, 502, raw, sizeof(raw), &st);
+	assert_int_equal(st.code, 502);
+	assert_string_equal(st.reason, "InternalError");
+	assert_int_equal(strlen(st.message), sizeof(st.message) - 1);
+
+	kc__parse_status(NULL, 429, "", 0, &st);
+	assert_string_equal(st.reason, "TooManyRequests");
+	assert_string_equal(st.message, "HTTP 429");
+
+	/* A JSON error body that is not a Status is still reported by its HTTP code. */
+	json_t *body = json_pack("{s:s}", "error", "nope");
+	kc__parse_status(body, 409, "{\"error\":\"nope\"}", 16, &st);
+	assert_int_equal(st.code, 409);
+	assert_string_equal(st.reason, "Conflict");
+	assert_string_equal(st.message, "{\"error\":\"nope\"}");
+	json_decref(body);
+}
+
+static void test_kube__status_left_empty_for_success(void **state)
+{
+	json_t *body = json_pack("{s:s}", "kind", "ConfigMap");
+	struct kc_status st;
+
+	memset(&st, 0x55, sizeof(st));
+	kc__parse_status(body, 200, "{}", 2, &st);
+	assert_int_equal(st.code, 0);
+	assert_string_equal(st.reason, "");
+	assert_string_equal(st.message, "");
+	json_decref(body);
+}
+
+static void test_kube__curl_errors_map_to_errno(void **state)
+{
+	assert_int_equal(kc__curl_errno(CURLE_OK, 0), 0);
+	assert_int_equal(kc__curl_errno(CURLE_COULDNT_CONNECT, 0), -ECONNREFUSED);
+	assert_int_equal(kc__curl_errno(CURLE_COULDNT_RESOLVE_HOST, 0), -EHOSTUNREACH);
+	assert_int_equal(kc__curl_errno(CURLE_OPERATION_TIMEDOUT, 0), -ETIMEDOUT);
+	assert_int_equal(kc__curl_errno(CURLE_PEER_FAILED_VERIFICATION, 0), -EPROTO);
+	assert_int_equal(kc__curl_errno(CURLE_SSL_CONNECT_ERROR, 0), -EPROTO);
+	assert_int_equal(kc__curl_errno(CURLE_SSL_CERTPROBLEM, 0), -EPROTO);
+	assert_int_equal(kc__curl_errno(CURLE_WRITE_ERROR, 1), -EMSGSIZE);
+	assert_int_equal(kc__curl_errno(CURLE_WRITE_ERROR, 0), -EIO);
+	assert_int_equal(kc__curl_errno(CURLE_ABORTED_BY_CALLBACK, 0), -ECANCELED);
+	assert_int_equal(kc__curl_errno(CURLE_OUT_OF_MEMORY, 0), -ENOMEM);
+	assert_int_equal(kc__curl_errno(CURLE_RECV_ERROR, 0), -ECONNRESET);
+	assert_int_equal(kc__curl_errno(CURLE_HTTP2_STREAM, 0), -ECONNRESET);
+}
+
+static void test_kube__resp_release_accepts_zeroed(void **state)
+{
+	struct kc_resp resp = {0};
+
+	kc_resp_release(&resp);
+	assert_false(kc_resp_ok(&resp));
+	resp.http_status = 201;
+	resp.body = json_object();
+	assert_true(kc_resp_ok(&resp));
+	kc_resp_release(&resp);
+	assert_null(resp.body);
+	assert_int_equal(resp.http_status, 0);
+}
+
+/* ---------- client creation ---------- */
+
+struct pem_pair {
+	char *cert, *key;
+	size_t cert_len, key_len;
+};
+
+static char *bio_string(BIO *b, size_t *len)
+{
+	char *data;
+	long n = BIO_get_mem_data(b, &data);
+	char *s = malloc((size_t)n + 1);
+
+	memcpy(s, data, (size_t)n);
+	s[n] = '\0';
+	*len = (size_t)n;
+	BIO_free(b);
+	return s;
+}
+
+/* A throwaway self-signed EC certificate and its key, as PEM. */
+static struct pem_pair make_pem(void)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *x = X509_new();
+	BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
+	struct pem_pair p;
+
+	assert_non_null(k);
+	X509_set_version(x, X509_VERSION_3);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, k);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+	                           (const unsigned char *)"test", -1, -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
+	PEM_write_bio_X509(cb, x);
+	PEM_write_bio_PrivateKey(kb, k, NULL, NULL, 0, NULL, NULL);
+	p.cert = bio_string(cb, &p.cert_len);
+	p.key = bio_string(kb, &p.key_len);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return p;
+}
+
+static void expect_new_fails(const struct kcfg *cfg, const char *detail)
+{
+	struct kc_client *c = (struct kc_client *)1;
+	struct ll_err err = {{0}};
+
+	assert_int_equal(kc_client_new(cfg, NULL, &c, &err), -EINVAL);
+	assert_null(c);
+	if (strstr(err.msg, detail) == NULL)
+		fail_msg("error \"%s\" does not mention \"%s\"", err.msg, detail);
+}
+
+static void test_kube__client_new_rejects_bad_config(void **state)
+{
+	struct pem_pair a = make_pem(), b = make_pem();
+	struct kcfg cfg = {.server = "https://127.0.0.1:6443"};
+	struct kc_client *c = NULL;
+
+	expect_new_fails(&(struct kcfg){.server = NULL}, "no API server");
+	expect_new_fails(&(struct kcfg){.server = "::not a url"}, "invalid server URL");
+	expect_new_fails(&(struct kcfg){.server = "ftp://127.0.0.1"}, "not http");
+
+	cfg.ca_pem = "not a certificate";
+	cfg.ca_pem_len = strlen(cfg.ca_pem);
+	expect_new_fails(&cfg, "certificate authority");
+	cfg.ca_pem = a.cert;
+	cfg.ca_pem_len = a.cert_len;
+	cfg.cert_pem = a.cert;
+	cfg.cert_pem_len = a.cert_len;
+	expect_new_fails(&cfg, "go together");
+	cfg.key_pem = b.key;
+	cfg.key_pem_len = b.key_len;
+	expect_new_fails(&cfg, "does not match");
+	cfg.key_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+	cfg.key_pem_len = strlen(cfg.key_pem);
+	expect_new_fails(&cfg, "not a PEM private key");
+
+	cfg.key_pem = a.key;
+	cfg.key_pem_len = a.key_len;
+	cfg.server = "https://127.0.0.1:6443/";
+	assert_int_equal(kc_client_new(&cfg, NULL, &c, NULL), 0);
+	assert_string_equal(kc_server(c), "https://127.0.0.1:6443/");
+	kc_client_free(c);
+	free(a.cert);
+	free(a.key);
+	free(b.cert);
+	free(b.key);
+}
+
+/* ---------- transport failures against local sockets ---------- */
+
+/* A listening socket that never accepts: connections complete in the backlog, nothing answers. */
+static int silent_listener(int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, len), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* A loopback port with nobody listening (bound, then closed). */
+static int closed_port(void)
+{
+	int port, fd = silent_listener(&port);
+
+	close(fd);
+	return port;
+}
+
+static struct kc_client *local_client(int port, long timeout_ms)
+{
+	char url[64];
+	struct kcfg cfg = {.server = url};
+	struct kc_opts o = {.timeout_ms = timeout_ms, .qps = -1, .client_name = "unit"};
+	struct kc_client *c = NULL;
+	struct ll_err err = {{0}};
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	if (kc_client_new(&cfg, &o, &c, &err) != 0)
+		fail_msg("kc_client_new: %s", err.msg);
+	return c;
+}
+
+static void test_kube__connection_refused_is_econnrefused(void **state)
+{
+	struct kc_client *c = local_client(closed_port(), 5000);
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	char labels[128];
+	double before = metrics_get("landlord_api_requests_total",
+	                            metrics_labels(labels, sizeof(labels), "client", "unit", "verb",
+	                                           "GET", "code", "<error>", NULL));
+
+	assert_int_equal(kc_get(c, &KC_NAMESPACES, NULL, "default", &resp, &err), -ECONNREFUSED);
+	assert_int_equal(resp.http_status, 0);
+	assert_null(resp.body);
+	assert_non_null(strstr(err.msg, "GET /api/v1/namespaces/default"));
+	assert_true(metrics_get("landlord_api_requests_total", labels) == before + 1);
+	kc_client_free(c);
+}
+
+static void test_kube__request_timeout_is_etimedout(void **state)
+{
+	int port, fd = silent_listener(&port);
+	struct kc_client *c = local_client(port, 300);
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	long long t0 = now_ms();
+
+	assert_int_equal(kc_request(c, "GET", "/version", NULL, NULL, 0, NULL, &resp, &err),
+	                 -ETIMEDOUT);
+	/* generous: the point is that it does not wait for the silent peer forever */
+	assert_true(now_ms() - t0 < 10000);
+	assert_true(err.msg[0] != '\0');
+	kc_client_free(c);
+	close(fd);
+}
+
+static void test_kube__bad_arguments_are_einval(void **state)
+{
+	struct kc_client *c = local_client(closed_port(), 1000);
+	struct kc_resp resp = {.http_status = 7};
+
+	assert_int_equal(kc_request(c, "GET", "no-slash", NULL, NULL, 0, NULL, &resp, NULL),
+	                 -EINVAL);
+	assert_int_equal(resp.http_status, 0);
+	assert_int_equal(kc_patch(c, &KC_CONFIGMAPS, "a", "b", NULL, (enum kc_patch_type)9, NULL,
+	                          NULL, &resp, NULL),
+	                 -EINVAL);
+	kc_client_free(c);
+}
+
+struct call {
+	struct kc_client *c;
+	int rc;
+	bool watch;
+	atomic_int *cancel;
+	int idle_timeout;
+	int events;
+};
+
+static int count_event(enum watch_event_type type, json_t *obj, void *ud)
+{
+	struct call *k = ud;
+
+	k->events++;
+	return 0;
+}
+
+static void *call_thread(void *arg)
+{
+	struct call *k = arg;
+	struct kc_resp resp = {0};
+	struct kc_watch_opts wo = {.cancel = k->cancel, .idle_timeout_seconds = k->idle_timeout};
+
+	if (k->watch)
+		k->rc = kc_watch(k->c, &KC_CONFIGMAPS, "x", &wo, count_event, k, &resp, NULL);
+	else
+		k->rc = kc_get(k->c, &KC_NAMESPACES, NULL, "default", &resp, NULL);
+	kc_resp_release(&resp);
+	return NULL;
+}
+
+static void test_kube__free_cancels_blocked_calls(void **state)
+{
+	int port, fd = silent_listener(&port);
+	struct kc_client *c = local_client(port, 60000);
+	struct call calls[3] = {{.c = c}, {.c = c}, {.c = c, .watch = true}};
+	pthread_t t[3];
+
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, call_thread, &calls[i]);
+	sleep_ms(300);
+	kc_client_free(c);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(calls[i].rc, -ECANCELED);
+	}
+	close(fd);
+}
+
+static void test_kube__watch_cancel_flag_ends_the_watch(void **state)
+{
+	int port, fd = silent_listener(&port);
+	struct kc_client *c = local_client(port, 60000);
+	atomic_int cancel = 0;
+	struct call k = {.c = c, .watch = true, .cancel = &cancel};
+	pthread_t t;
+	long long t0;
+
+	pthread_create(&t, NULL, call_thread, &k);
+	sleep_ms(300);
+	t0 = now_ms();
+	atomic_store(&cancel, 1);
+	pthread_join(t, NULL);
+	assert_int_equal(k.rc, -ECANCELED);
+	assert_true(now_ms() - t0 < 5000);
+	/* the client still works after a cancelled watch: this one times out */
+	k.cancel = NULL;
+	k.idle_timeout = 1;
+	call_thread(&k);
+	assert_int_equal(k.rc, -ETIMEDOUT);
+	kc_client_free(c);
+	close(fd);
+}
+
+/* ---------- live tests (LANDLORD_TEST_KUBECONFIG) ---------- */
+
+struct live {
+	struct kc_client *c;
+	struct kcfg cfg;
+	char ns[64];
+	char state_dir[512];
+};
+
+static void rand_suffix(char *out, size_t len)
+{
+	unsigned int r = 0;
+
+	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
+	snprintf(out, len, "%06x", r & 0xffffff);
+}
+
+/* $LANDLORD_TEST_STATE_DIR, else STATE_DIR when the kubeconfig is STATE_DIR/kubeconfigs/x. */
+static void state_dir_of(const char *kubeconfig, const char *explicit_dir, char *out, size_t len)
+{
+	char env[1024];
+	char *slash;
+
+	out[0] = '\0';
+	if (explicit_dir && *explicit_dir) {
+		snprintf(out, len, "%s", explicit_dir);
+		return;
+	}
+	snprintf(out, len, "%s", kubeconfig);
+	for (int i = 0; i < 2; i++) {
+		slash = strrchr(out, '/');
+		if (slash == NULL) {
+			out[0] = '\0';
+			return;
+		}
+		*slash = '\0';
+	}
+	snprintf(env, sizeof(env), "%s/env", out);
+	if (access(env, R_OK) != 0)
+		out[0] = '\0';
+}
+
+static int live_setup(void **state)
+{
+	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
+	struct live *l;
+	struct ll_err err = {{0}};
+	struct kc_resp resp = {0};
+	char sfx[16];
+	json_t *ns;
+	int rc;
+
+	*state = NULL;
+	if (path == NULL || *path == '\0')
+		return 0;
+	l = calloc(1, sizeof(*l));
+	if (kcfg_load_file(path, NULL, &l->cfg, &err) != 0 ||
+	    kc_client_new(&l->cfg, NULL, &l->c, &err) != 0) {
+		fprintf(stderr, "live setup: %s\n", err.msg);
+		return -1;
+	}
+	state_dir_of(path, getenv("LANDLORD_TEST_STATE_DIR"), l->state_dir, sizeof(l->state_dir));
+	rand_suffix(sfx, sizeof(sfx));
+	snprintf(l->ns, sizeof(l->ns), "kc-test-%s", sfx);
+	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+	               "name", l->ns);
+	rc = kc_create(l->c, &KC_NAMESPACES, NULL, ns, &resp, &err);
+	json_decref(ns);
+	if (rc || resp.http_status != 201) {
+		fprintf(stderr, "live setup: create namespace: %s %s\n", err.msg,
+		        resp.status.message);
+		kc_resp_release(&resp);
+		return -1;
+	}
+	kc_resp_release(&resp);
+	*state = l;
+	return 0;
+}
+
+static int live_teardown(void **state)
+{
+	struct live *l = *state;
+	struct kc_resp resp = {0};
+
+	if (l == NULL)
+		return 0;
+	kc_delete(l->c, &KC_NAMESPACES, NULL, l->ns, NULL, &resp, NULL);
+	kc_resp_release(&resp);
+	kc_client_free(l->c);
+	kcfg_release(&l->cfg);
+	free(l);
+	return 0;
+}
+
+static struct live *live_or_skip(void **state)
+{
+	struct live *l = *state;
+
+	if (l == NULL)
+		skip();
+	return l;
+}
+
+static json_t *configmap(const char *name, const char *key, const char *value)
+{
+	return json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+	                 "metadata", "name", name, "data", key, value);
+}
+
+/*
+ * An answer is expected: rc 0 and the given HTTP status. The macro declares `struct ll_err e_`,
+ * which @call passes as its error argument so a failure shows the client's detail.
+ */
+#define expect_answer(call, resp, status)                                                     \
+	do {                                                                                  \
+		struct ll_err e_ = {{0}};                                                     \
+		int rc_ = (call);                                                             \
+		if (rc_ != 0)                                                                 \
+			fail_msg("%s: rc %d: %s", #call, rc_, e_.msg);                        \
+		if ((resp)->http_status != (status))                                          \
+			fail_msg("%s: HTTP %ld (want %d): %s %s", #call, (resp)->http_status, \
+			         (status), (resp)->status.reason, (resp)->status.message);    \
+	} while (0)
+
+static void test_kube__live_get_default_namespace(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+
+	expect_answer(kc_get(l->c, &KC_NAMESPACES, NULL, "default", &resp, &e_), &resp, 200);
+	assert_string_equal(jx_name(resp.body), "default");
+	assert_string_equal(jx_str(resp.body, "kind", NULL), "Namespace");
+	assert_int_equal(resp.status.code, 0);
+	kc_resp_release(&resp);
+
+	expect_answer(kc_get(l->c, &KC_NAMESPACES, NULL, "no-such-ns-kc", &resp, &e_), &resp, 404);
+	assert_int_equal(resp.status.code, 404);
+	assert_string_equal(resp.status.reason, "NotFound");
+	assert_non_null(strstr(resp.status.message, "no-such-ns-kc"));
+	kc_resp_release(&resp);
+
+	expect_answer(kc_request(l->c, "GET", "/version", NULL, NULL, 0, NULL, &resp, &e_), &resp,
+	              200);
+	assert_non_null(jx_str(resp.body, "gitVersion", NULL));
+	kc_resp_release(&resp);
+}
+
+static void test_kube__live_create_get_replace_patch(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+	json_t *cm = configmap("crud", "a", "1"), *obj, *patch;
+	char *rv;
+
+	expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 201);
+	kc_resp_release(&resp);
+	expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 409);
+	assert_string_equal(resp.status.reason, "AlreadyExists");
+	kc_resp_release(&resp);
+
+	expect_answer(kc_get(l->c, &KC_CONFIGMAPS, l->ns, "crud", &resp, &e_), &resp, 200);
+	assert_string_equal(jx_str(resp.body, "data", "a", NULL), "1");
+	obj = json_deep_copy(resp.body);
+	rv = strdup(jx_resource_version(obj));
+	kc_resp_release(&resp);
+
+	json_object_set_new(json_object_get(obj, "data"), "a", json_string("2"));
+	expect_answer(kc_replace(l->c, &KC_CONFIGMAPS, l->ns, "crud", NULL, obj, &resp, &e_), &resp,
+	              200);
+	assert_string_equal(jx_str(resp.body, "data", "a", NULL), "2");
+	assert_string_not_equal(jx_resource_version(resp.body), rv);
+	kc_resp_release(&resp);
+	/* the same resourceVersion again is stale now: optimistic concurrency */
+	expect_answer(kc_replace(l->c, &KC_CONFIGMAPS, l->ns, "crud", NULL, obj, &resp, &e_), &resp,
+	              409);
+	assert_string_equal(resp.status.reason, "Conflict");
+	kc_resp_release(&resp);
+
+	patch = json_pack("{s:{s:s,s:n}}", "data", "b", "3", "a");
+	expect_answer(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "crud", NULL, KC_PATCH_MERGE, patch,
+	                       NULL, &resp, &e_),
+	              &resp, 200);
+	assert_null(jx_str(resp.body, "data", "a", NULL));
+	assert_string_equal(jx_str(resp.body, "data", "b", NULL), "3");
+	kc_resp_release(&resp);
+	json_decref(patch);
+
+	patch = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "op", "test", "path", "/data/b", "value",
+	                  "3", "op", "add", "path", "/data/c", "value", "4");
+	expect_answer(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "crud", NULL, KC_PATCH_JSON, patch,
+	                       "kc-test", &resp, &e_),
+	              &resp, 200);
+	assert_string_equal(jx_str(resp.body, "data", "c", NULL), "4");
+	kc_resp_release(&resp);
+	json_decref(patch);
+
+	patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "s", "1");
+	expect_answer(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "crud", NULL, KC_PATCH_STRATEGIC, patch,
+	                       NULL, &resp, &e_),
+	              &resp, 200);
+	assert_string_equal(jx_label(resp.body, "s"), "1");
+	kc_resp_release(&resp);
+	json_decref(patch);
+	free(rv);
+	json_decref(obj);
+	json_decref(cm);
+}
+
+static void test_kube__live_json_patch_failed_test_is_an_answer(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+	json_t *cm = configmap("guarded", "owner", "a"), *patch;
+	struct ll_err err = {{0}};
+
+	expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 201);
+	kc_resp_release(&resp);
+	patch = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "op", "test", "path", "/data/owner",
+	                  "value", "b", "op", "replace", "path", "/data/owner", "value", "c");
+	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "guarded", NULL, KC_PATCH_JSON,
+	                          patch, NULL, &resp, &err),
+	                 0);
+	if (resp.http_status != 422 && resp.http_status != 409)
+		fail_msg("failed test op: HTTP %ld %s", resp.http_status, resp.status.message);
+	assert_int_equal(resp.status.code, resp.http_status);
+	assert_true(resp.status.message[0] != '\0');
+	kc_resp_release(&resp);
+	expect_answer(kc_get(l->c, &KC_CONFIGMAPS, l->ns, "guarded", &resp, &e_), &resp, 200);
+	assert_string_equal(jx_str(resp.body, "data", "owner", NULL), "a");
+	kc_resp_release(&resp);
+	json_decref(patch);
+	json_decref(cm);
+}
+
+static void test_kube__live_apply_is_idempotent(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+	json_t *cm = configmap("applied", "k", "v");
+	char *rv;
+
+	expect_answer(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, cm, "kc-test", true,
+	                       &resp, &e_),
+	              &resp, 201);
+	rv = strdup(jx_resource_version(resp.body));
+	kc_resp_release(&resp);
+	expect_answer(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, cm, "kc-test", true,
+	                       &resp, &e_),
+	              &resp, 200);
+	assert_string_equal(jx_resource_version(resp.body), rv);
+	kc_resp_release(&resp);
+	free(rv);
+	json_decref(cm);
+}
+
+static void test_kube__live_apply_conflict_names_the_manager(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+	json_t *a = configmap("contested", "k", "from-a"),
+	       *b = configmap("contested", "k", "from-b");
+
+	expect_answer(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "contested", NULL, a, "manager-a",
+	                       false, &resp, &e_),
+	              &resp, 201);
+	kc_resp_release(&resp);
+	expect_answer(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "contested", NULL, b, "manager-b",
+	                       false, &resp, &e_),
+	              &resp, 409);
+	assert_string_equal(resp.status.reason, "Conflict");
+	if (strstr(resp.status.message, "manager-a") == NULL)
+		fail_msg("conflict message does not name manager-a: %s", resp.status.message);
+	kc_resp_release(&resp);
+	expect_answer(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "contested", NULL, b, "manager-b", true,
+	                       &resp, &e_),
+	              &resp, 200);
+	assert_string_equal(jx_str(resp.body, "data", "k", NULL), "from-b");
+	kc_resp_release(&resp);
+	json_decref(a);
+	json_decref(b);
+}
+
+static void test_kube__live_delete_preconditions(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+	json_t *cm = configmap("doomed", "k", "v");
+	struct kc_delete_opts o = {.precondition_uid = "00000000-0000-0000-0000-000000000000",
+	                           .grace_seconds = -1};
+	char *uid;
+
+	expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 201);
+	uid = strdup(jx_uid(resp.body));
+	kc_resp_release(&resp);
+	expect_answer(kc_delete(l->c, &KC_CONFIGMAPS, l->ns, "doomed", &o, &resp, &e_), &resp, 409);
+	assert_string_equal(resp.status.reason, "Conflict");
+	assert_non_null(strstr(resp.status.message, "recondition"));
+	kc_resp_release(&resp);
+	o.precondition_uid = uid;
+	o.propagation = "Background";
+	expect_answer(kc_delete(l->c, &KC_CONFIGMAPS, l->ns, "doomed", &o, &resp, &e_), &resp, 200);
+	kc_resp_release(&resp);
+	expect_answer(kc_delete(l->c, &KC_CONFIGMAPS, l->ns, "doomed", NULL, &resp, &e_), &resp,
+	              404);
+	assert_string_equal(resp.status.reason, "NotFound");
+	kc_resp_release(&resp);
+	free(uid);
+	json_decref(cm);
+}
+
+struct items {
+	int n;
+	int stop_at;
+	json_t *kept;
+};
+
+static int count_item(json_t *item, void *ud)
+{
+	struct items *it = ud;
+
+	assert_non_null(jx_name(item));
+	if (it->n++ == 0)
+		it->kept = json_incref(item);
+	return it->stop_at && it->n >= it->stop_at ? 42 : 0;
+}
+
+static void create_labelled(struct live *l, const struct kc_gvr *gvr, const char *prefix, int n,
+                            const char *label)
+{
+	struct kc_resp resp = {0};
+	char name[64];
+
+	for (int i = 0; i < n; i++) {
+		json_t *obj;
+
+		snprintf(name, sizeof(name), "%s-%02d", prefix, i);
+		obj = json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "apiVersion", "v1", "kind", gvr->kind,
+		                "metadata", "name", name, "labels", "set", label);
+		if (gvr == &KC_PODTEMPLATES)
+			json_object_set_new(obj, "template",
+			                    json_pack("{s:{s:[{s:s,s:s}]}}", "spec", "containers",
+			                              "name", "c", "image", "busybox"));
+		expect_answer(kc_create(l->c, gvr, l->ns, obj, &resp, &e_), &resp, 201);
+		kc_resp_release(&resp);
+		json_decref(obj);
+	}
+}
+
+static double list_pages(void)
+{
+	char labels[128];
+
+	return metrics_get("landlord_api_requests_total",
+	                   metrics_labels(labels, sizeof(labels), "client", "main", "verb", "LIST",
+	                                  "code", "200", NULL));
+}
+
+static void test_kube__live_list_paginates(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_list_opts o = {.label_selector = "set=page", .limit = 10};
+	struct kc_resp resp = {0};
+	struct items it = {0};
+	char *rv = NULL;
+	double pages;
+
+	create_labelled(l, &KC_CONFIGMAPS, "page", 25, "page");
+	pages = list_pages();
+	expect_answer(kc_list(l->c, &KC_CONFIGMAPS, l->ns, &o, count_item, &it, &rv, &resp, &e_),
+	              &resp, 200);
+	assert_int_equal(it.n, 25);
+	assert_true(list_pages() == pages + 3);
+	assert_non_null(rv);
+	assert_true(strtoull(rv, NULL, 10) > 0);
+	/* an item kept with json_incref() outlives the page */
+	assert_string_equal(jx_name(it.kept), "page-00");
+	json_decref(it.kept);
+	kc_resp_release(&resp);
+	free(rv);
+
+	/* the callback's value stops the listing */
+	it = (struct items){.stop_at = 12};
+	rv = (char *)1;
+	assert_int_equal(
+	        kc_list(l->c, &KC_CONFIGMAPS, l->ns, &o, count_item, &it, &rv, &resp, NULL), 42);
+	assert_int_equal(it.n, 12);
+	assert_null(rv);
+	json_decref(it.kept);
+	kc_resp_release(&resp);
+
+	/* metadata-only */
+	it = (struct items){0};
+	o.accept = KC_ACCEPT_METADATA;
+	o.limit = 0;
+	expect_answer(kc_list(l->c, &KC_CONFIGMAPS, l->ns, &o, count_item, &it, NULL, &resp, &e_),
+	              &resp, 200);
+	assert_int_equal(it.n, 25);
+	assert_string_equal(jx_str(it.kept, "kind", NULL), "PartialObjectMetadata");
+	assert_null(json_object_get(it.kept, "data"));
+	json_decref(it.kept);
+	kc_resp_release(&resp);
+}
+
+/* Run tests/cluster/etcd-compact.sh STATE_DIR (found from $LANDLORD_TEST_DATA = tests/data). */
+static int compact_etcd(const char *state_dir)
+{
+	const char *data = getenv("LANDLORD_TEST_DATA");
+	char script[1024], *argv[3];
+	pid_t pid;
+	int status;
+
+	if (data == NULL)
+		return -1;
+	snprintf(script, sizeof(script), "%s/../cluster/etcd-compact.sh", data);
+	argv[0] = script;
+	argv[1] = (char *)state_dir;
+	argv[2] = NULL;
+	if (posix_spawn(&pid, script, NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -1;
+	return 0;
+}
+
+struct compact_ctx {
+	struct live *l;
+	int n;
+};
+
+/* After the first page: write something, then compact away the list's revision. */
+static int compact_after_first(json_t *item, void *ud)
+{
+	struct compact_ctx *cc = ud;
+	struct kc_resp resp = {0};
+	json_t *cm;
+
+	if (cc->n++ != 0)
+		return 0;
+	cm = configmap("bump", "k", "v");
+	expect_answer(kc_create(cc->l->c, &KC_CONFIGMAPS, cc->l->ns, cm, &resp, &e_), &resp, 201);
+	kc_resp_release(&resp);
+	json_decref(cm);
+	assert_int_equal(compact_etcd(cc->l->state_dir), 0);
+	return 0;
+}
+
+static void test_kube__live_expired_continue_is_a_410_answer(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_list_opts o = {.label_selector = "set=cont", .limit = 1};
+	struct compact_ctx cc = {.l = l};
+	struct kc_resp resp = {0};
+	char *rv = (char *)1;
+
+	if (l->state_dir[0] == '\0')
+		skip();
+	create_labelled(l, &KC_PODTEMPLATES, "cont", 3, "cont");
+	expect_answer(kc_list(l->c, &KC_PODTEMPLATES, l->ns, &o, compact_after_first, &cc, &rv,
+	                      &resp, &e_),
+	              &resp, 410);
+	assert_int_equal(cc.n, 1);
+	assert_null(rv);
+	assert_string_equal(resp.status.reason, "Expired");
+	kc_resp_release(&resp);
+}
+
+struct seen {
+	pthread_mutex_t lock;
+	int added, modified, deleted, bookmarks, errors;
+	int error_code;
+	long long block_ms; /* the first event sleeps this long (back-pressure) */
+	struct kc_client *c;
+	const char *ns;
+	const struct kc_gvr *gvr;
+	struct kc_watch_opts o;
+	struct kc_resp resp;
+	struct ll_err err;
+	int rc;
+};
+
+static int on_seen(enum watch_event_type type, json_t *obj, void *ud)
+{
+	struct seen *s = ud;
+	long long block = 0;
+
+	pthread_mutex_lock(&s->lock);
+	switch (type) {
+	case WATCH_ADDED:
+		s->added++;
+		break;
+	case WATCH_MODIFIED:
+		s->modified++;
+		break;
+	case WATCH_DELETED:
+		s->deleted++;
+		break;
+	case WATCH_BOOKMARK:
+		assert_non_null(jx_resource_version(obj));
+		s->bookmarks++;
+		break;
+	case WATCH_ERROR:
+		s->errors++;
+		s->error_code = (int)jx_int(obj, 0, "code", NULL);
+		break;
+	}
+	if (s->added + s->modified + s->deleted == 1) {
+		block = s->block_ms;
+		s->block_ms = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (block)
+		sleep_ms((long)block);
+	return 0;
+}
+
+static void *watch_thread(void *arg)
+{
+	struct seen *s = arg;
+
+	s->rc = kc_watch(s->c, s->gvr, s->ns, &s->o, on_seen, s, &s->resp, &s->err);
+	return NULL;
+}
+
+static int seen_get(struct seen *s, const int *field)
+{
+	int v;
+
+	pthread_mutex_lock(&s->lock);
+	v = *field;
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
+static bool wait_for(struct seen *s, const int *field, int want, long long ms)
+{
+	long long end = now_ms() + ms;
+
+	while (seen_get(s, field) < want && now_ms() < end)
+		sleep_ms(20);
+	return seen_get(s, field) >= want;
+}
+
+static char *list_rv(struct live *l, const struct kc_gvr *gvr)
+{
+	struct kc_resp resp = {0};
+	struct items it = {0};
+	char *rv = NULL;
+
+	expect_answer(kc_list(l->c, gvr, l->ns, NULL, count_item, &it, &rv, &resp, &e_), &resp,
+	              200);
+	json_decref(it.kept);
+	kc_resp_release(&resp);
+	return rv;
+}
+
+static void test_kube__live_watch_sees_every_event_type(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct seen s = {.c = l->c, .ns = l->ns, .gvr = &KC_CONFIGMAPS};
+	struct kc_resp resp = {0};
+	json_t *cm = configmap("watched", "k", "1"), *patch;
+	char *rv = list_rv(l, &KC_CONFIGMAPS);
+	pthread_t t;
+
+	pthread_mutex_init(&s.lock, NULL);
+	s.o = (struct kc_watch_opts){.resource_version = rv,
+	                             .allow_bookmarks = true,
+	                             .timeout_seconds = 6,
+	                             .label_selector = "w=1"};
+	pthread_create(&t, NULL, watch_thread, &s);
+	json_object_set_new(json_object_get(cm, "metadata"), "labels",
+	                    json_pack("{s:s}", "w", "1"));
+	expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 201);
+	kc_resp_release(&resp);
+	patch = json_pack("{s:{s:s}}", "data", "k", "2");
+	expect_answer(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "watched", NULL, KC_PATCH_MERGE, patch,
+	                       NULL, &resp, &e_),
+	              &resp, 200);
+	kc_resp_release(&resp);
+	expect_answer(kc_delete(l->c, &KC_CONFIGMAPS, l->ns, "watched", NULL, &resp, &e_), &resp,
+	              200);
+	kc_resp_release(&resp);
+	/* the server ends the watch after timeoutSeconds; a bookmark comes shortly before */
+	pthread_join(t, NULL);
+	if (s.rc != 0)
+		fail_msg("watch: rc %d: %s", s.rc, s.err.msg);
+	assert_int_equal(s.resp.http_status, 200);
+	assert_int_equal(s.added, 1);
+	assert_int_equal(s.modified, 1);
+	assert_int_equal(s.deleted, 1);
+	assert_true(s.bookmarks >= 1);
+	assert_int_equal(s.errors, 0);
+	kc_resp_release(&s.resp);
+	json_decref(patch);
+	json_decref(cm);
+	free(rv);
+	pthread_mutex_destroy(&s.lock);
+}
+
+static void test_kube__live_watch_from_compacted_rv_is_410(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct seen s = {.c = l->c, .ns = l->ns, .gvr = &KC_PODTEMPLATES};
+	struct kc_resp resp = {0};
+	char *rv;
+
+	if (l->state_dir[0] == '\0')
+		skip();
+	pthread_mutex_init(&s.lock, NULL);
+	rv = list_rv(l, &KC_PODTEMPLATES);
+	create_labelled(l, &KC_PODTEMPLATES, "old", 2, "old");
+	assert_int_equal(compact_etcd(l->state_dir), 0);
+	s.o = (struct kc_watch_opts){.resource_version = rv, .timeout_seconds = 20};
+	watch_thread(&s);
+	if (s.rc != 0)
+		fail_msg("watch: rc %d: %s", s.rc, s.err.msg);
+	/* either form of "too old": an answer, or an ERROR event in a 200 stream */
+	if (s.resp.http_status == 410) {
+		assert_int_equal(s.resp.status.code, 410);
+		assert_int_equal(s.errors, 0);
+	} else {
+		assert_int_equal(s.resp.http_status, 200);
+		assert_int_equal(s.errors, 1);
+		assert_int_equal(s.error_code, 410);
+	}
+	assert_int_equal(s.added, 0);
+	kc_resp_release(&s.resp);
+	kc_resp_release(&resp);
+	free(rv);
+	pthread_mutex_destroy(&s.lock);
+}
+
+static void test_kube__live_watch_cancel_and_event_cap(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct seen s = {.c = l->c, .ns = l->ns, .gvr = &KC_CONFIGMAPS};
+	struct kc_resp resp = {0};
+	atomic_int cancel = 0;
+	char big[4096];
+	json_t *cm;
+	pthread_t t;
+	long long t0;
+
+	pthread_mutex_init(&s.lock, NULL);
+	s.o = (struct kc_watch_opts){.cancel = &cancel, .timeout_seconds = 60};
+	pthread_create(&t, NULL, watch_thread, &s);
+	sleep_ms(300);
+	t0 = now_ms();
+	atomic_store(&cancel, 1);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, -ECANCELED);
+	assert_true(now_ms() - t0 < 5000);
+	kc_resp_release(&s.resp);
+
+	/* an event over max_event_bytes ends the watch with -EMSGSIZE */
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cm = configmap("big", "k", big);
+	s.o = (struct kc_watch_opts){.timeout_seconds = 60, .max_event_bytes = 1024};
+	pthread_create(&t, NULL, watch_thread, &s);
+	sleep_ms(300);
+	expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 201);
+	kc_resp_release(&resp);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, -EMSGSIZE);
+	kc_resp_release(&s.resp);
+	json_decref(cm);
+	pthread_mutex_destroy(&s.lock);
+}
+
+/* A watch whose consumer stalls must not stall the connection's other streams. */
+static void test_kube__live_stalled_watch_does_not_block_requests(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct seen s = {.c = l->c, .ns = l->ns, .gvr = &KC_CONFIGMAPS};
+	struct kc_resp resp = {0};
+	atomic_int cancel = 0;
+	enum { N = 30, SIZE = 400 << 10 };
+	char *big = malloc(SIZE + 1), name[32];
+	long long t0;
+	pthread_t t;
+
+	memset(big, 'p', SIZE);
+	big[SIZE] = '\0';
+	pthread_mutex_init(&s.lock, NULL);
+	s.block_ms = 6000;
+	s.o = (struct kc_watch_opts){
+	        .cancel = &cancel, .timeout_seconds = 120, .label_selector = "set=bp"};
+	pthread_create(&t, NULL, watch_thread, &s);
+	sleep_ms(300);
+	t0 = now_ms();
+	for (int i = 0; i < N; i++) {
+		json_t *cm;
+
+		snprintf(name, sizeof(name), "bp-%02d", i);
+		cm = configmap(name, "k", big);
+		json_object_set_new(json_object_get(cm, "metadata"), "labels",
+		                    json_pack("{s:s}", "set", "bp"));
+		expect_answer(kc_create(l->c, &KC_CONFIGMAPS, l->ns, cm, &resp, &e_), &resp, 201);
+		kc_resp_release(&resp);
+		json_decref(cm);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "bp-%02d", i);
+		expect_answer(kc_get(l->c, &KC_CONFIGMAPS, l->ns, name, &resp, &e_), &resp, 200);
+		kc_resp_release(&resp);
+	}
+	/* all that happened while the watch's consumer was still asleep */
+	assert_true(now_ms() - t0 < 6000);
+	assert_true(seen_get(&s, &s.added) <= 1);
+	/* once it wakes up, every event arrives */
+	if (!wait_for(&s, &s.added, N, 60000))
+		fail_msg("only %d of %d events after the stall", seen_get(&s, &s.added), N);
+	atomic_store(&cancel, 1);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, -ECANCELED);
+	kc_resp_release(&s.resp);
+	free(big);
+	pthread_mutex_destroy(&s.lock);
+}
+
+struct hammer {
+	struct kc_client *c;
+	int ok;
+};
+
+static void *hammer_thread(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (int i = 0; i < 25; i++) {
+		struct kc_resp resp = {0};
+
+		if (kc_get(h->c, &KC_NAMESPACES, NULL, "default", &resp, NULL) == 0 &&
+		    resp.http_status == 200)
+			h->ok++;
+		kc_resp_release(&resp);
+	}
+	return NULL;
+}
+
+static long hammer(struct live *l, bool http1)
+{
+	struct kc_opts o = {.qps = -1, .http1_only = http1, .client_name = "hammer"};
+	struct hammer h[8];
+	pthread_t t[8];
+	struct kc_client *c;
+	long connects;
+
+	assert_int_equal(kc_client_new(&l->cfg, &o, &c, NULL), 0);
+	for (int i = 0; i < 8; i++) {
+		h[i] = (struct hammer){.c = c};
+		pthread_create(&t[i], NULL, hammer_thread, &h[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(h[i].ok, 25);
+	}
+	connects = kc__connects(c);
+	kc_client_free(c);
+	return connects;
+}
+
+static void test_kube__live_concurrent_requests_share_one_connection(void **state)
+{
+	struct live *l = live_or_skip(state);
+
+	assert_int_equal(hammer(l, false), 1);
+	assert_true(hammer(l, true) >= 1);
+}
+
+static void test_kube__live_free_cancels_a_running_watch(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct seen s = {.ns = l->ns, .gvr = &KC_CONFIGMAPS};
+	pthread_t t;
+
+	assert_int_equal(kc_client_new(&l->cfg, NULL, &s.c, NULL), 0);
+	pthread_mutex_init(&s.lock, NULL);
+	s.o = (struct kc_watch_opts){.timeout_seconds = 60};
+	pthread_create(&t, NULL, watch_thread, &s);
+	sleep_ms(500);
+	kc_client_free(s.c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, -ECANCELED);
+	kc_resp_release(&s.resp);
+	pthread_mutex_destroy(&s.lock);
+}
+
+static void test_kube__live_bearer_token_file(void **state)
+{
+	struct live *l = live_or_skip(state);
+	char path[] = "/tmp/kc-token-XXXXXX";
+	struct kcfg cfg = {.server = l->cfg.server,
+	                   .ca_pem = l->cfg.ca_pem,
+	                   .ca_pem_len = l->cfg.ca_pem_len,
+	                   .token_file = path};
+	struct kc_resp resp = {0};
+	struct kc_client *c;
+	int fd;
+
+	if (l->state_dir[0] == '\0')
+		skip(); /* the token is the test cluster's */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "admin-token-0123456789\n", 23), 23);
+	close(fd);
+	assert_int_equal(kc_client_new(&cfg, NULL, &c, NULL), 0);
+	expect_answer(kc_get(c, &KC_NAMESPACES, NULL, "default", &resp, &e_), &resp, 200);
+	kc_resp_release(&resp);
+	kc_client_free(c);
+	/* a wrong token is an answer too */
+	cfg.token_file = NULL;
+	cfg.token = "wrong-token";
+	assert_int_equal(kc_client_new(&cfg, NULL, &c, NULL), 0);
+	expect_answer(kc_get(c, &KC_NAMESPACES, NULL, "default", &resp, &e_), &resp, 401);
+	assert_string_equal(resp.status.reason, "Unauthorized");
+	kc_resp_release(&resp);
+	kc_client_free(c);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest unit[] = {
+	        cmocka_unit_test(test_kube__path_core_and_grouped),
+	        cmocka_unit_test(test_kube__path_cluster_scoped_ignores_namespace),
+	        cmocka_unit_test(test_kube__path_subresource_needs_a_name),
+	        cmocka_unit_test(test_kube__path_segments_are_escaped),
+	        cmocka_unit_test(test_kube__path_over_cap_is_emsgsize),
+	        cmocka_unit_test(test_kube__status_from_a_status_body),
+	        cmocka_unit_test(test_kube__status_without_reason_or_code_uses_http),
+	        cmocka_unit_test(test_kube__status_from_a_plain_error_body),
+	        cmocka_unit_test(test_kube__status_left_empty_for_success),
+	        cmocka_unit_test(test_kube__curl_errors_map_to_errno),
+	        cmocka_unit_test(test_kube__resp_release_accepts_zeroed),
+	        cmocka_unit_test(test_kube__client_new_rejects_bad_config),
+	        cmocka_unit_test(test_kube__connection_refused_is_econnrefused),
+	        cmocka_unit_test(test_kube__request_timeout_is_etimedout),
+	        cmocka_unit_test(test_kube__bad_arguments_are_einval),
+	        cmocka_unit_test(test_kube__free_cancels_blocked_calls),
+	        cmocka_unit_test(test_kube__watch_cancel_flag_ends_the_watch),
+	};
+	const struct CMUnitTest live[] = {
+	        cmocka_unit_test(test_kube__live_get_default_namespace),
+	        cmocka_unit_test(test_kube__live_create_get_replace_patch),
+	        cmocka_unit_test(test_kube__live_json_patch_failed_test_is_an_answer),
+	        cmocka_unit_test(test_kube__live_apply_is_idempotent),
+	        cmocka_unit_test(test_kube__live_apply_conflict_names_the_manager),
+	        cmocka_unit_test(test_kube__live_delete_preconditions),
+	        cmocka_unit_test(test_kube__live_list_paginates),
+	        cmocka_unit_test(test_kube__live_expired_continue_is_a_410_answer),
+	        cmocka_unit_test(test_kube__live_watch_sees_every_event_type),
+	        cmocka_unit_test(test_kube__live_watch_from_compacted_rv_is_410),
+	        cmocka_unit_test(test_kube__live_watch_cancel_and_event_cap),
+	        cmocka_unit_test(test_kube__live_stalled_watch_does_not_block_requests),
+	        cmocka_unit_test(test_kube__live_concurrent_requests_share_one_connection),
+	        cmocka_unit_test(test_kube__live_free_cancels_a_running_watch),
+	        cmocka_unit_test(test_kube__live_bearer_token_file),
+	};
+	int failed = cmocka_run_group_tests_name("kube", unit, NULL, NULL);
+
+	return failed + cmocka_run_group_tests_name("kube_live", live, live_setup, live_teardown);
+}
