@@ -28,8 +28,9 @@
 #define M_EVENTS   "landlord_informer_events_total"
 
 /* Positive values a watch callback returns to end the stream. */
-#define END_GONE  1
-#define END_ERROR 2
+#define END_GONE   1
+#define END_ERROR  2
+#define END_PAUSED 3
 
 struct inf_index {
 	char *name;
@@ -297,20 +298,29 @@ static void cache_apply(struct inf *inf, enum watch_event_type type, const char 
 	objects_gauge(inf, n);
 }
 
-int inf__apply_event(struct inf *inf, enum watch_event_type type, json_t *obj)
+/* Caller holds dispatch_mu; @d receives references (delta_release() it). */
+static int apply_locked(struct inf *inf, enum watch_event_type type, json_t *obj, struct delta *d)
 {
-	struct delta d = {WATCH_BOOKMARK, NULL, NULL};
 	char *key = jx_object_key(obj);
 
 	if (key == NULL)
 		return -EINVAL;
-	pthread_mutex_lock(&inf->dispatch_mu);
-	cache_apply(inf, type, key, obj, &d);
-	dispatch(inf, &d);
-	pthread_mutex_unlock(&inf->dispatch_mu);
-	delta_release(&d);
+	cache_apply(inf, type, key, obj, d);
+	dispatch(inf, d);
 	free(key);
 	return 0;
+}
+
+int inf__apply_event(struct inf *inf, enum watch_event_type type, json_t *obj)
+{
+	struct delta d = {WATCH_BOOKMARK, NULL, NULL};
+	int rc;
+
+	pthread_mutex_lock(&inf->dispatch_mu);
+	rc = apply_locked(inf, type, obj, &d);
+	pthread_mutex_unlock(&inf->dispatch_mu);
+	delta_release(&d);
+	return rc;
 }
 
 static bool same_version(const json_t *a, const json_t *b)
@@ -357,13 +367,13 @@ static void diff_maps(json_t *old_map, json_t *fresh, struct delta **ds, size_t 
 	}
 }
 
-void inf__replace(struct inf *inf, json_t *take_fresh)
+/* Caller holds dispatch_mu. */
+static void replace_locked(struct inf *inf, json_t *take_fresh)
 {
 	struct delta *ds = NULL;
 	size_t n = 0, len;
 	json_t *old_map;
 
-	pthread_mutex_lock(&inf->dispatch_mu);
 	pthread_rwlock_wrlock(&inf->lock);
 	diff_maps(inf->items, take_fresh, &ds, &n);
 	old_map = inf->items;
@@ -374,11 +384,17 @@ void inf__replace(struct inf *inf, json_t *take_fresh)
 	objects_gauge(inf, len);
 	for (size_t i = 0; i < n; i++)
 		dispatch(inf, &ds[i]);
-	pthread_mutex_unlock(&inf->dispatch_mu);
 	for (size_t i = 0; i < n; i++)
 		delta_release(&ds[i]);
 	free(ds);
 	json_decref(old_map);
+}
+
+void inf__replace(struct inf *inf, json_t *take_fresh)
+{
+	pthread_mutex_lock(&inf->dispatch_mu);
+	replace_locked(inf, take_fresh);
+	pthread_mutex_unlock(&inf->dispatch_mu);
 }
 
 /* ---- construction and reads ---- */
@@ -639,6 +655,16 @@ void inf_index_namespace(const json_t *obj, void (*emit)(const char *value, void
 
 /* ---- reflector ---- */
 
+static bool is_paused(struct inf *inf)
+{
+	bool p;
+
+	pthread_mutex_lock(&inf->mu);
+	p = inf->paused;
+	pthread_mutex_unlock(&inf->mu);
+	return p;
+}
+
 static bool is_stopping(struct inf *inf)
 {
 	bool s;
@@ -700,6 +726,25 @@ static void note_listed(struct inf *inf, const char *rv, size_t n)
 	         inf->name, "objects", (int)n, "resourceVersion", rv);
 }
 
+/* Install a list unless paused meanwhile (then it is dropped and redone after the pause). */
+static enum outcome apply_list(struct inf *inf, json_t **take_fresh, const char *rv)
+{
+	size_t n = json_object_size(*take_fresh);
+	bool paused;
+
+	pthread_mutex_lock(&inf->dispatch_mu);
+	paused = is_paused(inf);
+	if (!paused) {
+		replace_locked(inf, *take_fresh);
+		*take_fresh = NULL;
+	}
+	pthread_mutex_unlock(&inf->dispatch_mu);
+	if (paused)
+		return OUT_CANCELED;
+	note_listed(inf, rv, n);
+	return OUT_LISTED;
+}
+
 static enum outcome list_once(struct inf *inf)
 {
 	struct kc_list_opts lo = {
@@ -725,12 +770,7 @@ static enum outcome list_once(struct inf *inf)
 	} else if (rc < 0 || !kc_resp_ok(&resp)) {
 		log_failure(inf, "list failed", "error", rc, &resp, &err);
 	} else {
-		size_t n = json_object_size(lc.fresh);
-
-		inf__replace(inf, lc.fresh);
-		lc.fresh = NULL;
-		note_listed(inf, rv, n);
-		o = OUT_LISTED;
+		o = apply_list(inf, &lc.fresh, rv);
 	}
 	json_decref(lc.fresh);
 	kc_resp_release(&resp);
@@ -740,8 +780,8 @@ static enum outcome list_once(struct inf *inf)
 
 struct watch_ctx {
 	struct inf *inf;
-	bool got_event;
-	int code; /* Status.code of an ERROR event */
+	bool got_event; /* other than ERROR */
+	int code;       /* Status.code of an ERROR event */
 	char reason[64];
 	char message[512];
 };
@@ -754,25 +794,34 @@ static int on_error_event(struct watch_ctx *wc, const json_t *status)
 	return wc->code == 410 ? END_GONE : END_ERROR;
 }
 
+/* Checked under dispatch_mu, so that nothing is applied once inf_pause_watch() returns. */
 static int on_watch_event(enum watch_event_type type, json_t *obj, void *ud)
 {
 	struct watch_ctx *wc = ud;
 	struct inf *inf = wc->inf;
+	struct delta d = {WATCH_BOOKMARK, NULL, NULL};
+	int rc = 0;
 
-	wc->got_event = true;
 	count_with(inf, M_EVENTS, "type", event_type_name(type));
 	if (type == WATCH_ERROR)
 		return on_error_event(wc, obj);
-	if (type != WATCH_BOOKMARK) {
+	wc->got_event = true;
+	if (type != WATCH_BOOKMARK)
 		inf__prepare(inf, obj);
-		if (inf__apply_event(inf, type, obj) == 0) {
+	pthread_mutex_lock(&inf->dispatch_mu);
+	if (is_paused(inf)) {
+		rc = END_PAUSED;
+	} else {
+		if (type != WATCH_BOOKMARK && apply_locked(inf, type, obj, &d) == 0) {
 			pthread_mutex_lock(&inf->mu);
 			inf->stats.events++;
 			pthread_mutex_unlock(&inf->mu);
 		}
+		set_rv(inf, jx_resource_version(obj));
 	}
-	set_rv(inf, jx_resource_version(obj));
-	return 0;
+	pthread_mutex_unlock(&inf->dispatch_mu);
+	delta_release(&d);
+	return rc;
 }
 
 static void log_watch_error_event(struct inf *inf, const struct watch_ctx *wc, const char *reason)
@@ -799,7 +848,7 @@ static enum outcome watch_outcome(struct inf *inf, int rc, const struct watch_ct
 		log_watch_error_event(inf, wc, *reason);
 		return OUT_ERROR;
 	}
-	if (rc == -ECANCELED) {
+	if (rc == -ECANCELED || rc == END_PAUSED) {
 		*reason = "canceled";
 		return OUT_CANCELED;
 	}
@@ -820,7 +869,8 @@ static enum outcome watch_outcome(struct inf *inf, int rc, const struct watch_ct
 	return OUT_ERROR;
 }
 
-static enum outcome watch_once(struct inf *inf)
+/* *@progressed: the watch delivered at least one event. */
+static enum outcome watch_once(struct inf *inf, bool *progressed)
 {
 	struct watch_ctx wc = {.inf = inf};
 	struct kc_watch_opts wo = {
@@ -843,12 +893,13 @@ static enum outcome watch_once(struct inf *inf)
 	o = watch_outcome(inf, rc, &wc, &resp, &err, mono_ms() - start, &reason);
 	if (!(o == OUT_CANCELED && is_stopping(inf)))
 		count_with(inf, M_RESTARTS, "reason", reason);
+	*progressed = wc.got_event;
 	kc_resp_release(&resp);
 	free(rv);
 	return o;
 }
 
-static long backoff_ms(unsigned fails)
+long inf__backoff_ms(unsigned fails)
 {
 	long base = (long)BACKOFF_MIN_MS << (fails < 6 ? fails : 6);
 	unsigned int r = 0;
@@ -864,7 +915,7 @@ static long backoff_ms(unsigned fails)
 /* Sleep unless stopped first. */
 static void backoff_sleep(struct inf *inf, unsigned fails)
 {
-	long ms = backoff_ms(fails);
+	long ms = inf__backoff_ms(fails);
 	struct timespec deadline = deadline_after(ms);
 	int rc = 0;
 
@@ -913,7 +964,7 @@ static void note_watch_start(struct inf *inf, bool *watched_before)
 static void *reflector_main(void *arg)
 {
 	struct inf *inf = arg;
-	bool need_list = true, watched_before = false;
+	bool need_list = true, watched_before = false, progressed = false;
 	unsigned fails = 0;
 	enum outcome o;
 
@@ -922,7 +973,9 @@ static void *reflector_main(void *arg)
 			o = list_once(inf);
 		} else {
 			note_watch_start(inf, &watched_before);
-			o = watch_once(inf);
+			o = watch_once(inf, &progressed);
+			if (progressed)
+				fails = 0; /* a watch that worked a while restarts the back-off */
 		}
 		switch (o) {
 		case OUT_LISTED:
@@ -991,4 +1044,9 @@ void inf_pause_watch(struct inf *inf, bool paused)
 		atomic_store(&inf->watch_cancel, 1);
 	pthread_cond_broadcast(&inf->cond);
 	pthread_mutex_unlock(&inf->mu);
+	/* barrier: an event being applied now finishes; later ones see the flag */
+	if (paused) {
+		pthread_mutex_lock(&inf->dispatch_mu);
+		pthread_mutex_unlock(&inf->dispatch_mu);
+	}
 }

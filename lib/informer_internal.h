@@ -34,4 +34,10 @@ int inf__apply_event(struct inf *inf, enum watch_event_type type, json_t *obj);
  */
 void inf__replace(struct inf *inf, json_t *take_fresh);
 
+/**
+ * inf__backoff_ms() - the delay after @fails consecutive failures: 0.5 s doubling per failure,
+ * plus up to 50% random jitter, never above 30 s.
+ */
+long inf__backoff_ms(unsigned fails);
+
 #endif

@@ -117,8 +117,9 @@ void lease_format_microtime(const struct timespec *ts, char out[32])
 		usec = ts->tv_nsec / 1000;
 	if (gmtime_r(&ts->tv_sec, &tm) == NULL)
 		memset(&tm, 0, sizeof(tm));
-	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
+	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+
+	snprintf(out + n, 32 - n, ".%06ldZ", usec);
 }
 
 static void now_microtime(char out[32])

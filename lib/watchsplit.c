@@ -121,6 +121,8 @@ int watchsplit_feed(struct watchsplit *ws, const char *data, size_t len, line_fn
 
 	if (ws->failed)
 		return ws->failed;
+	if (len == 0)
+		data = ""; /* a drain-only feed may pass NULL */
 	if (ws->scan_from < ws->pending.len) {
 		rc = drain_pending(ws, on_line, ud, &used);
 		if (rc)

@@ -100,7 +100,8 @@ void inf_get_stats(struct inf *inf, struct inf_stats *out /* OUT */);
 /**
  * inf_pause_watch() - test-only fault hook: while paused the reflector cancels its watch and
  * does not reconnect; on unpause it resumes from the last resourceVersion it saw (which may
- * by then be too old, forcing the 410 relist path).
+ * by then be too old, forcing the 410 relist path). Once pausing returns, nothing changes the
+ * cache until unpaused. Not to be called from a handler.
  */
 void inf_pause_watch(struct inf *inf, bool paused);
 

@@ -443,6 +443,28 @@ static void test_informer__objects_gauge_and_defaults(void **state)
 	inf_free(inf);
 }
 
+static void test_informer__backoff_grows_jittered_and_capped(void **state)
+{
+	long lo[8] = {0}, hi[8] = {0};
+
+	for (unsigned f = 0; f < 8; f++) {
+		lo[f] = hi[f] = inf__backoff_ms(f);
+		for (int i = 0; i < 200; i++) {
+			long ms = inf__backoff_ms(f);
+
+			lo[f] = ms < lo[f] ? ms : lo[f];
+			hi[f] = ms > hi[f] ? ms : hi[f];
+		}
+	}
+	assert_true(lo[0] >= 500 && hi[0] <= 750);
+	assert_true(lo[1] >= 1000 && hi[1] <= 1500);
+	assert_true(lo[4] >= 8000 && hi[4] <= 12000);
+	assert_true(hi[0] > lo[0]); /* jittered */
+	assert_true(lo[5] >= 16000 && hi[5] <= 24000);
+	assert_true(lo[6] == 30000 && hi[7] == 30000);
+	assert_int_equal(inf__backoff_ms(1000), 30000);
+}
+
 /* ---- live tests (LANDLORD_TEST_KUBECONFIG) ---- */
 
 struct live {
@@ -929,10 +951,15 @@ static void test_informer__live_relists_after_compaction(void **state)
 
 	/* while the watch is down: one delete, one create, then etcd forgets the history */
 	inf_pause_watch(inf, true);
-	usleep(200000);
 	delete_obj(l, &KC_PODTEMPLATES, "gone");
 	rv_new = create_cm(l, &KC_PODTEMPLATES, "new", NULL);
 	assert_int_equal(compact_etcd(l->state_dir), 0);
+	usleep(300000);
+	/* nothing reaches the cache while paused */
+	w = (struct want_rv){l->ns, "gone", rv_gone};
+	assert_true(cached_rv_is(inf, &w));
+	w = (struct want_rv){l->ns, "new", NULL};
+	assert_true(cached_rv_is(inf, &w));
 	inf_pause_watch(inf, false);
 
 	assert_true(eventually(relisted, inf, &before.relists));
@@ -1024,6 +1051,7 @@ int main(void)
 	        cmocka_unit_test(test_informer__late_handler_replays_adds),
 	        cmocka_unit_test(test_informer__list_filters_namespace),
 	        cmocka_unit_test(test_informer__objects_gauge_and_defaults),
+	        cmocka_unit_test(test_informer__backoff_grows_jittered_and_capped),
 	};
 	const struct CMUnitTest live[] = {
 	        cmocka_unit_test(test_informer__live_configmaps_converge),

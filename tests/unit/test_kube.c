@@ -4,6 +4,7 @@
  * watches, cancellation and multiplexing against a real API server.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -590,15 +591,15 @@ static json_t *configmap(const char *name, const char *key, const char *value)
  * An answer is expected: rc 0 and the given HTTP status. The macro declares `struct ll_err e_`,
  * which @call passes as its error argument so a failure shows the client's detail.
  */
-#define expect_answer(call, resp, status)                                                     \
+#define expect_answer(call, resp, want)                                                       \
 	do {                                                                                  \
 		struct ll_err e_ = {{0}};                                                     \
 		int rc_ = (call);                                                             \
 		if (rc_ != 0)                                                                 \
 			fail_msg("%s: rc %d: %s", #call, rc_, e_.msg);                        \
-		if ((resp)->http_status != (status))                                          \
+		if ((resp)->http_status != (want))                                            \
 			fail_msg("%s: HTTP %ld (want %d): %s %s", #call, (resp)->http_status, \
-			         (status), (resp)->status.reason, (resp)->status.message);    \
+			         (want), (resp)->status.reason, (resp)->status.message);      \
 	} while (0)
 
 static void test_kube__live_get_default_namespace(void **state)
@@ -885,8 +886,9 @@ static int compact_etcd(const char *state_dir)
 {
 	const char *data = getenv("LANDLORD_TEST_DATA");
 	char script[1024], *argv[3];
+	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	int status;
+	int status, rc;
 
 	if (data == NULL)
 		return -1;
@@ -894,7 +896,11 @@ static int compact_etcd(const char *state_dir)
 	argv[0] = script;
 	argv[1] = (char *)state_dir;
 	argv[2] = NULL;
-	if (posix_spawn(&pid, script, NULL, NULL, argv, environ) != 0)
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0); /* it prints the rev */
+	rc = posix_spawn(&pid, script, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
 		return -1;
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -1;
