@@ -15,7 +15,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 LIVE_MODULES = ("kube", "informer", "discovery", "lease")
 
 
-def test_binary(name):
+def built_test_binary(name):
     for build in ("asan", "release"):
         path = REPO / "build" / build / f"test_{name}"
         if path.exists():
@@ -30,7 +30,7 @@ def test_live_module_tests_pass_against_the_real_api_server(cluster, module):
            "LANDLORD_TEST_STATE_DIR": str(cluster.state_dir),
            "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
-    r = subprocess.run([test_binary(module)], env=env, capture_output=True, text=True,
+    r = subprocess.run([built_test_binary(module)], env=env, capture_output=True, text=True,
                        timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
