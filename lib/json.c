@@ -49,7 +49,7 @@ long long jx_int(const json_t *root, long long dflt, ...)
 	return json_is_integer(v) ? json_integer_value(v) : dflt;
 }
 
-bool jx_bool(const json_t *root, bool dflt, ...)
+bool jx_bool(const json_t *root, int dflt, ...)
 {
 	va_list ap;
 	json_t *v;

@@ -417,8 +417,19 @@ static char *read_token_file(const char *path)
 		return NULL;
 	}
 	fclose(f);
-	trim_end(b.p ? b.p : "");
+	if (b.p)
+		trim_end(b.p);
 	return buf_detach(&b);
+}
+
+/* A token goes into a header line: no control characters, which could split the header. */
+static bool header_safe(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	}
+	return true;
 }
 
 /* The token to send now (caller frees), or NULL. A token file is re-read at most once a minute. */
@@ -433,7 +444,7 @@ static char *token_dup(struct kc_client *c)
 	now = mono_ns();
 	if (c->token_cached == NULL || now - c->token_read_ns >= TOKEN_TTL_NS) {
 		t = read_token_file(c->token_file);
-		if (t && *t) {
+		if (t && *t && header_safe(t)) {
 			free(c->token_cached);
 			c->token_cached = t;
 		} else {
@@ -1447,8 +1458,9 @@ int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	}
 	rc = enter(c);
 	if (rc) {
+		ll_err_set(err, rc, "WATCH %s: client closed", buf_cstr(&path));
 		buf_release(&path);
-		return ll_err_set(err, rc, "WATCH %s: client closed", buf_cstr(&path));
+		return rc;
 	}
 	rq.path = buf_cstr(&path);
 	w.idle_ns = (int64_t)idle_s * NS_PER_SEC;
@@ -1660,6 +1672,9 @@ int kc_client_new(const struct kcfg *cfg, const struct kc_opts *opts, struct kc_
 	rc = check_tls(cfg, err);
 	if (rc)
 		return rc;
+	if (cfg->token && !header_safe(cfg->token))
+		return ll_err_set(err, -EINVAL, "%s: bearer token holds control characters",
+		                  cfg->source ? cfg->source : "kubeconfig");
 	pthread_once(&curl_once, curl_init_once);
 	c = xcalloc(1, sizeof(*c));
 	rc = set_base(c, cfg, err);

@@ -1,6 +1,7 @@
 /* kubeconfig.c - where the API server is and how to authenticate (see kubeconfig.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <libfyaml.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
@@ -85,12 +86,11 @@ static const char *read_error(int rc)
  * A file the kubeconfig names. O_NONBLOCK so that a path naming a FIFO or a terminal fails
  * instead of hanging; regular files ignore it.
  */
-static int read_ref(const struct ld *ld, const char *key, const char *path, size_t max,
-                    struct buf *out)
+static int read_ref(const struct ld *ld, const char *key, const char *path, struct buf *out)
 {
 	int rc;
 
-	buf_init(out, max);
+	buf_init(out, KCFG_REF_MAX);
 	rc = read_file(path, O_NONBLOCK, out);
 	if (rc == 0 && out->len == 0)
 		rc = fail(ld, -EINVAL, "%s \"%s\": file is empty", key, path);
@@ -113,18 +113,18 @@ static int b64_decode(const char *in, char **out, size_t *out_len)
 {
 	size_t len = strlen(in);
 	EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
-	char *p = xmalloc(len / 4 * 3 + 4);
+	unsigned char *p = xmalloc(len / 4 * 3 + 4);
 	int n1 = 0, n2 = 0, rc = -EINVAL;
 
 	if (ctx == NULL)
 		goto out;
 	EVP_DecodeInit(ctx);
-	if (EVP_DecodeUpdate(ctx, (unsigned char *)p, &n1, (const unsigned char *)in, (int)len) <
-	            0 ||
-	    EVP_DecodeFinal(ctx, (unsigned char *)p + n1, &n2) < 0 || n1 + n2 == 0)
+	if (EVP_DecodeUpdate(ctx, p, &n1, (const unsigned char *)in, (int)len) < 0)
+		goto out;
+	if (EVP_DecodeFinal(ctx, p + n1, &n2) < 0 || n1 + n2 == 0)
 		goto out;
 	p[n1 + n2] = '\0';
-	*out = p;
+	*out = (char *)p;
 	*out_len = (size_t)(n1 + n2);
 	p = NULL;
 	rc = 0;
@@ -262,7 +262,7 @@ static int load_pem(const struct ld *ld, struct fy_node *map, const char *data_k
 	if (rc || file == NULL)
 		goto out;
 	path = resolve_path(ld, file);
-	rc = read_ref(ld, file_key, path, KCFG_REF_MAX, &b);
+	rc = read_ref(ld, file_key, path, &b);
 	if (rc)
 		goto out;
 	*pem_len = b.len;
@@ -347,7 +347,7 @@ static int load_token_file(const struct ld *ld, struct fy_node *u, struct kcfg *
 		goto out;
 	out->token_file = resolve_path(ld, file);
 	if (out->token == NULL) {
-		rc = read_ref(ld, "tokenFile", out->token_file, KCFG_REF_MAX, &b);
+		rc = read_ref(ld, "tokenFile", out->token_file, &b);
 		if (rc == 0)
 			buf_release(&b);
 	}
@@ -456,6 +456,7 @@ static int load_yaml(struct ld *ld, const char *yaml, size_t len, const char *co
 	struct fy_document *fyd = NULL;
 	char *cluster = NULL, *user = NULL;
 	struct fy_node *root;
+	json_t *text = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -464,7 +465,17 @@ static int load_yaml(struct ld *ld, const char *yaml, size_t len, const char *co
 		rc = fail(ld, -EINVAL, "larger than %u bytes", KCFG_FILE_MAX);
 		goto out;
 	}
-	rc = parse_yaml(ld, yaml, len, &fyd);
+	/*
+	 * libfyaml 0.7.12 can loop forever on invalid UTF-8 (upstream issue #101), so validate
+	 * first. jansson's string constructor checks UTF-8 and keeps a NUL-terminated copy, which
+	 * the parser reads; it must outlive the document.
+	 */
+	text = json_stringn(yaml, len);
+	if (text == NULL) {
+		rc = fail(ld, -EINVAL, "not valid UTF-8");
+		goto out;
+	}
+	rc = parse_yaml(ld, json_string_value(text), json_string_length(text), &fyd);
 	if (rc)
 		goto out;
 	root = fy_document_root(fyd);
@@ -477,6 +488,7 @@ out:
 	if (rc)
 		kcfg_release(out);
 	fy_document_destroy(fyd);
+	json_decref(text);
 	free(cluster);
 	free(user);
 	return rc;
@@ -488,6 +500,14 @@ int kcfg_load_buf(const char *yaml, size_t len, const char *base_dir, const char
 	struct ld ld = {.src = "(buffer)", .base_dir = base_dir, .err = err};
 
 	return load_yaml(&ld, yaml, len, context, out);
+}
+
+/* -ENOENT only when the kubeconfig itself is missing, so callers can try the next source. */
+static int file_error_code(int rc)
+{
+	if (rc == -ENOENT)
+		return -ENOENT;
+	return rc == -EMSGSIZE ? -EINVAL : -EIO;
 }
 
 int kcfg_load_file(const char *path, const char *context, struct kcfg *out, struct ll_err *err)
@@ -502,11 +522,7 @@ int kcfg_load_file(const char *path, const char *context, struct kcfg *out, stru
 	ld.base_dir = dir; /* "" for a file in "/", which still yields "/x" */
 	rc = read_file(path, 0, &b);
 	if (rc)
-		rc = fail(&ld,
-		          rc == -ENOENT     ? -ENOENT
-		          : rc == -EMSGSIZE ? -EINVAL
-		                            : -EIO,
-		          "%s", read_error(rc));
+		rc = fail(&ld, file_error_code(rc), "%s", read_error(rc));
 	else
 		rc = load_yaml(&ld, buf_cstr(&b), b.len, context, out);
 	buf_release(&b);

@@ -18,8 +18,8 @@ json_t *jx_get(const json_t *root, ...) __attribute__((sentinel));
 const char *jx_str(const json_t *root, ...) __attribute__((sentinel));
 /** jx_int() - integer at the key path, or @dflt. */
 long long jx_int(const json_t *root, long long dflt, ...) __attribute__((sentinel));
-/** jx_bool() - boolean at the key path, or @dflt. */
-bool jx_bool(const json_t *root, bool dflt, ...) __attribute__((sentinel));
+/** jx_bool() - boolean at the key path, or @dflt (an int: varargs follow it). */
+bool jx_bool(const json_t *root, int dflt, ...) __attribute__((sentinel));
 
 /* Shorthands for metadata; all borrowed, NULL when absent. */
 const char *jx_name(const json_t *obj);

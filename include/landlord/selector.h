@@ -2,8 +2,9 @@
  * selector.h - Kubernetes label selectors.
  *
  * Two sources: the string form used in `labelSelector=` queries ("a=b,c!=d,e in (x,y),
- * f notin (z),g,!h", also "==") and the metav1.LabelSelector object (matchLabels +
- * matchExpressions with In, NotIn, Exists, DoesNotExist). Semantics follow apimachinery:
+ * f notin (z),g,!h", also "==" and the integer comparisons "n>1", "n<9") and the
+ * metav1.LabelSelector object (matchLabels + matchExpressions with In, NotIn, Exists,
+ * DoesNotExist). Semantics follow apimachinery:
  * an empty selector matches everything; a NULL (absent) LabelSelector object matches nothing;
  * requirements are ANDed; keys and values are validated (qualified names; values <= 63 chars).
  * A parsed selector is immutable and safe to share between threads.
@@ -29,7 +30,12 @@ int sel_from_json(const json_t *ls, struct sel **out /* OUT, sel_free() */, stru
 bool sel_matches(const struct sel *s, const json_t *labels);
 bool sel_matches_nothing(const struct sel *s);
 bool sel_is_empty(const struct sel *s);
-/** sel_to_string() - append the canonical string form (for a labelSelector= query). */
+/**
+ * sel_to_string() - append the canonical string form (for a labelSelector= query): requirements
+ * sorted, values sorted and unique, "==" written "=". sel_parse() reads it back unchanged.
+ * Return: 0; -EINVAL for a selector that matches nothing (no string form selects nothing, and
+ * "" would select everything); -EMSGSIZE when @out's cap is reached (@out is then unchanged).
+ */
 int sel_to_string(const struct sel *s, struct buf *out);
 void sel_free(struct sel *s);
 
