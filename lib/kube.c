@@ -690,7 +690,8 @@ static CURLcode common_opts(struct kc_client *c, struct xfer *x, CURL *e)
 	SETOPT(rc, e, CURLOPT_TCP_KEEPINTVL, 10L);
 	SETOPT(rc, e, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
 	SETOPT(rc, e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-	if (strcmp(x->method, "GET") != 0)
+	/* POSTFIELDS alone would turn the request into a POST */
+	if (strcmp(x->method, "GET") != 0 || x->body)
 		SETOPT(rc, e, CURLOPT_CUSTOMREQUEST, x->method);
 	if (x->body) {
 		SETOPT(rc, e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);

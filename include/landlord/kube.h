@@ -94,7 +94,10 @@ bool kc_resp_ok(const struct kc_resp *resp);
  */
 int kc_client_new(const struct kcfg *cfg, const struct kc_opts *opts /* NULL: defaults */,
 		  struct kc_client **out /* OUT, kc_client_free() */, struct ll_err *err);
-/** kc_client_free() - cancel outstanding calls (they return -ECANCELED), stop the thread. */
+/**
+ * kc_client_free() - cancel outstanding calls (they return -ECANCELED), stop the thread, and
+ * wait until every call has returned. Not from a callback (kc_item_fn, kc_event_fn) of @c.
+ */
 void kc_client_free(struct kc_client *c);
 /** kc_server() - the server URL (borrowed). */
 const char *kc_server(const struct kc_client *c);

@@ -884,24 +884,41 @@ static void test_kube__live_list_paginates(void **state)
 	kc_resp_release(&resp);
 }
 
-/* Run tests/cluster/etcd-compact.sh STATE_DIR (found from $LANDLORD_TEST_DATA = tests/data). */
-static int compact_etcd(const char *state_dir)
+/*
+ * tests/cluster/etcd-compact.sh: next to $LANDLORD_TEST_DATA (tests/data), else next to this
+ * source file, else relative to the working directory.
+ */
+static bool find_compact_script(char *out, size_t len)
 {
 	const char *data = getenv("LANDLORD_TEST_DATA");
-	char script[1024], *argv[3];
+	const char *file = __FILE__, *slash = strrchr(file, '/');
+
+	if (data && *data) {
+		snprintf(out, len, "%s/../cluster/etcd-compact.sh", data);
+		if (access(out, R_OK) == 0)
+			return true;
+	}
+	snprintf(out, len, "%.*s/../cluster/etcd-compact.sh", slash ? (int)(slash - file) : 1,
+	         slash ? file : ".");
+	if (access(out, R_OK) == 0)
+		return true;
+	snprintf(out, len, "tests/cluster/etcd-compact.sh");
+	return access(out, R_OK) == 0;
+}
+
+/* Compact etcd to its current revision, so older resourceVersions are gone (410). */
+static int compact_etcd(const char *state_dir)
+{
+	char script[1024], *argv[] = {"bash", script, (char *)state_dir, NULL};
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int status, rc;
 
-	if (data == NULL)
+	if (!find_compact_script(script, sizeof(script)))
 		return -1;
-	snprintf(script, sizeof(script), "%s/../cluster/etcd-compact.sh", data);
-	argv[0] = script;
-	argv[1] = (char *)state_dir;
-	argv[2] = NULL;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0); /* it prints the rev */
-	rc = posix_spawn(&pid, script, &fa, NULL, argv, environ);
+	rc = posix_spawnp(&pid, "bash", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0)
 		return -1;
