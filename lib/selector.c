@@ -503,7 +503,7 @@ static int parse_exact_value(struct lexer *lx, struct sel_req *r, struct ll_err 
 
 static int parse_requirement(struct lexer *lx, struct sel_req *r, struct ll_err *err)
 {
-	bool unary;
+	bool unary = false;
 	int rc = parse_key(lx, r, &unary, err);
 
 	if (rc == 0 && !unary)

@@ -11,6 +11,7 @@
 
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
+#include "landlord/err.h"
 #include "landlord/json.h"
 #include "landlord/log.h"
 #include "landlord/mem.h"

@@ -149,6 +149,14 @@ def cluster(tmp_path_factory):
         run_script("stop.sh", state_dir)
 
 
+@pytest.fixture(autouse=True)
+def _stop_leftover_processes():
+    """A failing test must not leave a landlord process behind to disturb the next one."""
+    yield
+    import procs
+    procs.stop_leftovers()
+
+
 @pytest.fixture(scope="session")
 def k8s_client(cluster):
     return cluster.client

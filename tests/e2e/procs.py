@@ -20,6 +20,17 @@ LANDLORD = BUILD / "landlord"
 INFORMER_PROBE = BUILD / "informer_probe"
 
 
+STARTED = []
+
+
+def stop_leftovers():
+    """Stop (by PID) every process this module started that a test left running."""
+    while STARTED:
+        p = STARTED.pop()
+        if p.popen.poll() is None:
+            p.kill()
+
+
 class Proc:
     def __init__(self, argv, log_path, env=None):
         self.argv = [str(a) for a in argv]
@@ -28,6 +39,7 @@ class Proc:
         self.popen = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
                                       env={**os.environ, **(env or {})})
         self.port = None
+        STARTED.append(self)
 
     @property
     def pid(self):

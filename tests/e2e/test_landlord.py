@@ -132,16 +132,18 @@ def test_api_errors_reach_the_log_with_the_servers_reason(installed, tmp_path):
     rbac.delete_cluster_role_binding("landlord")
     proc = start_landlord(installed, tmp_path, "run", "--leader-elect", "false")
     try:
-        def forbidden_logged():
-            return [r for r in proc.records() if r.get("level") in ("warn", "error")
-                    and "Forbidden" in json.dumps(r)
-                    and 'cannot list resource \\"tenants\\"' in json.dumps(r)]
-        installed.wait_for(forbidden_logged, timeout=60, what="a Forbidden record")
-        assert proc.get("/readyz")[0] == 503
-    finally:
-        r = installed.kubectl("admin", "apply", "-f", REPO / "deploy/rbac.yaml")
-        assert r.returncode == 0, r.stderr
-    try:
+        try:
+            proc.wait_probe()
+
+            def forbidden_logged():
+                return [r for r in proc.records() if r.get("level") in ("warn", "error")
+                        and "Forbidden" in json.dumps(r)
+                        and 'cannot list resource \\"tenants\\"' in json.dumps(r)]
+            installed.wait_for(forbidden_logged, timeout=60, what="a Forbidden record")
+            assert proc.get("/readyz")[0] == 503
+        finally:
+            r = installed.kubectl("admin", "apply", "-f", REPO / "deploy/rbac.yaml")
+            assert r.returncode == 0, r.stderr
         # With the binding back, the informer recovers on its own back-off.
         name = make_tenant(installed)
         wait_observed(installed, name)
