@@ -113,7 +113,7 @@ json_t *jx_loads(const char *data, size_t len, struct ll_err *err)
 
 	if (v == NULL)
 		ll_err_set(err, -1, "invalid JSON at line %d column %d: %s", je.line, je.column,
-			   je.text);
+		           je.text);
 	return v;
 }
 

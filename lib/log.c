@@ -56,7 +56,7 @@ void log_kv(enum log_level level, const char *msg, const char *fmt, ...)
 		return;
 	timestamp(ts);
 	rec = json_pack("{s:s,s:s,s:s}", "ts", ts, "level", level_names[level], "msg",
-			msg ? msg : "");
+	                msg ? msg : "");
 	if (rec == NULL)
 		return;
 	if (fmt) {

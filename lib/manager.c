@@ -66,7 +66,7 @@ struct mgr {
 };
 
 static const double reconcile_buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
-					   0.25,  0.5,   1,    2.5,   5,    10};
+                                           0.25,  0.5,   1,    2.5,   5,    10};
 
 struct mgr *mgr_new(const struct mgr_opts *opts)
 {
@@ -79,10 +79,10 @@ struct mgr *mgr_new(const struct mgr_opts *opts)
 		m->o.lease_name = "landlord";
 	pthread_mutex_init(&m->lead_lock, NULL);
 	metrics_describe("landlord_reconcile_total", METRIC_COUNTER,
-			 "Reconciles by controller and result (success, requeue, error).", NULL, 0);
+	                 "Reconciles by controller and result (success, requeue, error).", NULL, 0);
 	metrics_describe("landlord_reconcile_duration_seconds", METRIC_HISTOGRAM,
-			 "Time spent in one reconcile.", reconcile_buckets,
-			 sizeof(reconcile_buckets) / sizeof(reconcile_buckets[0]));
+	                 "Time spent in one reconcile.", reconcile_buckets,
+	                 sizeof(reconcile_buckets) / sizeof(reconcile_buckets[0]));
 	return m;
 }
 
@@ -94,8 +94,9 @@ struct kc_client *mgr_client(struct mgr *m)
 static char *informer_signature(const struct inf_opts *o)
 {
 	return xasprintf("%s/%s/%s|%s|%s|%s|%d", o->gvr.group ? o->gvr.group : "", o->gvr.version,
-			 o->gvr.resource, o->ns ? o->ns : "", o->label_selector ? o->label_selector : "",
-			 o->field_selector ? o->field_selector : "", o->metadata_only);
+	                 o->gvr.resource, o->ns ? o->ns : "",
+	                 o->label_selector ? o->label_selector : "",
+	                 o->field_selector ? o->field_selector : "", o->metadata_only);
 }
 
 struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts)
@@ -289,8 +290,8 @@ static void *worker_main(void *arg)
 			break;
 		case CTRL_RETRY:
 			log_debug("reconcile failed; retrying with back-off", "{s:s,s:s,s:i}",
-				  "controller", c->def.name, "key", key, "requeues",
-				  wq_num_requeues(q, key));
+			          "controller", c->def.name, "key", key, "requeues",
+			          wq_num_requeues(q, key));
 			wq_add_rate_limited(q, key);
 			record_reconcile(c, "error", secs);
 			break;
@@ -442,7 +443,7 @@ static struct shared_inf *find_informer(struct mgr *m, const char *query)
 
 /* Test hook: /debug/pause-watch?resource=NAME&paused=true|false */
 static int hook_pause_watch(void *ud, const char *method, const char *query, const char *body,
-			    struct buf *out)
+                            struct buf *out)
 {
 	struct shared_inf *s = find_informer(ud, query);
 	bool paused = strstr(query, "paused=true") != NULL;
@@ -453,14 +454,14 @@ static int hook_pause_watch(void *ud, const char *method, const char *query, con
 	}
 	inf_pause_watch(s->inf, paused);
 	log_info("test hook: watch pause changed", "{s:s,s:b}", "resource", s->name, "paused",
-		 paused);
+	         paused);
 	buf_appendf(out, "%s paused=%s\n", s->name, paused ? "true" : "false");
 	return 200;
 }
 
 /* Test hook: /debug/cache?resource=NAME -> {"objects":{key: resourceVersion},"stats":{...}} */
 static int hook_cache(void *ud, const char *method, const char *query, const char *body,
-		      struct buf *out)
+                      struct buf *out)
 {
 	struct shared_inf *s = find_informer(ud, query);
 	json_t *all, *obj, *objects, *doc;
@@ -480,15 +481,15 @@ static int hook_cache(void *ud, const char *method, const char *query, const cha
 
 		if (key)
 			json_object_set_new(objects, key,
-					    json_string(jx_resource_version(obj) ?: ""));
+			                    json_string(jx_resource_version(obj) ?: ""));
 		free(key);
 	}
 	json_decref(all);
 	inf_get_stats(s->inf, &st);
 	doc = json_pack("{s:o,s:b,s:{s:I,s:I,s:I,s:I}}", "objects", objects, "synced",
-			inf_has_synced(s->inf), "stats", "lists", (json_int_t)st.lists, "relists",
-			(json_int_t)st.relists, "watch_restarts", (json_int_t)st.watch_restarts,
-			"events", (json_int_t)st.events);
+	                inf_has_synced(s->inf), "stats", "lists", (json_int_t)st.lists, "relists",
+	                (json_int_t)st.relists, "watch_restarts", (json_int_t)st.watch_restarts,
+	                "events", (json_int_t)st.events);
 	text = jx_dumps(doc);
 	buf_append_str(out, text);
 	free(text);
@@ -511,13 +512,13 @@ static int start_probe(struct mgr *m)
 	rc = probe_start(m->probe);
 	if (rc) {
 		log_error("probe server failed to start", "{s:s,s:i,s:i}", "addr",
-			  m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", m->o.probe_port,
-			  "errno", -rc);
+		          m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", m->o.probe_port,
+		          "errno", -rc);
 		return rc;
 	}
 	log_info("probe server listening", "{s:s,s:i,s:b}", "addr",
-		 m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", probe_port(m->probe),
-		 "test_hooks", m->o.test_hooks);
+	         m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", probe_port(m->probe),
+	         "test_hooks", m->o.test_hooks);
 	return 0;
 }
 
@@ -555,7 +556,7 @@ static void wait_for_stop(struct mgr *m)
 		sig = sigtimedwait(&set, NULL, &tick);
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("signal received; shutting down", "{s:s}", "signal",
-				 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			         sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			atomic_store(&m->stop, true);
 		}
 	}
@@ -570,7 +571,7 @@ static bool wait_synced(struct mgr *m)
 			if (atomic_load(&m->stop))
 				return false;
 			log_info("waiting for informer cache to sync", "{s:s}", "resource",
-				 s->name);
+			         s->name);
 		}
 	}
 	atomic_store(&m->synced, true);
@@ -581,15 +582,15 @@ static bool wait_synced(struct mgr *m)
 static int start_leading_or_electing(struct mgr *m)
 {
 	struct lease_opts lo = {
-		.ns = m->o.lease_ns,
-		.name = m->o.lease_name,
-		.lease_duration_ms = m->o.lease_duration_ms,
-		.renew_deadline_ms = m->o.renew_deadline_ms,
-		.retry_period_ms = m->o.retry_period_ms,
-		.on_started_leading = start_workers,
-		.on_stopped_leading = stop_workers,
-		.on_new_leader = on_new_leader,
-		.ud = m,
+	        .ns = m->o.lease_ns,
+	        .name = m->o.lease_name,
+	        .lease_duration_ms = m->o.lease_duration_ms,
+	        .renew_deadline_ms = m->o.renew_deadline_ms,
+	        .retry_period_ms = m->o.retry_period_ms,
+	        .on_started_leading = start_workers,
+	        .on_stopped_leading = stop_workers,
+	        .on_new_leader = on_new_leader,
+	        .ud = m,
 	};
 
 	if (m->o.lease_client == NULL) {
@@ -598,7 +599,7 @@ static int start_leading_or_electing(struct mgr *m)
 	}
 	m->lease = lease_new(m->o.lease_client, &lo);
 	log_info("leader election started", "{s:s,s:s,s:s}", "lease_namespace", lo.ns, "lease",
-		 lo.name, "identity", lease_identity(m->lease));
+	         lo.name, "identity", lease_identity(m->lease));
 	return lease_start(m->lease);
 }
 
@@ -613,7 +614,7 @@ int mgr_run(struct mgr *m)
 		rc = c->def.setup ? c->def.setup(c, m, c->def.ud) : 0;
 		if (rc)
 			log_error("controller setup failed", "{s:s,s:i}", "controller", c->def.name,
-				  "errno", -rc);
+			          "errno", -rc);
 	}
 	for (s = m->infs; s && rc == 0; s = s->next)
 		rc = inf_start(s->inf);

@@ -11,7 +11,7 @@ static void oom(size_t n)
 {
 	char msg[128];
 	int len = snprintf(msg, sizeof(msg),
-			   "{\"level\":\"error\",\"msg\":\"out of memory\",\"bytes\":%zu}\n", n);
+	                   "{\"level\":\"error\",\"msg\":\"out of memory\",\"bytes\":%zu}\n", n);
 
 	if (len > 0 && write(2, msg, (size_t)len) < 0)
 		abort();

@@ -57,20 +57,20 @@ enum opt_id {
 };
 
 static const struct option long_opts[] = {
-	{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-	{"context", required_argument, NULL, OPT_CONTEXT},
-	{"probe-addr", required_argument, NULL, OPT_PROBE_ADDR},
-	{"leader-elect", required_argument, NULL, OPT_LEADER_ELECT},
-	{"leader-election-namespace", required_argument, NULL, OPT_LEASE_NS},
-	{"lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
-	{"renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE},
-	{"retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
-	{"kube-api-qps", required_argument, NULL, OPT_QPS},
-	{"kube-api-burst", required_argument, NULL, OPT_BURST},
-	{"v", required_argument, NULL, OPT_V},
-	{"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"probe-addr", required_argument, NULL, OPT_PROBE_ADDR},
+        {"leader-elect", required_argument, NULL, OPT_LEADER_ELECT},
+        {"leader-election-namespace", required_argument, NULL, OPT_LEASE_NS},
+        {"lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
+        {"renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE},
+        {"retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
+        {"kube-api-qps", required_argument, NULL, OPT_QPS},
+        {"kube-api-burst", required_argument, NULL, OPT_BURST},
+        {"v", required_argument, NULL, OPT_V},
+        {"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -89,7 +89,8 @@ static void usage(FILE *out)
 	      "  --probe-addr HOST:PORT            /healthz /readyz /metrics; port 0 picks one\n"
 	      "                                    [LANDLORD_PROBE_ADDR] (127.0.0.1:8081)\n"
 	      "  --leader-elect true|false         [LANDLORD_LEADER_ELECT] (true)\n"
-	      "  --leader-election-namespace NS    Lease namespace [LANDLORD_LEADER_ELECTION_NAMESPACE]\n"
+	      "  --leader-election-namespace NS    Lease namespace "
+	      "[LANDLORD_LEADER_ELECTION_NAMESPACE]\n"
 	      "                                    (landlord-system)\n"
 	      "  --lease-duration D                e.g. 15s [LANDLORD_LEASE_DURATION] (15s)\n"
 	      "  --renew-deadline D                [LANDLORD_RENEW_DEADLINE] (10s)\n"
@@ -97,7 +98,8 @@ static void usage(FILE *out)
 	      "  --kube-api-qps N                  client rate limit [LANDLORD_KUBE_API_QPS] (50)\n"
 	      "  --kube-api-burst N                [LANDLORD_KUBE_API_BURST] (100)\n"
 	      "  --v N                             log verbosity; 4 adds debug [LANDLORD_V] (0)\n"
-	      "  --enable-test-hooks               /debug/ fault hooks on the probe port; tests only\n"
+	      "  --enable-test-hooks               /debug/ fault hooks on the probe port; tests "
+	      "only\n"
 	      "                                    [LANDLORD_ENABLE_TEST_HOOKS]\n",
 	      out);
 }
@@ -228,8 +230,10 @@ static int apply_environment(struct config *cfg)
 			continue; /* $KUBECONFIG is read by the kubeconfig loader itself */
 		snprintf(env, sizeof(env), "LANDLORD_%s", o->name);
 		for (i = 0; env[i]; i++)
-			env[i] = env[i] == '-' ? '_' : (char)(env[i] >= 'a' && env[i] <= 'z' ?
-							      env[i] - 'a' + 'A' : env[i]);
+			env[i] = env[i] == '-' ? '_'
+			                       : (char)(env[i] >= 'a' && env[i] <= 'z'
+			                                        ? env[i] - 'a' + 'A'
+			                                        : env[i]);
 		v = getenv(env);
 		if (v && *v && apply_option(cfg, o->val, v)) {
 			fprintf(stderr, "landlord: invalid value %s=\"%s\"\n", env, v);
@@ -254,7 +258,7 @@ static int parse_flags(int argc, char **argv, struct config *cfg)
 		if (c == '?' || apply_option(cfg, c, c == OPT_TEST_HOOKS ? "true" : optarg)) {
 			if (c != '?')
 				fprintf(stderr, "landlord: invalid value for --%s: \"%s\"\n",
-					long_opts[c - OPT_KUBECONFIG].name, optarg);
+				        long_opts[c - OPT_KUBECONFIG].name, optarg);
 			fprintf(stderr, "run 'landlord --help' for usage\n");
 			return -EINVAL;
 		}
@@ -285,15 +289,15 @@ static int check_server(struct kc_client *c)
 
 	if (rc < 0) {
 		log_error("cannot reach the API server", "{s:s,s:s}", "server", kc_server(c),
-			  "error", err.msg);
+		          "error", err.msg);
 	} else if (!kc_resp_ok(&resp)) {
 		log_error("the API server refused landlord's credentials", "{s:s,s:i,s:s,s:s}",
-			  "server", kc_server(c), "code", (int)resp.http_status, "reason",
-			  resp.status.reason, "message", resp.status.message);
+		          "server", kc_server(c), "code", (int)resp.http_status, "reason",
+		          resp.status.reason, "message", resp.status.message);
 		rc = -EACCES;
 	} else {
 		log_info("connected to the API server", "{s:s,s:s?}", "server", kc_server(c),
-			 "version", json_string_value(json_object_get(resp.body, "gitVersion")));
+		         "version", json_string_value(json_object_get(resp.body, "gitVersion")));
 	}
 	kc_resp_release(&resp);
 	return rc;
@@ -304,11 +308,12 @@ static int check_crds(struct kc_client *c)
 	struct disc *d = disc_new(c);
 	struct kc_gvr gvr;
 	struct ll_err err;
-	int rc = disc_lookup_kind(d, LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "Tenant", &gvr, &err);
+	int rc =
+	        disc_lookup_kind(d, LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "Tenant", &gvr, &err);
 
 	if (rc == -ENOENT)
 		log_error("the landlord CRDs are not installed: kubectl apply -f deploy/crds/",
-			  "{s:s}", "server", kc_server(c));
+		          "{s:s}", "server", kc_server(c));
 	else if (rc < 0)
 		log_error("API discovery failed", "{s:s}", "error", err.msg);
 	disc_free(d);
@@ -316,7 +321,7 @@ static int check_crds(struct kc_client *c)
 }
 
 static int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
-		      struct kc_client **out)
+                      struct kc_client **out)
 {
 	struct kc_opts o = {.qps = cfg->qps, .burst = cfg->burst, .client_name = name};
 	struct ll_err err;
@@ -324,7 +329,7 @@ static int new_client(const struct kcfg *kc, const struct config *cfg, const cha
 
 	if (rc < 0)
 		log_error("invalid API server configuration", "{s:s,s:s}", "source", kc->source,
-			  "error", err.msg);
+		          "error", err.msg);
 	return rc;
 }
 
@@ -352,15 +357,15 @@ static int cmd_controllers(const struct config *cfg)
 	if (rc < 0)
 		goto out;
 	m = mgr_new(&(struct mgr_opts){
-		.client = client,
-		.lease_client = lease_client,
-		.lease_ns = cfg->lease_ns,
-		.lease_duration_ms = (int)cfg->lease_duration_ms,
-		.renew_deadline_ms = (int)cfg->renew_deadline_ms,
-		.retry_period_ms = (int)cfg->retry_period_ms,
-		.probe_addr = cfg->probe_addr,
-		.probe_port = cfg->probe_port,
-		.test_hooks = cfg->test_hooks,
+	        .client = client,
+	        .lease_client = lease_client,
+	        .lease_ns = cfg->lease_ns,
+	        .lease_duration_ms = (int)cfg->lease_duration_ms,
+	        .renew_deadline_ms = (int)cfg->renew_deadline_ms,
+	        .retry_period_ms = (int)cfg->retry_period_ms,
+	        .probe_addr = cfg->probe_addr,
+	        .probe_port = cfg->probe_port,
+	        .test_hooks = cfg->test_hooks,
 	});
 	mgr_add_controller(m, &tenant);
 	rc = mgr_run(m);
@@ -375,12 +380,12 @@ out:
 int main(int argc, char **argv)
 {
 	struct config cfg = {
-		.probe_addr = "127.0.0.1",
-		.probe_port = 8081,
-		.leader_elect = true,
-		.lease_ns = "landlord-system",
-		.qps = 50,
-		.burst = 100,
+	        .probe_addr = "127.0.0.1",
+	        .probe_port = 8081,
+	        .leader_elect = true,
+	        .lease_ns = "landlord-system",
+	        .qps = 50,
+	        .burst = 100,
 	};
 	const char *cmd = argc > 1 ? argv[1] : "";
 	int rc;
@@ -402,7 +407,7 @@ int main(int argc, char **argv)
 	mgr_block_signals();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	log_info("landlord starting", "{s:s,s:s,s:b}", "command", cmd, "version", LANDLORD_VERSION,
-		 "leader_elect", cfg.leader_elect);
+	         "leader_elect", cfg.leader_elect);
 	rc = cmd_controllers(&cfg);
 	curl_global_cleanup();
 	return rc;

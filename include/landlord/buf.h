@@ -20,7 +20,10 @@ struct buf {
 	size_t max;
 };
 
-#define BUF_INIT(max_bytes) {NULL, 0, 0, (max_bytes)}
+#define BUF_INIT(max_bytes)             \
+	{                               \
+		NULL, 0, 0, (max_bytes) \
+	}
 /* A cap for buffers built from our own data (paths, bodies we generate). */
 #define BUF_MAX_INTERNAL (64u << 20)
 

@@ -23,9 +23,9 @@ int disc_refresh(struct disc *d, struct ll_err *err);
  * Return: 0; -ENOENT when the server does not serve that kind (after one refresh).
  */
 int disc_lookup_kind(struct disc *d, const char *api_version, const char *kind,
-		     struct kc_gvr *out /* OUT */, struct ll_err *err);
+                     struct kc_gvr *out /* OUT */, struct ll_err *err);
 /** disc_lookup_resource() - @group "" for core; the group's preferred version. */
 int disc_lookup_resource(struct disc *d, const char *group, const char *resource,
-			 struct kc_gvr *out /* OUT */, struct ll_err *err);
+                         struct kc_gvr *out /* OUT */, struct ll_err *err);
 
 #endif

@@ -16,6 +16,6 @@ struct ll_err {
 
 /** ll_err_set() - format a message into @err (no-op when @err is NULL). Returns @code. */
 int ll_err_set(struct ll_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -41,7 +41,7 @@ struct inf_opts {
 	/* Runs on every object before it is cached; may modify @obj in place. */
 	void (*transform)(json_t *obj, void *ud);
 	void *transform_ud;
-	const char *name;           /* metrics/log label; default gvr.resource */
+	const char *name; /* metrics/log label; default gvr.resource */
 };
 
 struct inf_handler {
@@ -54,7 +54,7 @@ struct inf_handler {
 
 /** Index function: call @emit(value, ctx) once for each index value of @obj. */
 typedef void (*inf_index_fn)(const json_t *obj, void (*emit)(const char *value, void *ctx),
-			     void *ctx, void *ud);
+                             void *ctx, void *ud);
 
 struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts);
 /** inf_free() - stop (if started) and free the cache. */
@@ -107,10 +107,10 @@ void inf_pause_watch(struct inf *inf, bool paused);
 
 /* Ready-made index functions. @ud is the label key (a const char *) for inf_index_label. */
 void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-		     void *ud);
+                     void *ud);
 void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-			 void *ud);
+                         void *ud);
 void inf_index_namespace(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-			 void *ud);
+                         void *ud);
 
 #endif

@@ -72,14 +72,14 @@ struct kc_opts {
 
 /** metav1.Status as returned on errors (and by some deletes). */
 struct kc_status {
-	int code;          /* Status.code, or the HTTP status when the body was not a Status */
-	char reason[64];   /* "NotFound", "AlreadyExists", "Conflict", "Expired", "Invalid"... */
+	int code;        /* Status.code, or the HTTP status when the body was not a Status */
+	char reason[64]; /* "NotFound", "AlreadyExists", "Conflict", "Expired", "Invalid"... */
 	char message[1024];
 };
 
 struct kc_resp {
-	long http_status;      /* 0 when there was no answer */
-	json_t *body;          /* parsed JSON body (new reference) or NULL */
+	long http_status;        /* 0 when there was no answer */
+	json_t *body;            /* parsed JSON body (new reference) or NULL */
 	struct kc_status status; /* filled when http_status >= 400 or the body is a Status */
 };
 
@@ -93,7 +93,7 @@ bool kc_resp_ok(const struct kc_resp *resp);
  * Return: 0 or -EINVAL (bad PEM, bad server URL) with @err set.
  */
 int kc_client_new(const struct kcfg *cfg, const struct kc_opts *opts /* NULL: defaults */,
-		  struct kc_client **out /* OUT, kc_client_free() */, struct ll_err *err);
+                  struct kc_client **out /* OUT, kc_client_free() */, struct ll_err *err);
 /**
  * kc_client_free() - cancel outstanding calls (they return -ECANCELED), stop the thread, and
  * wait until every call has returned. Not from a callback (kc_item_fn, kc_event_fn) of @c.
@@ -108,33 +108,33 @@ const char *kc_server(const struct kc_client *c);
  * cluster-scoped resources; segments are percent-encoded. Return: 0 or -EMSGSIZE.
  */
 int kc_path(struct buf *out, const struct kc_gvr *gvr, const char *ns, const char *name,
-	    const char *subresource);
+            const char *subresource);
 
 /**
  * kc_request() - one raw request. @path includes any query string. @body may be NULL.
  * @accept NULL means application/json. The response body, if JSON, is parsed into resp->body.
  */
-int kc_request(struct kc_client *c, const char *method, const char *path,
-	       const char *content_type, const char *body, size_t body_len, const char *accept,
-	       struct kc_resp *resp /* OUT */, struct ll_err *err);
+int kc_request(struct kc_client *c, const char *method, const char *path, const char *content_type,
+               const char *body, size_t body_len, const char *accept,
+               struct kc_resp *resp /* OUT */, struct ll_err *err);
 
 int kc_get(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
-	   struct kc_resp *resp /* OUT */, struct ll_err *err);
+           struct kc_resp *resp /* OUT */, struct ll_err *err);
 /** kc_create() - POST. Namespaces are always created this way, never applied. */
 int kc_create(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const json_t *obj,
-	      struct kc_resp *resp /* OUT */, struct ll_err *err);
+              struct kc_resp *resp /* OUT */, struct ll_err *err);
 /** kc_replace() - PUT (optimistic concurrency through metadata.resourceVersion in @obj). */
 int kc_replace(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
-	       const char *subresource, const json_t *obj, struct kc_resp *resp /* OUT */,
-	       struct ll_err *err);
+               const char *subresource, const json_t *obj, struct kc_resp *resp /* OUT */,
+               struct ll_err *err);
 /**
  * kc_apply() - server-side apply: PATCH application/apply-patch+yaml (the body is JSON, which
  * is YAML) with ?fieldManager=@field_manager and force=true when @force. A conflict is an answer
  * (409, reason "Conflict") whose message names the conflicting managers and fields.
  */
 int kc_apply(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
-	     const char *subresource, const json_t *obj, const char *field_manager, bool force,
-	     struct kc_resp *resp /* OUT */, struct ll_err *err);
+             const char *subresource, const json_t *obj, const char *field_manager, bool force,
+             struct kc_resp *resp /* OUT */, struct ll_err *err);
 
 enum kc_patch_type {
 	KC_PATCH_MERGE,     /* application/merge-patch+json */
@@ -142,9 +142,9 @@ enum kc_patch_type {
 	KC_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in kinds only) */
 };
 int kc_patch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
-	     const char *subresource, enum kc_patch_type type, const json_t *patch,
-	     const char *field_manager /* or NULL */, struct kc_resp *resp /* OUT */,
-	     struct ll_err *err);
+             const char *subresource, enum kc_patch_type type, const json_t *patch,
+             const char *field_manager /* or NULL */, struct kc_resp *resp /* OUT */,
+             struct ll_err *err);
 
 struct kc_delete_opts {
 	const char *precondition_uid; /* or NULL */
@@ -154,8 +154,8 @@ struct kc_delete_opts {
 };
 /** kc_delete() - DELETE with a DeleteOptions body. A 404 is an answer, not an error. */
 int kc_delete(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
-	      const struct kc_delete_opts *opts /* or NULL */, struct kc_resp *resp /* OUT */,
-	      struct ll_err *err);
+              const struct kc_delete_opts *opts /* or NULL */, struct kc_resp *resp /* OUT */,
+              struct ll_err *err);
 
 struct kc_list_opts {
 	const char *label_selector;   /* or NULL */
@@ -178,20 +178,20 @@ typedef int (*kc_item_fn)(json_t *item, void *ud);
  * On a non-2xx page, the listing stops there and @resp holds that answer.
  */
 int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
-	    const struct kc_list_opts *opts, kc_item_fn on_item, void *ud,
-	    char **list_rv /* OUT, or NULL */, struct kc_resp *resp /* OUT */, struct ll_err *err);
+            const struct kc_list_opts *opts, kc_item_fn on_item, void *ud,
+            char **list_rv /* OUT, or NULL */, struct kc_resp *resp /* OUT */, struct ll_err *err);
 
 struct kc_watch_opts {
 	const char *resource_version; /* start after this RV; NULL/"" = server's choice */
 	const char *label_selector;
 	const char *field_selector;
 	bool allow_bookmarks;
-	int timeout_seconds;          /* server-side timeout; 0: a random 300..600 */
-	int idle_timeout_seconds;     /* watchdog: no bytes for this long ends the watch with
-				       * -ETIMEDOUT; 0: timeout_seconds + 60 */
-	size_t max_event_bytes;       /* 0: WATCHSPLIT_DEFAULT_MAX_LINE */
-	const char *accept;           /* NULL: application/json */
-	atomic_int *cancel;           /* optional: the watch ends with -ECANCELED once non-zero */
+	int timeout_seconds;      /* server-side timeout; 0: a random 300..600 */
+	int idle_timeout_seconds; /* watchdog: no bytes for this long ends the watch with
+	                           * -ETIMEDOUT; 0: timeout_seconds + 60 */
+	size_t max_event_bytes;   /* 0: WATCHSPLIT_DEFAULT_MAX_LINE */
+	const char *accept;       /* NULL: application/json */
+	atomic_int *cancel;       /* optional: the watch ends with -ECANCELED once non-zero */
 };
 
 /**
@@ -210,12 +210,12 @@ typedef int (*kc_event_fn)(enum watch_event_type type, json_t *obj, void *ud);
  * the stream (the transfer is paused); at most a bounded number of bytes is buffered per watch.
  */
 int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
-	     const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud,
-	     struct kc_resp *resp /* OUT */, struct ll_err *err);
+             const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud,
+             struct kc_resp *resp /* OUT */, struct ll_err *err);
 
 /** Accept header for metadata-only (PartialObjectMetadata) lists and watches. */
-#define KC_ACCEPT_METADATA                                                                         \
-	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"                        \
+#define KC_ACCEPT_METADATA                                                  \
+	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," \
 	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 #endif

@@ -20,19 +20,19 @@
 struct ll_err;
 
 struct kcfg {
-	char *server;          /* "https://127.0.0.1:6443" (no trailing slash) */
-	char *ca_pem;          /* CA bundle PEM, or NULL = system trust store */
+	char *server; /* "https://127.0.0.1:6443" (no trailing slash) */
+	char *ca_pem; /* CA bundle PEM, or NULL = system trust store */
 	size_t ca_pem_len;
 	bool insecure;         /* insecure-skip-tls-verify */
 	char *tls_server_name; /* or NULL */
 	char *cert_pem;        /* client certificate PEM, or NULL */
 	size_t cert_pem_len;
-	char *key_pem;         /* client key PEM, or NULL */
+	char *key_pem; /* client key PEM, or NULL */
 	size_t key_pem_len;
-	char *token;           /* static bearer token, or NULL */
-	char *token_file;      /* re-read on use, or NULL */
-	char *namespace;       /* context namespace / in-cluster namespace, or NULL */
-	char *source;          /* where this came from, for messages: a path or "in-cluster" */
+	char *token;      /* static bearer token, or NULL */
+	char *token_file; /* re-read on use, or NULL */
+	char *namespace;  /* context namespace / in-cluster namespace, or NULL */
+	char *source;     /* where this came from, for messages: a path or "in-cluster" */
 };
 
 /**
@@ -42,10 +42,10 @@ struct kcfg {
  * and the field at fault. On failure *@out is zeroed (kcfg_release() on it is harmless).
  */
 int kcfg_load_file(const char *path, const char *context, struct kcfg *out /* OUT */,
-		   struct ll_err *err);
+                   struct ll_err *err);
 /** kcfg_load_buf() - as kcfg_load_file() from memory; relative paths resolve against @base_dir. */
 int kcfg_load_buf(const char *yaml, size_t len, const char *base_dir, const char *context,
-		  struct kcfg *out /* OUT */, struct ll_err *err);
+                  struct kcfg *out /* OUT */, struct ll_err *err);
 /**
  * kcfg_load_incluster() - service-account token file, CA and namespace from @sa_dir (NULL: the
  * standard /var/run/secrets/kubernetes.io/serviceaccount) and the server from the
@@ -54,7 +54,7 @@ int kcfg_load_buf(const char *yaml, size_t len, const char *base_dir, const char
 int kcfg_load_incluster(const char *sa_dir, struct kcfg *out /* OUT */, struct ll_err *err);
 /** kcfg_load_default() - the search order above; @explicit_path may be NULL. */
 int kcfg_load_default(const char *explicit_path, const char *context, struct kcfg *out /* OUT */,
-		      struct ll_err *err);
+                      struct ll_err *err);
 void kcfg_release(struct kcfg *c);
 
 #endif

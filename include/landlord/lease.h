@@ -27,12 +27,12 @@ struct kc_client;
 struct lease;
 
 struct lease_opts {
-	const char *ns;         /* default "landlord-system" */
-	const char *name;       /* default "landlord" */
-	const char *identity;   /* NULL: generated */
-	int lease_duration_ms;  /* default 15000 */
-	int renew_deadline_ms;  /* default 10000 */
-	int retry_period_ms;    /* default 2000 */
+	const char *ns;        /* default "landlord-system" */
+	const char *name;      /* default "landlord" */
+	const char *identity;  /* NULL: generated */
+	int lease_duration_ms; /* default 15000 */
+	int renew_deadline_ms; /* default 10000 */
+	int retry_period_ms;   /* default 2000 */
 	/*
 	 * Callbacks run on the elector thread and must not call lease_stop(). on_started_leading
 	 * should start workers and return; on_stopped_leading returns once they stopped writing.

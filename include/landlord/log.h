@@ -34,10 +34,10 @@ void log_kv(enum log_level level, const char *msg, const char *fmt, ...);
 #define log_error(msg, ...) log_kv(LOG_ERROR, (msg), __VA_ARGS__)
 #define log_warn(msg, ...)  log_kv(LOG_WARN, (msg), __VA_ARGS__)
 #define log_info(msg, ...)  log_kv(LOG_INFO, (msg), __VA_ARGS__)
-#define log_debug(msg, ...)                                                                        \
-	do {                                                                                       \
-		if (log_enabled(LOG_DEBUG))                                                        \
-			log_kv(LOG_DEBUG, (msg), __VA_ARGS__);                                     \
+#define log_debug(msg, ...)                                    \
+	do {                                                   \
+		if (log_enabled(LOG_DEBUG))                    \
+			log_kv(LOG_DEBUG, (msg), __VA_ARGS__); \
 	} while (0)
 
 #endif

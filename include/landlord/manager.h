@@ -40,8 +40,8 @@ struct ctrl_result {
 	long after_ms;
 };
 
-#define CTRL_RESULT_DONE  ((struct ctrl_result){CTRL_DONE, 0})
-#define CTRL_RESULT_RETRY ((struct ctrl_result){CTRL_RETRY, 0})
+#define CTRL_RESULT_DONE      ((struct ctrl_result){CTRL_DONE, 0})
+#define CTRL_RESULT_RETRY     ((struct ctrl_result){CTRL_RETRY, 0})
 #define CTRL_RESULT_AFTER(ms) ((struct ctrl_result){CTRL_REQUEUE_AFTER, (ms)})
 
 struct controller_def {
@@ -61,9 +61,9 @@ struct mgr_opts {
 	int lease_duration_ms;          /* 0: lease.h defaults */
 	int renew_deadline_ms;
 	int retry_period_ms;
-	const char *probe_addr;         /* default 127.0.0.1 */
-	int probe_port;                 /* -1: no probe server; 0: ephemeral */
-	bool test_hooks;                /* register /debug/ fault hooks on the probe server */
+	const char *probe_addr; /* default 127.0.0.1 */
+	int probe_port;         /* -1: no probe server; 0: ephemeral */
+	bool test_hooks;        /* register /debug/ fault hooks on the probe server */
 };
 
 struct mgr *mgr_new(const struct mgr_opts *opts);
@@ -82,7 +82,7 @@ void ctrl_watch_primary(struct controller *c, struct inf *inf);
 void ctrl_watch_owned(struct controller *c, struct inf *inf, const char *owner_kind);
 /* Enqueue the keys a mapping function emits for the object (old and new on update). */
 typedef void (*ctrl_map_fn)(const json_t *obj, void (*emit)(const char *key, void *ctx), void *ctx,
-			    void *ud);
+                            void *ud);
 void ctrl_watch_mapped(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud);
 
 /** ctrl_enqueue() - queue @key now (a no-op while not leading). */

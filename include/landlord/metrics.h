@@ -31,8 +31,8 @@ enum metric_type {
  * first created implicitly by an update takes @help (and counter <-> gauge, @type) from here.
  */
 void metrics_describe(const char *name, enum metric_type type, const char *help,
-		      const double *buckets /* histogram upper bounds, ascending; or NULL */,
-		      size_t n_buckets);
+                      const double *buckets /* histogram upper bounds, ascending; or NULL */,
+                      size_t n_buckets);
 /** metrics_add() - counter or gauge += @v. An undeclared family is declared as a counter. */
 void metrics_add(const char *name, const char *labels /* "" or NULL for none */, double v);
 /** metrics_set() - gauge = @v. An undeclared family is declared as a gauge. */

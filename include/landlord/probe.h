@@ -31,8 +31,8 @@ typedef bool (*probe_ready_fn)(void *ud, char *why, size_t why_len);
  * percent-encoded) or "", @body the request body (""). Runs on the server thread. A body that
  * starts with '{' or '[' is sent as application/json, anything else as text/plain.
  */
-typedef int (*probe_handler_fn)(void *ud, const char *method, const char *query,
-				const char *body, struct buf *out);
+typedef int (*probe_handler_fn)(void *ud, const char *method, const char *query, const char *body,
+                                struct buf *out);
 
 struct probe *probe_new(const char *bind_addr /* NULL: 127.0.0.1 */, int port);
 void probe_set_ready(struct probe *p, probe_ready_fn fn, void *ud);

@@ -33,7 +33,7 @@ void watchsplit_release(struct watchsplit *ws);
  * returned (the unconsumed rest stays pending). Return: 0, the callback's value, or -EMSGSIZE.
  */
 int watchsplit_feed(struct watchsplit *ws, const char *data, size_t len,
-		    int (*on_line)(const char *line, size_t len, void *ud), void *ud);
+                    int (*on_line)(const char *line, size_t len, void *ud), void *ud);
 /**
  * watchsplit_pending() - bytes held: a partial line, plus, after @on_line stopped a feed, the
  * complete lines not yet delivered (the next feed, even of 0 bytes, delivers them first).
@@ -56,6 +56,6 @@ enum watch_event_type {
  */
 struct ll_err;
 int watch_event_parse(const char *line, size_t len, enum watch_event_type *type /* OUT */,
-		      json_t **obj /* OUT */, struct ll_err *err);
+                      json_t **obj /* OUT */, struct ll_err *err);
 
 #endif

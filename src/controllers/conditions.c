@@ -16,18 +16,18 @@ void cond_now(char out[32])
 }
 
 static json_t *condition(const char *type, const char *status, const char *reason,
-			 const char *message, const char *since, long long observed_generation)
+                         const char *message, const char *since, long long observed_generation)
 {
 	char now[32];
 
 	cond_now(now);
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "type", type, "status", status, "reason",
-			 reason, "message", message, "lastTransitionTime", since ? since : now,
-			 "observedGeneration", (json_int_t)observed_generation);
+	                 reason, "message", message, "lastTransitionTime", since ? since : now,
+	                 "observedGeneration", (json_int_t)observed_generation);
 }
 
 json_t *cond_set(const json_t *current, const char *type, const char *status, const char *reason,
-		 const char *message, long long observed_generation)
+                 const char *message, long long observed_generation)
 {
 	json_t *out = json_array(), *c;
 	bool replaced = false;
@@ -44,12 +44,12 @@ json_t *cond_set(const json_t *current, const char *type, const char *status, co
 		}
 		if (old && strcmp(old, status) == 0)
 			since = jx_str(c, "lastTransitionTime", NULL);
-		json_array_append_new(out, condition(type, status, reason, message, since,
-						     observed_generation));
+		json_array_append_new(
+		        out, condition(type, status, reason, message, since, observed_generation));
 		replaced = true;
 	}
 	if (!replaced)
-		json_array_append_new(out, condition(type, status, reason, message, NULL,
-						     observed_generation));
+		json_array_append_new(
+		        out, condition(type, status, reason, message, NULL, observed_generation));
 	return out;
 }

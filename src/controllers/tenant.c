@@ -17,7 +17,7 @@
 #include "landlord/mem.h"
 
 const struct kc_gvr LL_TENANTS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "tenants", "Tenant",
-				  false};
+                                  false};
 
 struct tenant_ctl {
 	struct inf *tenants;
@@ -37,10 +37,10 @@ static json_t *desired_status(const json_t *tenant)
 {
 	long long gen = jx_generation(tenant);
 	json_t *conds = cond_set(jx_get(tenant, "status", "conditions", NULL), "Ready", "Unknown",
-				 "Observed",
-				 "tenant recorded; namespace, access and quota provisioning is not "
-				 "part of this build",
-				 gen);
+	                         "Observed",
+	                         "tenant recorded; namespace, access and quota provisioning is not "
+	                         "part of this build",
+	                         gen);
 
 	return json_pack("{s:I,s:o}", "observedGeneration", (json_int_t)gen, "conditions", conds);
 }
@@ -52,16 +52,16 @@ static struct ctrl_result write_status(struct controller *c, const char *name, j
 	struct ll_err err;
 	struct ctrl_result r = CTRL_RESULT_DONE;
 	int rc = kc_patch(mgr_client(ctrl_mgr(c)), &LL_TENANTS, NULL, name, "status",
-			  KC_PATCH_MERGE, patch, LANDLORD_FIELD_MANAGER, &resp, &err);
+	                  KC_PATCH_MERGE, patch, LANDLORD_FIELD_MANAGER, &resp, &err);
 
 	if (rc < 0) {
 		log_warn("tenant status write failed", "{s:s,s:s}", "tenant", name, "error",
-			 err.msg);
+		         err.msg);
 		r = CTRL_RESULT_RETRY;
 	} else if (!kc_resp_ok(&resp) && resp.http_status != 404) {
 		log_warn("tenant status write rejected", "{s:s,s:i,s:s,s:s}", "tenant", name,
-			 "code", (int)resp.http_status, "reason", resp.status.reason, "message",
-			 resp.status.message);
+		         "code", (int)resp.http_status, "reason", resp.status.reason, "message",
+		         resp.status.message);
 		r = CTRL_RESULT_RETRY;
 	}
 	kc_resp_release(&resp);
@@ -93,10 +93,10 @@ struct controller_def tenant_controller_def(void)
 	static struct tenant_ctl ctl;
 
 	return (struct controller_def){
-		.name = "tenant",
-		.workers = 2,
-		.setup = setup,
-		.reconcile = reconcile,
-		.ud = &ctl,
+	        .name = "tenant",
+	        .workers = 2,
+	        .setup = setup,
+	        .reconcile = reconcile,
+	        .ud = &ctl,
 	};
 }

@@ -6,8 +6,8 @@
  *                  [--namespace NS] [--sync-report]
  *
  * Default mode serves /metrics and the /debug/cache and /debug/pause-watch hooks on an
- * ephemeral loopback port (logged as "probe server listening") until SIGTERM. With --sync-report it waits
- * for the initial sync, prints one JSON line (sync time, objects, VmRSS/VmHWM) and exits.
+ * ephemeral loopback port (logged as "probe server listening") until SIGTERM. With --sync-report it
+ * waits for the initial sync, prints one JSON line (sync time, objects, VmRSS/VmHWM) and exits.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,8 +47,8 @@ static int parse_resource(char *spec, struct kc_gvr *gvr)
 	if (a == NULL || b == NULL)
 		return -EINVAL;
 	*gvr = c ? (struct kc_gvr){a, b, c, NULL, true} : (struct kc_gvr){"", a, b, NULL, true};
-	gvr->namespaced = strcmp(gvr->resource, "namespaces") != 0 &&
-			  strcmp(gvr->resource, "tenants") != 0;
+	gvr->namespaced =
+	        strcmp(gvr->resource, "namespaces") != 0 && strcmp(gvr->resource, "tenants") != 0;
 	return 0;
 }
 
@@ -78,8 +78,9 @@ static int sync_report(struct kc_client *c, struct probe_args *a)
 
 	for (i = 0; i < a->n; i++) {
 		char *spec = xstrdup(a->resources[i]);
-		struct inf_opts o = {.ns = a->ns, .metadata_only = a->metadata_only[i],
-				     .page_size = a->page_size};
+		struct inf_opts o = {.ns = a->ns,
+		                     .metadata_only = a->metadata_only[i],
+		                     .page_size = a->page_size};
 
 		parse_resource(spec, &gvrs[i]);
 		o.gvr = gvrs[i];
@@ -103,13 +104,15 @@ static int sync_report(struct kc_client *c, struct probe_args *a)
 
 static int serve(struct kc_client *c, struct probe_args *a)
 {
-	struct mgr *m = mgr_new(&(struct mgr_opts){.client = c, .probe_port = 0, .test_hooks = true});
+	struct mgr *m =
+	        mgr_new(&(struct mgr_opts){.client = c, .probe_port = 0, .test_hooks = true});
 	char *specs[MAX_RESOURCES];
 	int i, rc;
 
 	for (i = 0; i < a->n; i++) {
-		struct inf_opts o = {.ns = a->ns, .metadata_only = a->metadata_only[i],
-				     .page_size = a->page_size};
+		struct inf_opts o = {.ns = a->ns,
+		                     .metadata_only = a->metadata_only[i],
+		                     .page_size = a->page_size};
 
 		specs[i] = xstrdup(a->resources[i]);
 		parse_resource(specs[i], &o.gvr);
@@ -125,13 +128,13 @@ static int serve(struct kc_client *c, struct probe_args *a)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"kubeconfig", required_argument, NULL, 'k'},
-		{"resource", required_argument, NULL, 'r'},
-		{"metadata-only", required_argument, NULL, 'm'},
-		{"namespace", required_argument, NULL, 'n'},
-		{"page-size", required_argument, NULL, 's'},
-		{"sync-report", no_argument, NULL, 'S'},
-		{NULL, 0, NULL, 0},
+	        {"kubeconfig", required_argument, NULL, 'k'},
+	        {"resource", required_argument, NULL, 'r'},
+	        {"metadata-only", required_argument, NULL, 'm'},
+	        {"namespace", required_argument, NULL, 'n'},
+	        {"page-size", required_argument, NULL, 's'},
+	        {"sync-report", no_argument, NULL, 'S'},
+	        {NULL, 0, NULL, 0},
 	};
 	struct probe_args a = {.page_size = 500};
 	struct kcfg cfg = {0};
