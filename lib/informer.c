@@ -1,5 +1,6 @@
 /* informer.c - list + watch reflector feeding a shared, indexed cache (see informer.h). */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -189,6 +190,11 @@ void inf__strip_managed_fields(json_t *obj, const char *keep_manager)
 void inf__prepare(struct inf *inf, json_t *obj)
 {
 	inf__strip_managed_fields(obj, inf->keep_manager);
+	if (inf->metadata_only) {
+		/* Always PartialObjectMetadata, meta.k8s.io/v1: the informer's GVR says more. */
+		json_object_del(obj, "kind");
+		json_object_del(obj, "apiVersion");
+	}
 	if (inf->transform)
 		inf->transform(obj, inf->transform_ud);
 }
@@ -722,6 +728,7 @@ static void note_listed(struct inf *inf, const char *rv, size_t n)
 	pthread_mutex_unlock(&inf->mu);
 	if (!first)
 		metrics_add(M_RELISTS, inf->labels, 1);
+	malloc_trim(0); /* hand the list's page buffers back to the kernel */
 	log_info(first ? "informer synced" : "informer relisted", "{s:s,s:i,s:s?}", "resource",
 	         inf->name, "objects", (int)n, "resourceVersion", rv);
 }

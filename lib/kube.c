@@ -627,8 +627,10 @@ static size_t watch_write(char *p, size_t size, size_t n, void *ud)
 		/* curl hands the same bytes again once the consumer unpauses the transfer */
 		x->paused = true;
 		ret = CURL_WRITEFUNC_PAUSE;
+	} else if (buf_append(&x->q, p, n)) {
+		x->overflow = true; /* a single write over twice the queue: curl never sends one */
+		ret = 0;
 	} else {
-		buf_append(&x->q, p, n);
 		x->last_rx_ns = mono_ns();
 		pthread_cond_signal(&x->cond);
 	}
@@ -1342,7 +1344,6 @@ static int pump(struct watch *w)
 			batch = tmp;
 			if (unpause) {
 				x->paused = false;
-				x->last_rx_ns = mono_ns();
 				post_locked(c, x, CMD_UNPAUSE);
 			}
 			pthread_mutex_unlock(&c->lock);
@@ -1354,6 +1355,8 @@ static int pump(struct watch *w)
 			else
 				buf_reset(&batch);
 			pthread_mutex_lock(&c->lock);
+			/* time spent in callbacks says nothing about the connection */
+			x->last_rx_ns = mono_ns();
 			continue;
 		}
 		if (x->state == XFER_DONE)

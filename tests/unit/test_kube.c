@@ -367,12 +367,17 @@ static void test_kube__connection_refused_is_econnrefused(void **state)
 	double before = metrics_get("landlord_api_requests_total",
 	                            metrics_labels(labels, sizeof(labels), "client", "unit", "verb",
 	                                           "GET", "code", "<error>", NULL));
+	char dlabels[128];
+	double timed = metrics_get(
+	        "landlord_api_request_duration_seconds",
+	        metrics_labels(dlabels, sizeof(dlabels), "client", "unit", "verb", "GET", NULL));
 
 	assert_int_equal(kc_get(c, &KC_NAMESPACES, NULL, "default", &resp, &err), -ECONNREFUSED);
 	assert_int_equal(resp.http_status, 0);
 	assert_null(resp.body);
 	assert_non_null(strstr(err.msg, "GET /api/v1/namespaces/default"));
 	assert_true(metrics_get("landlord_api_requests_total", labels) == before + 1);
+	assert_true(metrics_get("landlord_api_request_duration_seconds", dlabels) == timed + 1);
 	kc_client_free(c);
 }
 
@@ -791,8 +796,10 @@ static void test_kube__live_delete_preconditions(void **state)
 	json_decref(cm);
 }
 
+/* Callbacks record what they saw and never assert: a longjmp out of the client would wedge it. */
 struct items {
 	int n;
+	int nameless;
 	int stop_at;
 	json_t *kept;
 };
@@ -801,7 +808,8 @@ static int count_item(json_t *item, void *ud)
 {
 	struct items *it = ud;
 
-	assert_non_null(jx_name(item));
+	if (jx_name(item) == NULL)
+		it->nameless++;
 	if (it->n++ == 0)
 		it->kept = json_incref(item);
 	return it->stop_at && it->n >= it->stop_at ? 42 : 0;
@@ -852,6 +860,7 @@ static void test_kube__live_list_paginates(void **state)
 	expect_answer(kc_list(l->c, &KC_CONFIGMAPS, l->ns, &o, count_item, &it, &rv, &resp, &e_),
 	              &resp, 200);
 	assert_int_equal(it.n, 25);
+	assert_int_equal(it.nameless, 0);
 	assert_true(list_pages() == pages + 3);
 	assert_non_null(rv);
 	assert_true(strtoull(rv, NULL, 10) > 0);
@@ -885,23 +894,35 @@ static void test_kube__live_list_paginates(void **state)
 }
 
 /*
- * tests/cluster/etcd-compact.sh: next to $LANDLORD_TEST_DATA (tests/data), else next to this
- * source file, else relative to the working directory.
+ * tests/cluster/etcd-compact.sh: next to $LANDLORD_TEST_DATA (tests/data), this source file or
+ * the executable (build/<dir>/test_kube), else relative to the working directory.
  */
 static bool find_compact_script(char *out, size_t len)
 {
 	const char *data = getenv("LANDLORD_TEST_DATA");
 	const char *file = __FILE__, *slash = strrchr(file, '/');
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *exe_slash;
 
 	if (data && *data) {
 		snprintf(out, len, "%s/../cluster/etcd-compact.sh", data);
 		if (access(out, R_OK) == 0)
 			return true;
 	}
-	snprintf(out, len, "%.*s/../cluster/etcd-compact.sh", slash ? (int)(slash - file) : 1,
-	         slash ? file : ".");
-	if (access(out, R_OK) == 0)
-		return true;
+	if (slash && file[0] == '/') {
+		snprintf(out, len, "%.*s/../cluster/etcd-compact.sh", (int)(slash - file), file);
+		if (access(out, R_OK) == 0)
+			return true;
+	}
+	exe[n > 0 ? n : 0] = '\0';
+	exe_slash = strrchr(exe, '/');
+	if (exe_slash) {
+		*exe_slash = '\0';
+		snprintf(out, len, "%s/../../tests/cluster/etcd-compact.sh", exe);
+		if (access(out, R_OK) == 0)
+			return true;
+	}
 	snprintf(out, len, "tests/cluster/etcd-compact.sh");
 	return access(out, R_OK) == 0;
 }
@@ -930,6 +951,7 @@ static int compact_etcd(const char *state_dir)
 struct compact_ctx {
 	struct live *l;
 	int n;
+	int failed; /* no asserts inside a callback: a longjmp out of kc_list() would wedge it */
 };
 
 /* After the first page: write something, then compact away the list's revision. */
@@ -942,10 +964,13 @@ static int compact_after_first(json_t *item, void *ud)
 	if (cc->n++ != 0)
 		return 0;
 	cm = configmap("bump", "k", "v");
-	expect_answer(kc_create(cc->l->c, &KC_CONFIGMAPS, cc->l->ns, cm, &resp, &e_), &resp, 201);
+	if (kc_create(cc->l->c, &KC_CONFIGMAPS, cc->l->ns, cm, &resp, NULL) != 0 ||
+	    resp.http_status != 201)
+		cc->failed = 1;
 	kc_resp_release(&resp);
 	json_decref(cm);
-	assert_int_equal(compact_etcd(cc->l->state_dir), 0);
+	if (compact_etcd(cc->l->state_dir) != 0)
+		cc->failed = 2;
 	return 0;
 }
 
@@ -963,6 +988,7 @@ static void test_kube__live_expired_continue_is_a_410_answer(void **state)
 	expect_answer(kc_list(l->c, &KC_PODTEMPLATES, l->ns, &o, compact_after_first, &cc, &rv,
 	                      &resp, &e_),
 	              &resp, 410);
+	assert_int_equal(cc.failed, 0);
 	assert_int_equal(cc.n, 1);
 	assert_null(rv);
 	assert_string_equal(resp.status.reason, "Expired");
@@ -1002,8 +1028,7 @@ static int on_seen(enum watch_event_type type, json_t *obj, void *ud)
 		s->deleted++;
 		break;
 	case WATCH_BOOKMARK:
-		assert_non_null(jx_resource_version(obj));
-		s->bookmarks++;
+		s->bookmarks += jx_resource_version(obj) != NULL;
 		break;
 	case WATCH_ERROR:
 		s->errors++;
