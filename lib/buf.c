@@ -1,8 +1,10 @@
 /* buf.c - growable byte buffer with a hard cap (see buf.h for the invariants). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "landlord/buf.h"
 #include "landlord/mem.h"
@@ -97,6 +99,30 @@ int buf_append_urlencoded(struct buf *b, const char *s)
 
 			rc = buf_append(b, esc, 3);
 		}
+	}
+	return rc;
+}
+
+int buf_read_file(struct buf *b, const char *path)
+{
+	size_t start = b->len;
+	char chunk[16384];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (rc == 0 && (n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0)
+			rc = errno == EINTR ? 0 : -errno;
+		else
+			rc = buf_append(b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (rc) {
+		b->len = start;
+		if (b->p)
+			b->p[start] = '\0';
 	}
 	return rc;
 }

@@ -36,6 +36,9 @@ struct probe {
 	pthread_mutex_t mu; /* ready/ready_ud may change while serving */
 	probe_ready_fn ready;
 	void *ready_ud;
+	size_t body_max;
+	char *cert_pem; /* HTTPS when set */
+	char *key_pem;
 };
 
 /* Per-request state: made by the URI log callback, freed by the completion callback. */
@@ -52,8 +55,24 @@ struct probe *probe_new(const char *bind_addr, int port)
 
 	p->bind_addr = xstrdup(bind_addr ? bind_addr : "127.0.0.1");
 	p->port = port;
+	p->body_max = PROBE_BODY_MAX;
 	pthread_mutex_init(&p->mu, NULL);
 	return p;
+}
+
+void probe_set_tls(struct probe *p, const char *cert_pem, const char *key_pem)
+{
+	assert(p->d == NULL);
+	free(p->cert_pem);
+	free(p->key_pem);
+	p->cert_pem = xstrdup(cert_pem);
+	p->key_pem = xstrdup(key_pem);
+}
+
+void probe_set_body_max(struct probe *p, size_t max)
+{
+	assert(p->d == NULL);
+	p->body_max = max;
 }
 
 void probe_set_ready(struct probe *p, probe_ready_fn fn, void *ud)
@@ -75,11 +94,12 @@ void probe_handle(struct probe *p, const char *path, probe_handler_fn fn, void *
 /* Called once per request with the raw request target, before MHD decodes it. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
+	struct probe *p = cls;
 	struct req *r = xcalloc(1, sizeof(*r));
 	const char *q = strchr(uri, '?');
 
 	r->query = xstrdup(q ? q + 1 : "");
-	buf_init(&r->body, PROBE_BODY_MAX);
+	buf_init(&r->body, p->body_max);
 	return r;
 }
 
@@ -238,13 +258,19 @@ int probe_start(struct probe *p)
 	if (p->port < 0 || p->port > 65535 || inet_pton(AF_INET, p->bind_addr, &sa.sin_addr) != 1)
 		return -EINVAL;
 	sa.sin_port = htons((uint16_t)p->port);
+	struct MHD_OptionItem tls[] = {
+	        {MHD_OPTION_HTTPS_MEM_CERT, 0, p->cert_pem},
+	        {MHD_OPTION_HTTPS_MEM_KEY, 0, p->key_pem},
+	        {MHD_OPTION_END, 0, NULL},
+	};
 	errno = 0;
-	p->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
-	                        on_request, p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-	                        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-	                        MHD_OPTION_CONNECTION_TIMEOUT, PROBE_CONN_TIMEOUT_S,
-	                        MHD_OPTION_CONNECTION_LIMIT, PROBE_CONN_LIMIT, MHD_OPTION_END);
+	p->d = MHD_start_daemon(
+	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | (p->cert_pem ? MHD_USE_TLS : 0),
+	        0, NULL, NULL, on_request, p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+	        MHD_OPTION_URI_LOG_CALLBACK, on_uri, p, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+	        NULL, MHD_OPTION_CONNECTION_TIMEOUT, PROBE_CONN_TIMEOUT_S,
+	        MHD_OPTION_CONNECTION_LIMIT, PROBE_CONN_LIMIT, MHD_OPTION_ARRAY,
+	        p->cert_pem ? tls : tls + 2, MHD_OPTION_END);
 	if (p->d == NULL)
 		return errno == EADDRINUSE ? -EADDRINUSE : -EIO;
 	info = MHD_get_daemon_info(p->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -269,5 +295,7 @@ void probe_free(struct probe *p)
 	free(p->routes);
 	pthread_mutex_destroy(&p->mu);
 	free(p->bind_addr);
+	free(p->cert_pem);
+	free(p->key_pem);
 	free(p);
 }

@@ -17,18 +17,25 @@
 #include <openssl/opensslv.h>
 
 #include "controllers/controllers.h"
+#include "landlord/buf.h"
 #include "landlord/discovery.h"
 #include "landlord/err.h"
 #include "landlord/kube.h"
 #include "landlord/kubeconfig.h"
 #include "landlord/log.h"
 #include "landlord/manager.h"
+#include "landlord/probe.h"
+#include "webhook/admission.h"
 
 struct config {
 	const char *kubeconfig;
 	const char *context;
 	const char *probe_addr;
 	int probe_port;
+	const char *webhook_addr;
+	int webhook_port;
+	const char *tls_cert_file;
+	const char *tls_key_file;
 	bool leader_elect;
 	const char *lease_ns;
 	long lease_duration_ms;
@@ -53,6 +60,9 @@ enum opt_id {
 	OPT_BURST,
 	OPT_V,
 	OPT_TEST_HOOKS,
+	OPT_WEBHOOK_ADDR,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
 	OPT_HELP,
 };
 
@@ -69,6 +79,9 @@ static const struct option long_opts[] = {
         {"kube-api-burst", required_argument, NULL, OPT_BURST},
         {"v", required_argument, NULL, OPT_V},
         {"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
+        {"webhook-addr", required_argument, NULL, OPT_WEBHOOK_ADDR},
+        {"tls-cert-file", required_argument, NULL, OPT_TLS_CERT},
+        {"tls-key-file", required_argument, NULL, OPT_TLS_KEY},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
 };
@@ -78,29 +91,33 @@ static void usage(FILE *out)
 	fputs("usage: landlord COMMAND [flags]\n"
 	      "\n"
 	      "commands:\n"
-	      "  run          every role in one process (controllers; the default deployment)\n"
+	      "  run          every role in one process: controllers, and the webhook when TLS\n"
+	      "               files are given (the default deployment)\n"
 	      "  controller   controllers only, behind leader election (run 2+ for HA)\n"
+	      "  webhook      the admission webhook server (stateless; run 2+ for HA)\n"
 	      "  version      print version and build information\n"
 	      "\n"
-	      "flags (environment variable in brackets):\n"
-	      "  --kubeconfig PATH                 kubeconfig [KUBECONFIG]; default: in-cluster,\n"
-	      "                                    then ~/.kube/config\n"
-	      "  --context NAME                    kubeconfig context [LANDLORD_CONTEXT]\n"
-	      "  --probe-addr HOST:PORT            /healthz /readyz /metrics; port 0 picks one\n"
-	      "                                    [LANDLORD_PROBE_ADDR] (127.0.0.1:8081)\n"
-	      "  --leader-elect true|false         [LANDLORD_LEADER_ELECT] (true)\n"
-	      "  --leader-election-namespace NS    Lease namespace "
-	      "[LANDLORD_LEADER_ELECTION_NAMESPACE]\n"
-	      "                                    (landlord-system)\n"
-	      "  --lease-duration D                e.g. 15s [LANDLORD_LEASE_DURATION] (15s)\n"
-	      "  --renew-deadline D                [LANDLORD_RENEW_DEADLINE] (10s)\n"
-	      "  --retry-period D                  [LANDLORD_RETRY_PERIOD] (2s)\n"
-	      "  --kube-api-qps N                  client rate limit [LANDLORD_KUBE_API_QPS] (50)\n"
-	      "  --kube-api-burst N                [LANDLORD_KUBE_API_BURST] (100)\n"
-	      "  --v N                             log verbosity; 4 adds debug [LANDLORD_V] (0)\n"
-	      "  --enable-test-hooks               /debug/ fault hooks on the probe port; tests "
-	      "only\n"
-	      "                                    [LANDLORD_ENABLE_TEST_HOOKS]\n",
+	      "flags [environment variable] (default):\n"
+	      "  --kubeconfig PATH           [KUBECONFIG] (in-cluster, then ~/.kube/config)\n"
+	      "  --context NAME              kubeconfig context [LANDLORD_CONTEXT]\n"
+	      "  --probe-addr HOST:PORT      /healthz /readyz /metrics; port 0 picks one\n"
+	      "                              [LANDLORD_PROBE_ADDR] (127.0.0.1:8081)\n"
+	      "  --leader-elect BOOL         [LANDLORD_LEADER_ELECT] (true)\n"
+	      "  --leader-election-namespace NS\n"
+	      "                              [LANDLORD_LEADER_ELECTION_NAMESPACE] "
+	      "(landlord-system)\n"
+	      "  --lease-duration D          e.g. 15s [LANDLORD_LEASE_DURATION] (15s)\n"
+	      "  --renew-deadline D          [LANDLORD_RENEW_DEADLINE] (10s)\n"
+	      "  --retry-period D            [LANDLORD_RETRY_PERIOD] (2s)\n"
+	      "  --kube-api-qps N            client rate limit [LANDLORD_KUBE_API_QPS] (50)\n"
+	      "  --kube-api-burst N          [LANDLORD_KUBE_API_BURST] (100)\n"
+	      "  --webhook-addr HOST:PORT    admission webhook, HTTPS [LANDLORD_WEBHOOK_ADDR]\n"
+	      "                              (127.0.0.1:9443)\n"
+	      "  --tls-cert-file PATH        webhook certificate chain [LANDLORD_TLS_CERT_FILE]\n"
+	      "  --tls-key-file PATH         webhook key [LANDLORD_TLS_KEY_FILE]\n"
+	      "  --v N                       log verbosity; 4 adds debug [LANDLORD_V] (0)\n"
+	      "  --enable-test-hooks         /debug/ fault hooks on the probe port, for tests\n"
+	      "                              [LANDLORD_ENABLE_TEST_HOOKS]\n",
 	      out);
 }
 
@@ -149,19 +166,18 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-static int parse_probe_addr(const char *s, struct config *cfg)
+/* "HOST:PORT" into @host (static storage per call site) and @port. */
+static int parse_host_port(const char *s, char host[64], const char **host_out, int *port_out)
 {
-	static char host[64];
 	const char *colon = strrchr(s, ':');
 	long port;
 
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(host) ||
-	    parse_long(colon + 1, 0, 65535, &port))
+	if (colon == NULL || (size_t)(colon - s) >= 64 || parse_long(colon + 1, 0, 65535, &port))
 		return -EINVAL;
 	memcpy(host, s, (size_t)(colon - s));
 	host[colon - s] = '\0';
-	cfg->probe_addr = host[0] ? host : "127.0.0.1";
-	cfg->probe_port = (int)port;
+	*host_out = host[0] ? host : "127.0.0.1";
+	*port_out = (int)port;
 	return 0;
 }
 
@@ -178,8 +194,23 @@ static int apply_option(struct config *cfg, int id, const char *v)
 	case OPT_CONTEXT:
 		cfg->context = v;
 		break;
-	case OPT_PROBE_ADDR:
-		rc = parse_probe_addr(v, cfg);
+	case OPT_PROBE_ADDR: {
+		static char host[64];
+
+		rc = parse_host_port(v, host, &cfg->probe_addr, &cfg->probe_port);
+		break;
+	}
+	case OPT_WEBHOOK_ADDR: {
+		static char host[64];
+
+		rc = parse_host_port(v, host, &cfg->webhook_addr, &cfg->webhook_port);
+		break;
+	}
+	case OPT_TLS_CERT:
+		cfg->tls_cert_file = v;
+		break;
+	case OPT_TLS_KEY:
+		cfg->tls_key_file = v;
 		break;
 	case OPT_LEADER_ELECT:
 		rc = parse_bool(v, &cfg->leader_elect);
@@ -243,6 +274,16 @@ static int apply_environment(struct config *cfg)
 	return 0;
 }
 
+static const char *flag_name(int id)
+{
+	const struct option *o;
+
+	for (o = long_opts; o->name; o++)
+		if (o->val == id)
+			return o->name;
+	return "?";
+}
+
 static int parse_flags(int argc, char **argv, struct config *cfg)
 {
 	int c;
@@ -258,7 +299,7 @@ static int parse_flags(int argc, char **argv, struct config *cfg)
 		if (c == '?' || apply_option(cfg, c, c == OPT_TEST_HOOKS ? "true" : optarg)) {
 			if (c != '?')
 				fprintf(stderr, "landlord: invalid value for --%s: \"%s\"\n",
-				        long_opts[c - OPT_KUBECONFIG].name, optarg);
+				        flag_name(c), optarg);
 			fprintf(stderr, "run 'landlord --help' for usage\n");
 			return -EINVAL;
 		}
@@ -333,9 +374,82 @@ static int new_client(const struct kcfg *kc, const struct config *cfg, const cha
 	return rc;
 }
 
-static int cmd_controllers(const struct config *cfg)
+/* The admission webhook: a TLS server with the webhook routes and its own probe endpoints. */
+struct webhook {
+	struct probe *server;
+	struct admission_route *route;
+};
+
+static int webhook_start(const struct config *cfg, struct webhook *wh)
+{
+	struct buf cert = BUF_INIT(1u << 20), key = BUF_INIT(1u << 20);
+	int rc = buf_read_file(&cert, cfg->tls_cert_file);
+
+	if (rc == 0)
+		rc = buf_read_file(&key, cfg->tls_key_file);
+	if (rc < 0) {
+		log_error("cannot read the webhook's TLS files", "{s:s,s:s,s:s}", "cert",
+		          cfg->tls_cert_file, "key", cfg->tls_key_file, "error", strerror(-rc));
+		goto out;
+	}
+	wh->server = probe_new(cfg->webhook_addr, cfg->webhook_port);
+	probe_set_tls(wh->server, buf_cstr(&cert), buf_cstr(&key));
+	probe_set_body_max(wh->server, ADMISSION_BODY_MAX);
+	wh->route = admission_route_new(wh->server, "/validate", "landlord");
+	rc = probe_start(wh->server);
+	if (rc < 0)
+		log_error("webhook server failed to start (bad certificate or key, or address in "
+		          "use)",
+		          "{s:s,s:i,s:i}", "addr", cfg->webhook_addr, "port", cfg->webhook_port,
+		          "errno", -rc);
+	else
+		log_info("webhook listening", "{s:s,s:i,s:s}", "addr", cfg->webhook_addr, "port",
+		         probe_port(wh->server), "path", "/validate");
+out:
+	buf_release(&cert);
+	buf_release(&key);
+	return rc;
+}
+
+static void webhook_stop(struct webhook *wh)
+{
+	probe_free(wh->server);
+	admission_route_free(wh->route);
+	wh->server = NULL;
+	wh->route = NULL;
+}
+
+static bool webhook_configured(const struct config *cfg)
+{
+	return cfg->tls_cert_file && cfg->tls_key_file;
+}
+
+static int cmd_webhook(const struct config *cfg)
+{
+	struct webhook wh = {0};
+	struct mgr *m;
+	int rc;
+
+	if (!webhook_configured(cfg)) {
+		log_error("the webhook needs --tls-cert-file and --tls-key-file", NULL);
+		return 1;
+	}
+	rc = webhook_start(cfg, &wh);
+	if (rc == 0) {
+		/* No controllers and no API client: the manager only serves probes and signals. */
+		m = mgr_new(&(struct mgr_opts){.probe_addr = cfg->probe_addr,
+		                               .probe_port = cfg->probe_port});
+		rc = mgr_run(m);
+		mgr_free(m);
+	}
+	webhook_stop(&wh);
+	return rc < 0 ? 1 : 0;
+}
+
+static int cmd_controllers(const struct config *cfg, bool with_webhook)
 {
 	struct kc_client *client = NULL, *lease_client = NULL;
+	struct webhook wh = {0};
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
 	struct ll_err err;
@@ -368,9 +482,15 @@ static int cmd_controllers(const struct config *cfg)
 	        .test_hooks = cfg->test_hooks,
 	});
 	mgr_add_controller(m, &tenant);
-	rc = mgr_run(m);
+	if (with_webhook && webhook_configured(cfg))
+		rc = webhook_start(cfg, &wh);
+	else if (with_webhook)
+		log_info("webhook disabled: no --tls-cert-file/--tls-key-file", NULL);
+	if (rc == 0)
+		rc = mgr_run(m);
 out:
 	mgr_free(m);
+	webhook_stop(&wh);
 	kc_client_free(lease_client);
 	kc_client_free(client);
 	kcfg_release(&kc);
@@ -382,6 +502,8 @@ int main(int argc, char **argv)
 	struct config cfg = {
 	        .probe_addr = "127.0.0.1",
 	        .probe_port = 8081,
+	        .webhook_addr = "127.0.0.1",
+	        .webhook_port = 9443,
 	        .leader_elect = true,
 	        .lease_ns = "landlord-system",
 	        .qps = 50,
@@ -396,7 +518,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(cmd, "run") != 0 && strcmp(cmd, "controller") != 0) {
+	if (strcmp(cmd, "run") != 0 && strcmp(cmd, "controller") != 0 &&
+	    strcmp(cmd, "webhook") != 0) {
 		fprintf(stderr, "landlord: unknown command \"%s\"\n\n", cmd);
 		usage(stderr);
 		return 2;
@@ -408,7 +531,10 @@ int main(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	log_info("landlord starting", "{s:s,s:s,s:b}", "command", cmd, "version", LANDLORD_VERSION,
 	         "leader_elect", cfg.leader_elect);
-	rc = cmd_controllers(&cfg);
+	if (strcmp(cmd, "webhook") == 0)
+		rc = cmd_webhook(&cfg);
+	else
+		rc = cmd_controllers(&cfg, strcmp(cmd, "run") == 0);
 	curl_global_cleanup();
 	return rc;
 }

@@ -35,6 +35,11 @@ int buf_appendf(struct buf *b, const char *fmt, ...) __attribute__((format(print
 int buf_vappendf(struct buf *b, const char *fmt, va_list ap);
 /** buf_append_urlencoded() - append @s percent-encoded for a URL path segment or query value. */
 int buf_append_urlencoded(struct buf *b, const char *s);
+/**
+ * buf_read_file() - append the contents of the file at @path. Return: 0, -errno from open/read,
+ * or -EMSGSIZE when the file does not fit under the cap (the buffer is then unchanged).
+ */
+int buf_read_file(struct buf *b, const char *path);
 /** buf_cstr() - the contents as a C string; "" when empty. Borrowed until the next change. */
 const char *buf_cstr(const struct buf *b);
 /** buf_consume() - drop the first @n bytes (n <= len). */

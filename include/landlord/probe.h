@@ -8,6 +8,10 @@
  * IPv4 literal); port 0 picks a free port, reported by probe_port(). Request bodies are capped at
  * PROBE_BODY_MAX: a larger one is answered 413 without calling a handler. Built-in paths answer
  * 405 to methods other than GET/HEAD; other paths 404.
+ *
+ * The same server carries the admission webhook: probe_set_tls() switches it to HTTPS (the
+ * certificate and key as PEM, held in memory) and probe_set_body_max() raises the body cap for
+ * AdmissionReviews, which carry whole objects.
  */
 #ifndef LANDLORD_PROBE_H
 #define LANDLORD_PROBE_H
@@ -36,6 +40,10 @@ typedef int (*probe_handler_fn)(void *ud, const char *method, const char *query,
 
 struct probe *probe_new(const char *bind_addr /* NULL: 127.0.0.1 */, int port);
 void probe_set_ready(struct probe *p, probe_ready_fn fn, void *ud);
+/** probe_set_tls() - serve HTTPS with @cert_pem (chain) and @key_pem (copied); before start. */
+void probe_set_tls(struct probe *p, const char *cert_pem, const char *key_pem);
+/** probe_set_body_max() - request body cap in bytes (default PROBE_BODY_MAX); before start. */
+void probe_set_body_max(struct probe *p, size_t max);
 /** probe_handle() - route exact @path to @fn; call before probe_start(). */
 void probe_handle(struct probe *p, const char *path, probe_handler_fn fn, void *ud);
 /**

@@ -293,6 +293,27 @@ static void test_probe__body_at_cap_accepted_over_cap_413(void **state)
 	expect(probe_port(f->p), "GET", "/healthz", 200, "ok");
 }
 
+static void test_probe__body_max_is_configurable(void **state)
+{
+	struct probe *p = probe_new(NULL, 0);
+	struct seen seen = {0};
+	char big[300];
+	struct reply r;
+
+	memset(big, 'y', sizeof(big));
+	probe_set_body_max(p, 256);
+	probe_handle(p, "/echo", echo, &seen);
+	assert_int_equal(probe_start(p), 0);
+	assert_int_equal(http(probe_port(p), "POST", "/echo", big, 256, &r), CURLE_OK);
+	assert_int_equal(r.status, 418);
+	buf_release(&r.body);
+	assert_int_equal(http(probe_port(p), "POST", "/echo", big, 257, &r), CURLE_OK);
+	assert_int_equal(r.status, 413);
+	assert_int_equal(seen.calls, 1);
+	buf_release(&r.body);
+	probe_free(p);
+}
+
 static void test_probe__free_stops_server(void **state)
 {
 	struct probe *p = probe_new("127.0.0.1", 0);
@@ -350,6 +371,7 @@ int main(void)
 	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_probe__body_at_cap_accepted_over_cap_413,
 	                                        setup, teardown),
+	        cmocka_unit_test(test_probe__body_max_is_configurable),
 	        cmocka_unit_test(test_probe__free_stops_server),
 	        cmocka_unit_test_setup_teardown(test_probe__port_in_use_is_eaddrinuse, setup,
 	                                        teardown),
