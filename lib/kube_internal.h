@@ -21,6 +21,21 @@ void kc__parse_status(const json_t *body, long http_status, const char *raw, siz
 /** kc__curl_errno() - the negative errno for a CURLcode (@overflow: the body cap was hit). */
 int kc__curl_errno(int curl_code, int overflow);
 
+enum kc_scan {
+	KC_SCAN_UNSURE, /* the raw text cannot tell cheaply: parse the page */
+	KC_SCAN_LAST,   /* no continue token, or an empty one: the last page */
+	KC_SCAN_NEXT,   /* a continue token */
+};
+
+/**
+ * kc__scan_continue() - a list page's continue token read from its raw JSON without parsing it.
+ * Only the top-level members before "items" are tokenised; "metadata" must be among them, and
+ * its "continue" must be a string without escapes. Whenever the page parses with duplicate keys
+ * rejected (jx_loads), LAST and NEXT agree with its metadata.continue. *@token (caller frees) is
+ * set for NEXT only.
+ */
+enum kc_scan kc__scan_continue(const char *raw, size_t len, char **token /* OUT */);
+
 /** kc__connects() - connections opened so far (sum of CURLINFO_NUM_CONNECTS). */
 long kc__connects(struct kc_client *c);
 

@@ -1,0 +1,114 @@
+/* Unit tests for the jansson helpers (lib/json.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "landlord/err.h"
+#include "landlord/json.h"
+
+static json_t *obj(const char *text)
+{
+	json_t *v = jx_loads(text, strlen(text), NULL);
+
+	assert_non_null(v);
+	return v;
+}
+
+static void test_json__path_getters_follow_keys_with_dots_and_slashes(void **state)
+{
+	json_t *o = obj("{\"metadata\":{\"name\":\"n\",\"namespace\":\"ns\",\"uid\":\"u\","
+	                "\"resourceVersion\":\"7\",\"generation\":3,"
+	                "\"labels\":{\"landlord.dev/tenant\":\"acme\"},"
+	                "\"annotations\":{\"a.b/c\":\"d\"}},\"spec\":{\"on\":true,\"n\":5}}");
+
+	assert_string_equal(jx_name(o), "n");
+	assert_string_equal(jx_namespace(o), "ns");
+	assert_string_equal(jx_uid(o), "u");
+	assert_string_equal(jx_resource_version(o), "7");
+	assert_int_equal(jx_generation(o), 3);
+	assert_string_equal(jx_label(o, "landlord.dev/tenant"), "acme");
+	assert_string_equal(jx_annotation(o, "a.b/c"), "d");
+	assert_true(jx_bool(o, 0, "spec", "on", NULL));
+	assert_false(jx_bool(o, 0, "spec", "missing", NULL));
+	assert_int_equal(jx_int(o, -1, "spec", "n", NULL), 5);
+	assert_int_equal(jx_int(o, -1, "spec", "on", NULL), -1);
+	assert_null(jx_str(o, "spec", "n", NULL));
+	assert_null(jx_get(o, "metadata", "name", "deeper", NULL));
+	assert_null(jx_label(NULL, "x"));
+	json_decref(o);
+}
+
+static void test_json__object_key_is_ns_slash_name_or_name(void **state)
+{
+	json_t *a = obj("{\"metadata\":{\"name\":\"n\",\"namespace\":\"ns\"}}");
+	json_t *b = obj("{\"metadata\":{\"name\":\"cluster-wide\"}}");
+	json_t *c = obj("{\"metadata\":{}}");
+	char *ka = jx_object_key(a), *kb = jx_object_key(b);
+
+	assert_string_equal(ka, "ns/n");
+	assert_string_equal(kb, "cluster-wide");
+	assert_null(jx_object_key(c));
+	free(ka);
+	free(kb);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
+static void test_json__loads_rejects_duplicates_and_reports_position(void **state)
+{
+	struct ll_err err = {{0}};
+	const char *dup = "{\"a\":1,\"a\":2}";
+
+	assert_null(jx_loads(dup, strlen(dup), &err));
+	assert_non_null(strstr(err.msg, "line 1"));
+	assert_null(jx_loads("{", 1, &err));
+	assert_non_null(strstr(err.msg, "invalid JSON"));
+}
+
+static void test_json__equal_subset_ignores_extra_fields_only(void **state)
+{
+	json_t *have = obj("{\"a\":1,\"b\":{\"c\":[1,2],\"d\":\"x\"},\"e\":null}");
+	json_t *want_same = obj("{\"b\":{\"c\":[1,2]}}");
+	json_t *want_diff = obj("{\"b\":{\"c\":[2,1]}}");
+	json_t *want_missing = obj("{\"z\":1}");
+	json_t *want_null = obj("{\"e\":null}");
+
+	assert_true(jx_equal_subset(want_same, have));
+	assert_false(jx_equal_subset(want_diff, have));
+	assert_false(jx_equal_subset(want_missing, have));
+	assert_true(jx_equal_subset(want_null, have));
+	assert_false(jx_equal_subset(want_same, NULL));
+	json_decref(have);
+	json_decref(want_same);
+	json_decref(want_diff);
+	json_decref(want_missing);
+	json_decref(want_null);
+}
+
+static void test_json__dumps_is_compact(void **state)
+{
+	json_t *o = obj("{ \"a\" : [ 1 , 2 ] }");
+	char *s = jx_dumps(o);
+
+	assert_string_equal(s, "{\"a\":[1,2]}");
+	free(s);
+	json_decref(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_json__path_getters_follow_keys_with_dots_and_slashes),
+	        cmocka_unit_test(test_json__object_key_is_ns_slash_name_or_name),
+	        cmocka_unit_test(test_json__loads_rejects_duplicates_and_reports_position),
+	        cmocka_unit_test(test_json__equal_subset_ignores_extra_fields_only),
+	        cmocka_unit_test(test_json__dumps_is_compact),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
