@@ -32,7 +32,7 @@ void buf_init(struct buf *b, size_t max);
 int buf_append(struct buf *b, const void *data, size_t n);
 int buf_append_str(struct buf *b, const char *s);
 int buf_appendf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int buf_vappendf(struct buf *b, const char *fmt, va_list ap);
+int buf_vappendf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /** buf_append_urlencoded() - append @s percent-encoded for a URL path segment or query value. */
 int buf_append_urlencoded(struct buf *b, const char *s);
 /**

@@ -39,6 +39,8 @@ struct rec {
 /* Handlers run on the reflector thread while live tests read the log. */
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static void rec_append(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void rec_append(struct rec *r, const char *fmt, ...)
 {
 	size_t n;
