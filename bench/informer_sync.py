@@ -112,7 +112,8 @@ def idle_rss(cluster, tmp):
                 break
             time.sleep(0.1)
         time.sleep(2)
-        return proc_status_kib(p.pid, "VmRSS"), proc_status_kib(p.pid, "VmHWM")
+        return (proc_status_kib(p.pid, "VmRSS"), proc_status_kib(p.pid, "VmHWM"),
+                proc_status_kib(p.pid, "RssAnon"))
     finally:
         p.terminate()
         p.wait(30)
@@ -127,7 +128,7 @@ def main():
     args = ap.parse_args()
 
     with Cluster(args.state_dir) as cluster:
-        idle_kib, idle_hwm = idle_rss(cluster, args.state_dir)
+        idle_kib, idle_hwm, idle_anon = idle_rss(cluster, args.state_dir)
         populate(cluster, args.objects)
         settle(cluster, args.objects)
         floors, runs = [], []
@@ -144,13 +145,15 @@ def main():
     sync = median([r["sync_seconds"] for r in runs])
     rss = median([r["rss_kib"] for r in runs])
     hwm = median([r["hwm_kib"] for r in runs])
+    anon = median([r["anon_kib"] for r in runs])
     base = median([r["rss_before_kib"] for r in runs])
     objects = runs[0]["objects"]
     per_obj = (rss - base) * 1024 / objects
     result = {"objects": objects, "runs": args.runs, "page_size": args.page_size,
               "floor_seconds": floors, "landlord": runs, "idle_rss_kib": idle_kib,
-              "idle_hwm_kib": idle_hwm, "median_floor_s": floor, "median_sync_s": sync,
-              "ratio": sync / floor, "median_rss_kib": rss, "median_hwm_kib": hwm,
+              "idle_hwm_kib": idle_hwm, "idle_anon_kib": idle_anon, "median_floor_s": floor,
+              "median_sync_s": sync, "ratio": sync / floor, "median_rss_kib": rss,
+              "median_hwm_kib": hwm, "median_anon_kib": anon,
               "bytes_per_object": per_obj}
     save_json("informer_sync", result)
     record("Informer initial sync and cache memory", f"""
@@ -165,9 +168,10 @@ cores.
 |---|---|---|---|
 | initial sync of {objects:,} objects | {sync:.2f} s | {floor:.2f} s | **{sync / floor:.2f}x** (target <= 1.5x) |
 | RSS after sync | {rss / 1024:.1f} MiB | | target <= 64 MiB |
+| of which private (RssAnon) | {anon / 1024:.1f} MiB | | the rest is shared library code |
 | peak RSS (VmHWM) during sync | {hwm / 1024:.1f} MiB | | |
 | RSS before any informer (client only) | {base / 1024:.1f} MiB | | |
-| idle `landlord run`, nothing cached | {idle_kib / 1024:.1f} MiB (HWM {idle_hwm / 1024:.1f}) | | target <= 10 MiB |
+| idle `landlord run`, nothing cached | {idle_kib / 1024:.1f} MiB (private {idle_anon / 1024:.1f}) | | target <= 10 MiB |
 | memory per cached object | {per_obj:.0f} bytes | | (RSS after - before) / objects |
 
 Raw numbers: `bench/results/informer_sync.json`.

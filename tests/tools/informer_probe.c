@@ -93,9 +93,9 @@ static int sync_report(struct kc_client *c, struct probe_args *a)
 		objects += inf_len(infs[i]);
 	}
 	printf("{\"sync_seconds\":%.3f,\"objects\":%zu,\"rss_before_kib\":%ld,"
-	       "\"rss_kib\":%ld,\"hwm_kib\":%ld}\n",
+	       "\"rss_kib\":%ld,\"hwm_kib\":%ld,\"anon_kib\":%ld}\n",
 	       (double)(mono_ns() - t0) / 1e9, objects, rss0, status_kib("VmRSS"),
-	       status_kib("VmHWM"));
+	       status_kib("VmHWM"), status_kib("RssAnon"));
 	fflush(stdout);
 	for (i = 0; i < a->n; i++)
 		inf_free(infs[i]);
