@@ -150,6 +150,7 @@ struct xfer {
 	bool paused;
 	int64_t last_rx_ns;
 	int64_t headers_ns;
+	int64_t done_ns;
 };
 
 struct kc_client {
@@ -771,6 +772,7 @@ static void finish(struct kc_client *c, struct xfer *x, int rc)
 		x->http_status = status;
 	x->json = json;
 	c->connects += connects;
+	x->done_ns = mono_ns();
 	x->state = XFER_DONE;
 	pthread_cond_signal(&x->cond);
 	pthread_mutex_unlock(&c->lock);
@@ -1219,12 +1221,296 @@ static int list_items(json_t *page, kc_item_fn on_item, void *ud, struct ll_err 
 	return rc;
 }
 
+/*
+ * The continue token from the raw page, so the next page can be requested before this one is
+ * parsed. The API server writes kind, apiVersion and metadata before items; anything else makes
+ * the scan unsure and the caller parses first.
+ */
+struct scan {
+	const char *p, *end;
+};
+
+struct span {
+	const char *p;
+	size_t len;
+	bool escaped;
+};
+
+static void scan_space(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static bool scan_char(struct scan *s, char ch)
+{
+	scan_space(s);
+	if (s->p == s->end || *s->p != ch)
+		return false;
+	s->p++;
+	return true;
+}
+
+static bool scan_string(struct scan *s, struct span *out)
+{
+	struct span sp = {NULL, 0, false};
+
+	if (!scan_char(s, '"'))
+		return false;
+	sp.p = s->p;
+	while (s->p < s->end && *s->p != '"') {
+		if (*s->p == '\\') {
+			sp.escaped = true;
+			s->p++;
+			if (s->p == s->end)
+				return false;
+		}
+		s->p++;
+	}
+	if (s->p == s->end)
+		return false;
+	sp.len = (size_t)(s->p - sp.p);
+	s->p++;
+	if (out)
+		*out = sp;
+	return true;
+}
+
+static bool scalar_char(char ch)
+{
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || ch == '-' || ch == '+' ||
+	       ch == '.' || ch == 'E';
+}
+
+/* Skip one value; brackets are counted, not matched (a page that parses has them matched). */
+static bool scan_skip(struct scan *s)
+{
+	unsigned depth = 0;
+	const char *start;
+
+	do {
+		scan_space(s);
+		if (s->p == s->end)
+			return false;
+		switch (*s->p) {
+		case '"':
+			if (!scan_string(s, NULL))
+				return false;
+			break;
+		case '{':
+		case '[':
+			depth++;
+			s->p++;
+			break;
+		case '}':
+		case ']':
+			if (depth == 0)
+				return false;
+			depth--;
+			s->p++;
+			break;
+		default:
+			/* a scalar, or the separators and scalars inside a container */
+			start = s->p;
+			while (s->p < s->end &&
+			       (depth ? !memchr("\"{}[]", *s->p, 5) : scalar_char(*s->p)))
+				s->p++;
+			if (s->p == start)
+				return false;
+			break;
+		}
+	} while (depth > 0);
+	return true;
+}
+
+static bool span_is(const struct span *sp, const char *word)
+{
+	return !sp->escaped && sp->len == strlen(word) && memcmp(sp->p, word, sp->len) == 0;
+}
+
+/* The metadata object: its "continue" member, if any. */
+static enum kc_scan scan_metadata(struct scan *s, struct span *token)
+{
+	enum kc_scan r = KC_SCAN_LAST;
+	struct span key;
+
+	if (!scan_char(s, '{'))
+		return KC_SCAN_UNSURE;
+	if (scan_char(s, '}'))
+		return r;
+	do {
+		if (!scan_string(s, &key) || key.escaped || !scan_char(s, ':'))
+			return KC_SCAN_UNSURE;
+		if (span_is(&key, "continue")) {
+			if (r != KC_SCAN_LAST || !scan_string(s, token) || token->escaped)
+				return KC_SCAN_UNSURE;
+			r = token->len ? KC_SCAN_NEXT : KC_SCAN_LAST;
+		} else if (!scan_skip(s)) {
+			return KC_SCAN_UNSURE;
+		}
+	} while (scan_char(s, ','));
+	return scan_char(s, '}') ? r : KC_SCAN_UNSURE;
+}
+
+enum kc_scan kc__scan_continue(const char *raw, size_t len, char **token)
+{
+	struct scan s = {raw, raw + len};
+	enum kc_scan r = KC_SCAN_UNSURE;
+	struct span key, tok = {NULL, 0, false};
+	bool meta = false;
+
+	*token = NULL;
+	if (raw == NULL || !scan_char(&s, '{'))
+		return KC_SCAN_UNSURE;
+	do {
+		if (!scan_string(&s, &key) || key.escaped || !scan_char(&s, ':'))
+			return KC_SCAN_UNSURE;
+		if (span_is(&key, "items"))
+			break;
+		if (span_is(&key, "metadata")) {
+			if (meta)
+				return KC_SCAN_UNSURE;
+			meta = true;
+			r = scan_metadata(&s, &tok);
+			if (r == KC_SCAN_UNSURE)
+				return r;
+		} else if (!scan_skip(&s)) {
+			return KC_SCAN_UNSURE;
+		}
+	} while (scan_char(&s, ','));
+	if (!meta || !span_is(&key, "items"))
+		return KC_SCAN_UNSURE;
+	if (r == KC_SCAN_NEXT)
+		*token = xstrndup(tok.p, tok.len);
+	return r;
+}
+
+/*
+ * One page request. A page is prepared (path built, rate-limit slot taken), sent, then waited
+ * for; a failure before sending is kept in @rc and reported when the page's turn comes, so
+ * errors surface in the order a page-by-page list would meet them.
+ */
+struct page {
+	struct buf path;
+	struct req rq;
+	bool prepared;
+	bool waited;
+	int rc; /* list_page_path() fails only with -EMSGSIZE, submit() only with -ECANCELED */
+	int64_t not_before; /* the rate-limit slot */
+	int64_t start_ns;
+	struct xfer *x; /* sent and not yet released */
+};
+
+struct lister {
+	struct kc_client *c;
+	const struct kc_gvr *gvr;
+	const char *ns;
+	const struct kc_list_opts *o;
+	struct page pages[2]; /* the page being handed out and the one requested ahead */
+};
+
+static void page_prepare(struct lister *ls, struct page *pg, const char *cont)
+{
+	buf_reset(&pg->path);
+	pg->prepared = true;
+	pg->rc = list_page_path(&pg->path, ls->gvr, ls->ns, ls->o, cont);
+	pg->rq.path = buf_cstr(&pg->path);
+	pg->not_before = mono_ns() + tbucket_reserve(&ls->c->rl);
+}
+
+static bool page_due(const struct page *pg)
+{
+	return pg->not_before <= mono_ns();
+}
+
+static void page_send(struct lister *ls, struct page *pg)
+{
+	struct timespec ts;
+
+	if (pg->rc || pg->x)
+		return;
+	if (!page_due(pg)) {
+		ts.tv_sec = pg->not_before / NS_PER_SEC;
+		ts.tv_nsec = pg->not_before % NS_PER_SEC;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	pg->start_ns = mono_ns();
+	pg->x = xfer_new(ls->c, &pg->rq, false);
+	pg->rc = submit(ls->c, pg->x);
+	if (pg->rc) {
+		record(ls->c, &pg->rq, 0, pg->start_ns, mono_ns());
+		xfer_free(pg->x);
+		pg->x = NULL;
+	}
+}
+
+/* Wait for a sent page's answer. Return: 0 (pg->x is DONE with an answer) or why not. */
+static int page_wait(struct lister *ls, struct page *pg, struct kc_resp *resp, struct ll_err *err)
+{
+	struct xfer *x = pg->x;
+
+	if (pg->rc == -EMSGSIZE)
+		return path_error(resp, err);
+	if (pg->rc)
+		return ll_err_set(err, pg->rc, "%s %s: client closed", pg->rq.method, pg->rq.path);
+	wait_done(ls->c, x);
+	pg->waited = true;
+	record(ls->c, &pg->rq, x->rc ? 0 : x->http_status, pg->start_ns, x->done_ns);
+	return x->rc ? transfer_error(x, &pg->rq, err) : 0;
+}
+
+/* Forget a page; one still in flight is cancelled first (and counted with what it got). */
+static void page_release(struct lister *ls, struct page *pg)
+{
+	struct xfer *x = pg->x;
+
+	if (x && !pg->waited) {
+		cancel_and_wait(ls->c, x);
+		record(ls->c, &pg->rq, x->rc ? 0 : x->http_status, pg->start_ns, x->done_ns);
+	}
+	xfer_free(x);
+	pg->x = NULL;
+	pg->rc = 0;
+	pg->prepared = false;
+	pg->waited = false;
+}
+
+/*
+ * The answer of the page that has arrived: the next page is requested from its raw continue
+ * token (when certain) before the page is parsed, so parsing overlaps the next transfer.
+ * @cont receives the token to continue with (NULL: last page).
+ */
+static int page_answer(struct lister *ls, struct page *cur, struct page *next, char **cont,
+                       struct kc_resp *resp, struct ll_err *err)
+{
+	struct xfer *x = cur->x;
+	bool ok = x->http_status >= 200 && x->http_status < 300 && x->json;
+	enum kc_scan scan = ok ? kc__scan_continue(x->rbody.p, x->rbody.len, cont) : KC_SCAN_UNSURE;
+	int rc;
+
+	if (scan == KC_SCAN_NEXT) {
+		page_prepare(ls, next, *cont);
+		if (page_due(next))
+			page_send(ls, next);
+	}
+	rc = fill_resp(x->http_status, x->json, &x->rbody, resp, err);
+	page_release(ls, cur);
+	if (rc == 0 && scan == KC_SCAN_UNSURE && kc_resp_ok(resp)) {
+		*cont = xstrdup(jx_str(resp->body, "metadata", "continue", NULL));
+		if (*cont && **cont)
+			page_prepare(ls, next, *cont);
+	}
+	return rc;
+}
+
 int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
             const struct kc_list_opts *opts, kc_item_fn on_item, void *ud, char **list_rv,
             struct kc_resp *resp, struct ll_err *err)
 {
-	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
 	struct req rq = {"LIST", "GET", NULL, NULL, NULL, 0, opts ? opts->accept : NULL};
+	struct lister ls = {.c = c, .gvr = gvr, .ns = ns, .o = opts};
+	struct page *cur = &ls.pages[0], *next = &ls.pages[1], *tmp;
 	char *cont = NULL;
 	int rc;
 
@@ -1234,25 +1520,34 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	rc = enter(c);
 	if (rc)
 		return ll_err_set(err, rc, "LIST %s: client closed", gvr->resource);
-	do {
-		buf_reset(&path);
+	for (int i = 0; i < 2; i++)
+		ls.pages[i] = (struct page){.path = BUF_INIT(BUF_MAX_INTERNAL), .rq = rq};
+	page_prepare(&ls, cur, NULL);
+	for (;;) {
 		kc_resp_release(resp);
-		if (list_page_path(&path, gvr, ns, opts, cont)) {
-			rc = path_error(resp, err);
+		page_send(&ls, cur);
+		rc = page_wait(&ls, cur, resp, err);
+		if (rc)
 			break;
-		}
-		rq.path = buf_cstr(&path);
-		rc = request(c, &rq, resp, err);
+		rc = page_answer(&ls, cur, next, &cont, resp, err);
 		if (rc || !kc_resp_ok(resp))
 			break;
 		rc = list_items(resp->body, on_item, ud, err);
 		free(cont);
-		cont = xstrdup(jx_str(resp->body, "metadata", "continue", NULL));
-	} while (rc == 0 && cont && *cont);
+		cont = NULL;
+		if (rc || !next->prepared)
+			break;
+		tmp = cur;
+		cur = next;
+		next = tmp;
+	}
 	if (rc == 0 && kc_resp_ok(resp) && list_rv)
 		*list_rv = xstrdup(jx_str(resp->body, "metadata", "resourceVersion", NULL));
 	free(cont);
-	buf_release(&path);
+	page_release(&ls, cur);
+	page_release(&ls, next);
+	buf_release(&cur->path);
+	buf_release(&next->path);
 	leave(c);
 	return rc;
 }
