@@ -100,7 +100,12 @@ def landlord_run(cluster, page):
 def idle_rss(cluster, tmp):
     cluster.kubectl("apply", "-f", REPO / "deploy/namespace.yaml", "-f", REPO / "deploy/crds",
                     "-f", REPO / "deploy/rbac.yaml")
-    cluster.kubectl("wait", "--for", "condition=established", "crd/tenants.landlord.dev")
+    for _ in range(60):  # kubectl wait fails while a new CRD has no conditions yet
+        try:
+            cluster.kubectl("wait", "--for", "condition=established", "crd/tenants.landlord.dev")
+            break
+        except subprocess.CalledProcessError:
+            time.sleep(1)
     log = open(os.path.join(tmp, "landlord-idle.log"), "w")
     p = subprocess.Popen([BUILD / "landlord", "run", "--kubeconfig",
                           cluster.kubeconfig("landlord"), "--leader-elect", "false",

@@ -117,6 +117,25 @@ class Cluster:
                 return False
             raise
 
+    def wait_crds_established(self, *names, timeout=60):
+        """Poll until every named CRD reports Established=True. (`kubectl wait` fails instead of
+        waiting while a just-created CRD has no status.conditions yet.)"""
+        ext = k8s.ApiextensionsV1Api(self.client("admin"))
+
+        def established():
+            for name in names:
+                try:
+                    crd = ext.read_custom_resource_definition(name)
+                except ApiException as e:
+                    if e.status == 404:
+                        return False
+                    raise
+                conds = (crd.status and crd.status.conditions) or []
+                if not any(c.type == "Established" and c.status == "True" for c in conds):
+                    return False
+            return True
+        wait_for(established, timeout, what=f"CRDs {', '.join(names)} to be established")
+
     def restart_apiserver(self):
         run_script("restart-apiserver.sh", self.state_dir)
         self.reload_env()

@@ -20,9 +20,7 @@ CRDS = ("tenants.landlord.dev", "plans.landlord.dev", "landlordconfigs.landlord.
 def crds(cluster):
     r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/crds")
     assert r.returncode == 0, r.stderr
-    r = cluster.kubectl("admin", "wait", "--for", "condition=established", "--timeout=60s",
-                        *[f"crd/{n}" for n in CRDS])
-    assert r.returncode == 0, r.stderr
+    cluster.wait_crds_established(*CRDS)
     return cluster
 
 

@@ -21,9 +21,8 @@ def installed(cluster):
     r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/namespace.yaml",
                         "-f", REPO / "deploy/crds", "-f", REPO / "deploy/rbac.yaml")
     assert r.returncode == 0, r.stderr
-    r = cluster.kubectl("admin", "wait", "--for", "condition=established", "--timeout=60s",
-                        "crd/tenants.landlord.dev")
-    assert r.returncode == 0, r.stderr
+    cluster.wait_crds_established("tenants.landlord.dev", "plans.landlord.dev",
+                                  "landlordconfigs.landlord.dev")
     return cluster
 
 
