@@ -13,10 +13,10 @@ else
 fi
 source "$dir/env"
 kubectl=("$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG")
-"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/rbac.yaml >/dev/null
+"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/rbac.yaml -f deploy/policies/ >/dev/null
 # kubectl wait errors (instead of waiting) while a new CRD has no conditions yet: retry.
 for _ in $(seq 1 60); do
 	"${kubectl[@]}" wait --for condition=established --timeout=60s crd -l app.kubernetes.io/managed-by=landlord >/dev/null 2>&1 && break
 	sleep 1
 done
-echo "[cluster] CRDs and RBAC installed"
+echo "[cluster] CRDs, RBAC and admission policies installed"

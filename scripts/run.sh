@@ -12,7 +12,7 @@ if [[ -n ${KUBECONFIG:-} ]]; then
 	kubectl=(kubectl)
 	command -v kubectl >/dev/null || kubectl=("$HOME/.cache/landlord/k8s/$(. tests/cluster/versions.env; echo "$K8S_VERSION")/kubectl")
 	echo "[run] using the cluster in KUBECONFIG=$KUBECONFIG"
-	"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/rbac.yaml
+	"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/rbac.yaml -f deploy/policies/
 	# kubectl wait errors (instead of waiting) while a new CRD has no conditions yet: retry.
 	for _ in $(seq 1 60); do
 		"${kubectl[@]}" wait --for condition=established --timeout=60s crd -l app.kubernetes.io/managed-by=landlord >/dev/null 2>&1 && break
