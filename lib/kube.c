@@ -132,6 +132,7 @@ struct xfer {
 	const char *body;
 	size_t body_len;
 	bool watch;
+	bool http1;
 
 	/* I/O thread only until DONE, then the caller's. */
 	CURL *easy;
@@ -191,6 +192,7 @@ struct req {
 	const char *body;
 	size_t body_len;
 	const char *accept;
+	bool http1; /* on an HTTP/1.1 connection of its own (list pages, see kc_list) */
 };
 
 /* ---------- errors and statuses ---------- */
@@ -491,6 +493,7 @@ static struct xfer *xfer_new(struct kc_client *c, const struct req *rq, bool wat
 	x->body = rq->body;
 	x->body_len = rq->body_len;
 	x->watch = watch;
+	x->http1 = rq->http1;
 	buf_init(&x->rbody, KC_MAX_BODY);
 	/* Any single write fits once the queue is empty, so appends never hit the cap. */
 	buf_init(&x->q, 2 * (size_t)WATCH_QUEUE_MAX);
@@ -686,7 +689,7 @@ static CURLcode common_opts(struct kc_client *c, struct xfer *x, CURL *e)
 	SETOPT(rc, e, CURLOPT_HTTPHEADER, x->headers);
 	SETOPT(rc, e, CURLOPT_USERAGENT, c->user_agent);
 	SETOPT(rc, e, CURLOPT_HTTP_VERSION,
-	       c->http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
+	       c->http1 || x->http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
 	SETOPT(rc, e, CURLOPT_PIPEWAIT, 1L);
 	SETOPT(rc, e, CURLOPT_TCP_KEEPALIVE, 1L);
 	SETOPT(rc, e, CURLOPT_TCP_KEEPIDLE, 30L);
@@ -1036,7 +1039,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
                const char *body, size_t body_len, const char *accept, struct kc_resp *resp,
                struct ll_err *err)
 {
-	struct req rq = {NULL, method, path, content_type, body, body_len, accept};
+	struct req rq = {NULL, method, path, content_type, body, body_len, accept, false};
 
 	if (c == NULL || method == NULL || path == NULL || path[0] != '/') {
 		memset(resp, 0, sizeof(*resp));
@@ -1053,7 +1056,7 @@ static int object_request(struct kc_client *c, const char *verb, const char *met
 {
 	char *body = obj ? jx_dumps(obj) : NULL;
 	struct req rq = {verb, method, buf_cstr(path), content_type, body, body ? strlen(body) : 0,
-	                 NULL};
+	                 NULL, false};
 	int rc = entered_request(c, &rq, resp, err);
 
 	free(body);
@@ -1508,7 +1511,12 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
             const struct kc_list_opts *opts, kc_item_fn on_item, void *ud, char **list_rv,
             struct kc_resp *resp, struct ll_err *err)
 {
-	struct req rq = {"LIST", "GET", NULL, NULL, NULL, 0, opts ? opts->accept : NULL};
+	/*
+	 * libcurl 7.88 sometimes stops delivering a multiplexed HTTP/2 stream (the transfer then
+	 * times out) when other streams start on the connection while it streams; continuous list
+	 * pages made that frequent, so they travel over HTTP/1.1 connections of their own.
+	 */
+	struct req rq = {"LIST", "GET", NULL, NULL, NULL, 0, opts ? opts->accept : NULL, true};
 	struct lister ls = {.c = c, .gvr = gvr, .ns = ns, .o = opts};
 	struct page *cur = &ls.pages[0], *next = &ls.pages[1], *tmp;
 	char *cont = NULL;
@@ -1743,7 +1751,7 @@ int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 {
 	struct watch w = {.c = c, .o = opts, .on_event = on_event, .ud = ud, .err = err};
 	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
-	struct req rq = {"WATCH", "GET", NULL, NULL, NULL, 0, opts ? opts->accept : NULL};
+	struct req rq = {"WATCH", "GET", NULL, NULL, NULL, 0, opts ? opts->accept : NULL, false};
 	int timeout_s =
 	        opts && opts->timeout_seconds > 0 ? opts->timeout_seconds : random_timeout();
 	int idle_s = opts && opts->idle_timeout_seconds > 0 ? opts->idle_timeout_seconds

@@ -2,8 +2,11 @@
  * kube.h - untyped Kubernetes REST client on libcurl + jansson.
  *
  * One struct kc_client talks to one API server. It owns one I/O thread driving a libcurl multi
- * handle, so every request and watch from every thread is multiplexed as HTTP/2 streams over a
- * single TLS connection (CURLOPT_PIPEWAIT). Calls block the calling thread until their answer is
+ * handle: requests and watches from every thread are multiplexed as HTTP/2 streams over a single
+ * TLS connection (CURLOPT_PIPEWAIT). LIST pages are the exception: each list in flight uses an
+ * HTTP/1.1 connection of its own (reused page after page), because with the next page fetched
+ * while the current one is parsed, libcurl 7.88's HTTP/2 multiplexing was measured to stall list
+ * streams (docs/internals/kube.md). Calls block the calling thread until their answer is
  * complete; watch events are delivered on the thread that called kc_watch(). Components that
  * must not share fate with the main connection (the leader-election Lease) use their own client.
  *

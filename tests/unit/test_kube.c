@@ -1564,6 +1564,33 @@ static void test_kube__live_list_pipelined_pages_in_order(void **state)
 	kc_resp_release(&resp);
 }
 
+/* List pages travel on an HTTP/1.1 connection of their own, reused page after page. */
+static void test_kube__live_list_pages_use_their_own_connection(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_list_opts lo = {.label_selector = "set=pipe", .limit = 7};
+	struct kc_resp resp = {0};
+	struct ordered o = {0};
+	struct kc_client *c = NULL;
+	struct ll_err err = {{0}};
+
+	if (kc_client_new(&l->cfg, &(struct kc_opts){.qps = -1}, &c, &err) != 0)
+		fail_msg("kc_client_new: %s", err.msg);
+	expect_answer(kc_get(c, &KC_NAMESPACES, NULL, l->ns, &resp, &e_), &resp, 200);
+	kc_resp_release(&resp);
+	assert_int_equal(kc__connects(c), 1);
+	expect_answer(kc_list(c, &KC_CONFIGMAPS, l->ns, &lo, on_ordered_item, &o, NULL, &resp, &e_),
+	              &resp, 200);
+	kc_resp_release(&resp);
+	assert_int_equal(o.n, 50);
+	assert_int_equal(kc__connects(c), 2);
+	/* other requests stay on the multiplexed connection */
+	expect_answer(kc_get(c, &KC_NAMESPACES, NULL, l->ns, &resp, &e_), &resp, 200);
+	kc_resp_release(&resp);
+	assert_int_equal(kc__connects(c), 2);
+	kc_client_free(c);
+}
+
 static void test_kube__live_list_stop_on_page_two_cancels_page_three(void **state)
 {
 	struct live *l = live_or_skip(state);
@@ -2075,6 +2102,7 @@ int main(void)
 	        cmocka_unit_test(test_kube__live_expired_continue_is_a_410_answer),
 	        cmocka_unit_test(test_kube__live_list_pipelined_pages_in_order),
 	        cmocka_unit_test(test_kube__live_list_stop_on_page_two_cancels_page_three),
+	        cmocka_unit_test(test_kube__live_list_pages_use_their_own_connection),
 	        cmocka_unit_test(test_kube__live_watch_sees_every_event_type),
 	        cmocka_unit_test(test_kube__live_watch_from_compacted_rv_is_410),
 	        cmocka_unit_test(test_kube__live_watch_error_answer_has_no_events),
