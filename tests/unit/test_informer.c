@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "live.h"
+
 #include "informer_internal.h"
 #include "landlord/buf.h"
 #include "landlord/err.h"
@@ -483,42 +485,6 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void rand_suffix(char *out, size_t len)
-{
-	unsigned int r = 0;
-
-	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
-	snprintf(out, len, "%06x", r & 0xffffff);
-}
-
-/*
- * The cluster's state directory: $LANDLORD_TEST_STATE_DIR, else two levels above the
- * kubeconfig (STATE_DIR/kubeconfigs/admin.kubeconfig) when an env file is there; else "".
- */
-static void state_dir_of(const char *kubeconfig, const char *explicit_dir, char *out, size_t len)
-{
-	char env[1024];
-	char *slash;
-
-	out[0] = '\0';
-	if (explicit_dir && *explicit_dir) {
-		snprintf(out, len, "%s", explicit_dir);
-		return;
-	}
-	snprintf(out, len, "%s", kubeconfig);
-	for (int i = 0; i < 2; i++) {
-		slash = strrchr(out, '/');
-		if (slash == NULL) {
-			out[0] = '\0';
-			return;
-		}
-		*slash = '\0';
-	}
-	snprintf(env, sizeof(env), "%s/env", out);
-	if (access(env, R_OK) != 0)
-		out[0] = '\0';
-}
-
 static int live_setup(void **state)
 {
 	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
@@ -543,8 +509,8 @@ static int live_setup(void **state)
 		return -1;
 	}
 	kcfg_release(&cfg);
-	state_dir_of(path, sd, l->state_dir, sizeof(l->state_dir));
-	rand_suffix(sfx, sizeof(sfx));
+	live_state_dir(path, sd, l->state_dir, sizeof(l->state_dir));
+	live_rand_suffix(sfx, sizeof(sfx));
 	snprintf(l->ns, sizeof(l->ns), "inf-test-%s", sfx);
 	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
 	               "name", l->ns);

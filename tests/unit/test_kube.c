@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "live.h"
 #include <curl/curl.h>
 #include <microhttpd.h>
 #include <openssl/evp.h>
@@ -1011,39 +1013,6 @@ struct live {
 	char state_dir[512];
 };
 
-static void rand_suffix(char *out, size_t len)
-{
-	unsigned int r = 0;
-
-	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
-	snprintf(out, len, "%06x", r & 0xffffff);
-}
-
-/* $LANDLORD_TEST_STATE_DIR, else STATE_DIR when the kubeconfig is STATE_DIR/kubeconfigs/x. */
-static void state_dir_of(const char *kubeconfig, const char *explicit_dir, char *out, size_t len)
-{
-	char env[1024];
-	char *slash;
-
-	out[0] = '\0';
-	if (explicit_dir && *explicit_dir) {
-		snprintf(out, len, "%s", explicit_dir);
-		return;
-	}
-	snprintf(out, len, "%s", kubeconfig);
-	for (int i = 0; i < 2; i++) {
-		slash = strrchr(out, '/');
-		if (slash == NULL) {
-			out[0] = '\0';
-			return;
-		}
-		*slash = '\0';
-	}
-	snprintf(env, sizeof(env), "%s/env", out);
-	if (access(env, R_OK) != 0)
-		out[0] = '\0';
-}
-
 static int live_setup(void **state)
 {
 	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
@@ -1063,8 +1032,8 @@ static int live_setup(void **state)
 		fprintf(stderr, "live setup: %s\n", err.msg);
 		return -1;
 	}
-	state_dir_of(path, getenv("LANDLORD_TEST_STATE_DIR"), l->state_dir, sizeof(l->state_dir));
-	rand_suffix(sfx, sizeof(sfx));
+	live_state_dir(path, getenv("LANDLORD_TEST_STATE_DIR"), l->state_dir, sizeof(l->state_dir));
+	live_rand_suffix(sfx, sizeof(sfx));
 	snprintf(l->ns, sizeof(l->ns), "kc-test-%s", sfx);
 	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
 	               "name", l->ns);
