@@ -103,12 +103,12 @@ int buf_append_urlencoded(struct buf *b, const char *s)
 	return rc;
 }
 
-int buf_read_file(struct buf *b, const char *path)
+int buf_read_file(struct buf *b, const char *path, bool may_block)
 {
 	size_t start = b->len;
 	char chunk[16384];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (may_block ? 0 : O_NONBLOCK)), rc = 0;
 
 	if (fd < 0)
 		return -errno;

@@ -57,41 +57,18 @@ static void set_who(struct ld *ld, const char *kind, const char *name)
  * Read all of @path into @out (whose cap bounds the size). @flags are extra open(2) flags.
  * Return: 0, -EMSGSIZE past the cap, or -errno.
  */
-static int read_file(const char *path, int flags, struct buf *out)
-{
-	char chunk[8192];
-	ssize_t n;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | flags);
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		rc = n < 0 ? -errno : buf_append(out, chunk, (size_t)n);
-		if (rc)
-			break;
-	}
-	close(fd);
-	return rc;
-}
-
 static const char *read_error(int rc)
 {
 	return rc == -EMSGSIZE ? "file too large" : strerror(-rc);
 }
 
-/*
- * A file the kubeconfig names. O_NONBLOCK so that a path naming a FIFO or a terminal fails
- * instead of hanging; regular files ignore it.
- */
+/* A file the kubeconfig names: never a blocking read (a FIFO path fails instead of hanging). */
 static int read_ref(const struct ld *ld, const char *key, const char *path, struct buf *out)
 {
 	int rc;
 
 	buf_init(out, KCFG_REF_MAX);
-	rc = read_file(path, O_NONBLOCK, out);
+	rc = buf_read_file(out, path, false);
 	if (rc == 0 && out->len == 0)
 		rc = fail(ld, -EINVAL, "%s \"%s\": file is empty", key, path);
 	else if (rc)
@@ -520,7 +497,7 @@ int kcfg_load_file(const char *path, const char *context, struct kcfg *out, stru
 
 	memset(out, 0, sizeof(*out));
 	ld.base_dir = dir; /* "" for a file in "/", which still yields "/x" */
-	rc = read_file(path, 0, &b);
+	rc = buf_read_file(&b, path, true);
 	if (rc)
 		rc = fail(&ld, file_error_code(rc), "%s", read_error(rc));
 	else
@@ -534,7 +511,7 @@ int kcfg_load_file(const char *path, const char *context, struct kcfg *out, stru
 static int read_namespace(const char *path, char **out)
 {
 	struct buf b = BUF_INIT(KCFG_NS_MAX);
-	int rc = read_file(path, O_NONBLOCK, &b);
+	int rc = buf_read_file(&b, path, false);
 
 	*out = NULL;
 	while (b.len > 0 && strchr(" \t\r\n", b.p[b.len - 1]))
@@ -549,7 +526,7 @@ static int read_namespace(const char *path, char **out)
 static int read_ca(const char *path, struct kcfg *out)
 {
 	struct buf b = BUF_INIT(KCFG_REF_MAX);
-	int rc = read_file(path, O_NONBLOCK, &b);
+	int rc = buf_read_file(&b, path, false);
 
 	if (rc == 0 && b.len > 0) {
 		out->ca_pem_len = b.len;
@@ -579,7 +556,7 @@ int kcfg_load_incluster(const char *sa_dir, struct kcfg *out, struct ll_err *err
 	ca = xasprintf("%s/ca.crt", sa_dir);
 	ns = xasprintf("%s/namespace", sa_dir);
 	/* Without a token this is not a usable in-cluster setup: the next source gets a turn. */
-	rc = read_file(out->token_file, O_NONBLOCK, &b);
+	rc = buf_read_file(&b, out->token_file, false);
 	if (rc) {
 		rc = ll_err_set(err, rc == -ENOENT ? -ENOENT : -EIO, "in-cluster: %s: %s",
 		                out->token_file, read_error(rc));

@@ -383,10 +383,10 @@ struct webhook {
 static int webhook_start(const struct config *cfg, struct webhook *wh)
 {
 	struct buf cert = BUF_INIT(1u << 20), key = BUF_INIT(1u << 20);
-	int rc = buf_read_file(&cert, cfg->tls_cert_file);
+	int rc = buf_read_file(&cert, cfg->tls_cert_file, true);
 
 	if (rc == 0)
-		rc = buf_read_file(&key, cfg->tls_key_file);
+		rc = buf_read_file(&key, cfg->tls_key_file, true);
 	if (rc < 0) {
 		log_error("cannot read the webhook's TLS files", "{s:s,s:s,s:s}", "cert",
 		          cfg->tls_cert_file, "key", cfg->tls_key_file, "error", strerror(-rc));

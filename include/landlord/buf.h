@@ -11,6 +11,7 @@
 #define LANDLORD_BUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf {
@@ -36,10 +37,14 @@ int buf_vappendf(struct buf *b, const char *fmt, va_list ap) __attribute__((form
 /** buf_append_urlencoded() - append @s percent-encoded for a URL path segment or query value. */
 int buf_append_urlencoded(struct buf *b, const char *s);
 /**
- * buf_read_file() - append the contents of the file at @path. Return: 0, -errno from open/read,
- * or -EMSGSIZE when the file does not fit under the cap (the buffer is then unchanged).
+ * buf_read_file() - append the contents of the file at @path.
+ * @may_block: true for a path the operator gave (it may be a pipe, e.g. --kubeconfig <(...));
+ *             false for paths found inside configuration, so that one naming a FIFO or a
+ *             terminal fails with -EAGAIN instead of hanging.
+ * Return: 0, -errno from open/read, or -EMSGSIZE when the file does not fit under the cap. On
+ * error the buffer is left as it was.
  */
-int buf_read_file(struct buf *b, const char *path);
+int buf_read_file(struct buf *b, const char *path, bool may_block);
 /** buf_cstr() - the contents as a C string; "" when empty. Borrowed until the next change. */
 const char *buf_cstr(const struct buf *b);
 /** buf_consume() - drop the first @n bytes (n <= len). */

@@ -1,11 +1,13 @@
 /* Unit tests for the capped buffer (lib/buf.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -83,15 +85,35 @@ static void test_buf__read_file_appends_and_respects_cap(void **state)
 	assert_int_equal(write(fd, "hello", 5), 5);
 	close(fd);
 	buf_append_str(&b, ">");
-	assert_int_equal(buf_read_file(&b, path), 0);
+	assert_int_equal(buf_read_file(&b, path, false), 0);
 	assert_string_equal(buf_cstr(&b), ">hello");
 	buf_append_str(&small, "ab");
-	assert_int_equal(buf_read_file(&small, path), -EMSGSIZE);
+	assert_int_equal(buf_read_file(&small, path, true), -EMSGSIZE);
 	assert_string_equal(buf_cstr(&small), "ab");
-	assert_int_equal(buf_read_file(&b, "/nonexistent/landlord"), -ENOENT);
+	assert_int_equal(buf_read_file(&b, "/nonexistent/landlord", true), -ENOENT);
 	unlink(path);
 	buf_release(&b);
 	buf_release(&small);
+}
+
+static void test_buf__read_file_that_must_not_block_refuses_an_idle_fifo(void **state)
+{
+	char dir[] = "/tmp/landlord-test-fifo-XXXXXX", path[64];
+	struct buf b = BUF_INIT(64);
+	int writer;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	/* A writer that never writes: a blocking read would hang here forever. */
+	writer = open(path, O_RDWR | O_NONBLOCK);
+	assert_true(writer >= 0);
+	assert_int_equal(buf_read_file(&b, path, false), -EAGAIN);
+	assert_int_equal(b.len, 0);
+	close(writer);
+	unlink(path);
+	rmdir(dir);
+	buf_release(&b);
 }
 
 int main(void)
@@ -103,6 +125,7 @@ int main(void)
 	        cmocka_unit_test(test_buf__urlencode_escapes_reserved_bytes),
 	        cmocka_unit_test(test_buf__consume_and_detach),
 	        cmocka_unit_test(test_buf__read_file_appends_and_respects_cap),
+	        cmocka_unit_test(test_buf__read_file_that_must_not_block_refuses_an_idle_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
