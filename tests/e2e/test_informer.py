@@ -7,7 +7,7 @@ from kubernetes import client as k8s
 from procs import start_informer_probe
 
 
-def server_state(core, list_fn, namespace):
+def server_state(list_fn, namespace):
     items = list_fn(namespace).items
     return {f"{namespace}/{o.metadata.name}": o.metadata.resource_version for o in items}
 
@@ -19,8 +19,7 @@ def cache_state(proc, resource):
 
 
 def converged(cluster, proc, resource, list_fn, namespace):
-    core = k8s.CoreV1Api(cluster.client("admin"))
-    want = server_state(core, list_fn, namespace)
+    want = server_state(list_fn, namespace)
 
     def check():
         return cache_state(proc, resource)["objects"] == want

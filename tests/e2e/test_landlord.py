@@ -89,8 +89,7 @@ def test_controller_reconciles_under_the_shipped_role(installed, tmp_path):
         st = wait_observed(installed, name)
         ready = [c for c in st["conditions"] if c["type"] == "Ready"]
         assert ready and ready[0]["reason"] == "Observed"
-        cluster = installed
-        cluster.wait_for(lambda: proc.get("/readyz")[0] == 200, what="readyz")
+        installed.wait_for(lambda: proc.get("/readyz")[0] == 200, what="readyz")
         assert proc.get("/healthz") == (200, "ok")
         assert proc.metric("landlord_reconcile_total", controller="tenant",
                            result="success") >= 1

@@ -1,6 +1,6 @@
 """The C library's live tests (cmocka executables) against the session's control plane.
 
-The unit-test executables of the client, informer, discovery and lease modules contain live
+The unit-test executables of the client, informer, discovery, lease and manager modules have live
 tests that run only when LANDLORD_TEST_KUBECONFIG is set; here they always run, under ASan and
 UBSan when the asan build exists, and a skipped test counts as a failure.
 """
@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-LIVE_MODULES = ("kube", "informer", "discovery", "lease")
+LIVE_MODULES = ("kube", "informer", "discovery", "lease", "manager")
 
 
 def built_test_binary(name):
