@@ -884,7 +884,7 @@ static enum outcome watch_once(struct inf *inf, bool *progressed)
 	        .label_selector = inf->label_selector,
 	        .field_selector = inf->field_selector,
 	        .allow_bookmarks = true,
-	        .accept = inf->metadata_only ? KC_ACCEPT_METADATA : NULL,
+	        .accept = inf->metadata_only ? KC_ACCEPT_METADATA_WATCH : NULL,
 	        .cancel = &inf->watch_cancel,
 	};
 	struct kc_resp resp = {0};

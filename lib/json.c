@@ -139,5 +139,13 @@ bool jx_equal_subset(const json_t *want, const json_t *have)
 		}
 		return true;
 	}
+	if (json_is_array(want)) {
+		if (!json_is_array(have) || json_array_size(want) != json_array_size(have))
+			return false;
+		for (size_t i = 0; i < json_array_size(want); i++)
+			if (!jx_equal_subset(json_array_get(want, i), json_array_get(have, i)))
+				return false;
+		return true;
+	}
 	return have != NULL && json_equal((json_t *)want, (json_t *)have);
 }

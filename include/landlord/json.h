@@ -48,8 +48,9 @@ char *jx_dumps(const json_t *v);
 
 /**
  * jx_equal_subset() - true when every field present in @want has an equal value in @have
- * (objects recursively; arrays and scalars exactly). Used to skip writes whose desired state
- * the cache already holds.
+ * (objects recursively; arrays element by element and of the same length, so that fields the
+ * API server defaults inside list items do not count; scalars exactly). Used to skip writes
+ * whose desired state the cache already holds.
  */
 bool jx_equal_subset(const json_t *want, const json_t *have);
 

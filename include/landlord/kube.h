@@ -216,9 +216,15 @@ int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
              const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud,
              struct kc_resp *resp /* OUT */, struct ll_err *err);
 
-/** Accept header for metadata-only (PartialObjectMetadata) lists and watches. */
+/** Accept header for metadata-only (PartialObjectMetadata) lists. */
 #define KC_ACCEPT_METADATA                                                  \
 	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," \
+	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+/*
+ * ... and for watches: the API server takes the first acceptable type, and a watch's events are
+ * single objects, so offering the List type first makes it fail on the first event.
+ */
+#define KC_ACCEPT_METADATA_WATCH \
 	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 #endif

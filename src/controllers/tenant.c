@@ -1,91 +1,1098 @@
 /*
- * tenant.c - the Tenant controller.
+ * tenant.c - the Tenant controller: a Tenant becomes namespaces, access, quota and isolation.
  *
- * This build records what it has observed: status.observedGeneration and a Ready condition
- * that stays Unknown (reason Observed) until provisioning of namespaces, access, quotas and
- * policies lands. It already follows the controller rules every later step keeps: read from
- * the informer cache, compute the desired status, and write (a merge patch on the status
- * subresource) only when the cache differs.
+ * One reconcile reads the Tenant, its Plan, the namespaces and every object landlord manages
+ * from informer caches, asks tenant_model.c for the desired state, and writes only what differs:
+ * namespaces with POST (never taken over), their metadata with merge patches carrying the
+ * resourceVersion (adoption with a JSON-patch test), everything inside them with server-side
+ * apply. The order within a namespace is quota and policies first, access last (docs/tenants.md).
+ * Every step is idempotent, so a crash at any point converges on the next run; drift reaches us
+ * through the watches on everything landlord creates.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "config/current.h"
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
+#include "controllers/events.h"
+#include "controllers/tenant_model.h"
 #include "landlord/err.h"
 #include "landlord/json.h"
 #include "landlord/log.h"
-#include "landlord/mem.h"
+#include "landlord/quotaplan.h"
 
 const struct kc_gvr LL_TENANTS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "tenants", "Tenant",
                                   false};
+const struct kc_gvr LL_PLANS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "plans", "Plan", false};
+
+#define IDX_TENANT     "tenant"      /* label landlord.dev/tenant */
+#define IDX_MANAGED    "managed-for" /* namespaces: the tenant in managed-metadata */
+#define IDX_CLAIMS     "claims"      /* tenants: the namespace names they claim */
+#define NOT_READY_POLL 30000         /* safety net while not Ready; drift comes by watch */
+
+/* The kinds landlord stamps into tenant namespaces, in the order they are torn down. */
+enum owned_kind { OWN_RB, OWN_NP, OWN_LR, OWN_RQ, N_OWNED };
+
+static const struct kc_gvr *const OWNED_GVR[N_OWNED] = {&KC_ROLEBINDINGS, &KC_NETWORKPOLICIES,
+                                                        &KC_LIMITRANGES, &KC_RESOURCEQUOTAS};
 
 struct tenant_ctl {
-	struct inf *tenants;
+	struct controller *c;
+	struct inf *tenants, *plans, *namespaces, *owned[N_OWNED], *croles, *crbindings;
 };
+
+/* State of one reconcile. */
+struct rec {
+	struct tenant_ctl *t;
+	struct kc_client *kc;
+	const json_t *tenant;
+	const char *name;
+	struct lcfg *cfg;
+	json_t *plan; /* NULL: missing */
+	struct tm_claims claims;
+	json_t *active;     /* ns name -> cached (or just created) namespace object */
+	json_t *let_go;     /* ns name -> true: released or purged in this pass */
+	json_t *collisions; /* [{name, reason}] */
+	json_t *released;   /* names */
+	json_t *privileged; /* sorted names of existing privileged namespaces */
+	json_t *quota_used;
+	bool ns_pending, quota_pending, access_pending, policies_pending, over_plan;
+	bool failed;
+	char fail_msg[512];
+};
+
+/* ---- index and mapping functions ---- */
+
+static void index_managed_for(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+                              void *ud)
+{
+	json_t *m = tm_managed_keys(obj);
+
+	(void)ud;
+	if (m)
+		emit(json_string_value(json_object_get(m, "tenant")), ctx);
+	json_decref(m);
+}
+
+static void index_claims(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+{
+	struct tm_claims c;
+
+	(void)ud;
+	if (tm_claims_build(obj, &c) < 0)
+		return;
+	for (size_t i = 0; i < c.n; i++)
+		emit(c.ns[i].name, ctx);
+	tm_claims_release(&c);
+}
+
+static void emit_all(json_t *objs, void (*emit)(const char *, void *), void *ctx)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objs, i, o) emit(jx_name(o), ctx);
+	json_decref(objs);
+}
+
+/* A tenant changed: the tenants claiming the same names may now get (or lose) them. */
+static void map_rivals(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+{
+	struct tenant_ctl *t = ud;
+	struct tm_claims c;
+
+	if (tm_claims_build(obj, &c) < 0)
+		return;
+	for (size_t i = 0; i < c.n; i++)
+		emit_all(inf_by_index(t->tenants, IDX_CLAIMS, c.ns[i].name), emit, ctx);
+	tm_claims_release(&c);
+}
+
+static void map_plan(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+{
+	struct tenant_ctl *t = ud;
+
+	emit_all(inf_by_index(t->tenants, TM_INDEX_PLAN, jx_name(obj)), emit, ctx);
+}
+
+static void map_by_label(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+{
+	const char *tenant = jx_label(obj, LABEL_TENANT);
+
+	(void)ud;
+	if (tenant)
+		emit(tenant, ctx);
+}
+
+static void map_namespace(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+                          void *ud)
+{
+	struct tenant_ctl *t = ud;
+	struct lcfg *cfg;
+
+	map_by_label(obj, emit, ctx, ud);
+	index_managed_for(obj, emit, ctx, ud);
+	/* a namespace someone claims appeared or went away */
+	emit_all(inf_by_index(t->tenants, IDX_CLAIMS, jx_name(obj)), emit, ctx);
+	cfg = lcfg_current();
+	if (jx_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jx_name(obj)))
+		emit_all(inf_list(t->tenants, NULL), emit, ctx); /* the isolation allow-list */
+	lcfg_unref(cfg);
+}
+
+static void on_config_change(void *ud)
+{
+	struct tenant_ctl *t = ud;
+	json_t *all = inf_list(t->tenants, NULL), *o;
+	size_t i;
+
+	json_array_foreach(all, i, o) ctrl_enqueue(t->c, jx_name(o));
+	json_decref(all);
+}
+
+static int add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
+{
+	int rc = inf_add_index(inf, name, fn, ud);
+
+	return rc == -EEXIST ? 0 : rc; /* another controller shares the informer */
+}
+
+static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr)
+{
+	struct inf_opts o = {.gvr = *gvr,
+	                     .label_selector =
+	                             LABEL_MANAGED_BY "=" MANAGED_BY_VALUE ",landlord.dev/"
+	                                              "tenant"};
+	struct inf *inf = mgr_informer(m, &o);
+
+	if (inf && add_index(inf, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT) < 0)
+		return NULL;
+	return inf;
+}
 
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct tenant_ctl *t = ud;
-	struct inf_opts o = {.gvr = LL_TENANTS};
+	struct inf_opts tenants = {.gvr = LL_TENANTS}, plans = {.gvr = LL_PLANS};
+	struct inf_opts namespaces = {.gvr = KC_NAMESPACES, .metadata_only = true};
+	int rc = 0;
 
-	t->tenants = mgr_informer(m, &o);
+	t->c = c;
+	t->tenants = mgr_informer(m, &tenants);
+	t->plans = mgr_informer(m, &plans);
+	t->namespaces = mgr_informer(m, &namespaces);
+	for (int k = 0; k < N_OWNED; k++)
+		t->owned[k] = managed_informer(m, OWNED_GVR[k]);
+	t->croles = managed_informer(m, &KC_CLUSTERROLES);
+	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS);
+	if (!t->tenants || !t->plans || !t->namespaces || !t->owned[OWN_RB] || !t->owned[OWN_NP] ||
+	    !t->owned[OWN_LR] || !t->owned[OWN_RQ] || !t->croles || !t->crbindings)
+		return -ENOMEM;
+	rc = add_index(t->tenants, IDX_CLAIMS, index_claims, NULL);
+	if (rc == 0)
+		rc = add_index(t->tenants, TM_INDEX_PLAN, tm_index_plan, NULL);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_MANAGED, index_managed_for, NULL);
+	if (rc < 0)
+		return rc;
 	ctrl_watch_primary(c, t->tenants);
-	return 0;
+	ctrl_watch_mapped(c, t->tenants, map_rivals, t);
+	ctrl_watch_mapped(c, t->plans, map_plan, t);
+	ctrl_watch_mapped(c, t->namespaces, map_namespace, t);
+	for (int k = 0; k < N_OWNED; k++)
+		ctrl_watch_mapped(c, t->owned[k], map_by_label, t);
+	ctrl_watch_mapped(c, t->croles, map_by_label, t);
+	ctrl_watch_mapped(c, t->crbindings, map_by_label, t);
+	return lcfg_subscribe(on_config_change, t);
 }
 
-static json_t *desired_status(const json_t *tenant)
-{
-	long long gen = jx_generation(tenant);
-	json_t *conds = cond_set(jx_get(tenant, "status", "conditions", NULL), "Ready", "Unknown",
-	                         "Observed",
-	                         "tenant recorded; namespace, access and quota provisioning is not "
-	                         "part of this build",
-	                         gen);
+/* ---- write helpers ---- */
 
-	return json_pack("{s:I,s:o}", "observedGeneration", (json_int_t)gen, "conditions", conds);
+static void failf(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failf(struct rec *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->failed) {
+		va_start(ap, fmt);
+		vsnprintf(r->fail_msg, sizeof(r->fail_msg), fmt, ap);
+		va_end(ap);
+	}
+	r->failed = true;
 }
 
-static struct ctrl_result write_status(struct controller *c, const char *name, json_t *status)
+/* Did a write succeed? A 404 counts as success when @missing_ok (deletes). */
+static bool write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct ll_err *err,
+                     const char *what, const char *ns, const char *name, bool missing_ok)
 {
-	json_t *patch = json_pack("{s:O}", "status", status);
+	if (rc == 0 && (kc_resp_ok(resp) || (missing_ok && resp->http_status == 404)))
+		return true;
+	if (rc < 0)
+		failf(r, "%s %s%s%s: %s", what, ns ? ns : "", ns ? "/" : "", name, err->msg);
+	else
+		failf(r, "%s %s%s%s: %ld %s: %s", what, ns ? ns : "", ns ? "/" : "", name,
+		      resp->http_status, resp->status.reason, resp->status.message);
+	log_warn("tenant write failed", "{s:s,s:s,s:s}", "tenant", r->name, "action", what, "error",
+	         r->fail_msg);
+	return false;
+}
+
+/* Server-side apply @desired unless the cached object already holds it. */
+static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+                   const json_t *cached)
+{
+	const char *ns = jx_namespace(desired), *name = jx_name(desired);
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	struct ctrl_result r = CTRL_RESULT_DONE;
-	int rc = kc_patch(mgr_client(ctrl_mgr(c)), &LL_TENANTS, NULL, name, "status",
-	                  KC_PATCH_MERGE, patch, LANDLORD_FIELD_MANAGER, &resp, &err);
+	bool ok;
+	int rc;
 
-	if (rc < 0) {
-		log_warn("tenant status write failed", "{s:s,s:s}", "tenant", name, "error",
-		         err.msg);
-		r = CTRL_RESULT_RETRY;
-	} else if (!kc_resp_ok(&resp) && resp.http_status != 404) {
-		log_warn("tenant status write rejected", "{s:s,s:i,s:s,s:s}", "tenant", name,
-		         "code", (int)resp.http_status, "reason", resp.status.reason, "message",
-		         resp.status.message);
-		r = CTRL_RESULT_RETRY;
+	if (cached && jx_equal_subset(desired, cached))
+		return true;
+	rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true, &resp,
+	              &err);
+	ok = write_ok(r, rc, &resp, &err, "apply", ns, name, false);
+	kc_resp_release(&resp);
+	return ok;
+}
+
+static bool delete_obj(struct rec *r, const struct kc_gvr *gvr, const json_t *obj)
+{
+	struct kc_delete_opts o = {.precondition_uid = jx_uid(obj), .grace_seconds = -1};
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok;
+	int rc;
+
+	rc = kc_delete(r->kc, gvr, jx_namespace(obj), jx_name(obj), &o, &resp, &err);
+	/* 409: the uid precondition failed, so it is a newer object; the next pass decides */
+	ok = write_ok(r, rc, &resp, &err, "delete", jx_namespace(obj), jx_name(obj), true) ||
+	     resp.http_status == 409;
+	kc_resp_release(&resp);
+	return ok;
+}
+
+static bool patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+                  enum kc_patch_type type, const json_t *body, json_t **result /* OUT */)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok;
+	int rc = kc_patch(r->kc, gvr, ns, name, NULL, type, body, LANDLORD_FIELD_MANAGER, &resp,
+	                  &err);
+
+	ok = write_ok(r, rc, &resp, &err, "patch", ns, name, false);
+	if (ok && result)
+		*result = json_incref(resp.body);
+	kc_resp_release(&resp);
+	return ok;
+}
+
+/* ---- namespaces ---- */
+
+static void collision(struct rec *r, const char *name, const char *reason)
+{
+	json_array_append_new(r->collisions,
+	                      json_pack("{s:s,s:s}", "name", name, "reason", reason));
+	r->ns_pending = true;
+}
+
+static bool claimed_by_other_tenant(struct rec *r, const char *ns)
+{
+	json_t *claimants = inf_by_index(r->t->tenants, IDX_CLAIMS, ns), *o;
+	bool other = false;
+	size_t i;
+
+	json_array_foreach(claimants, i, o) if (strcmp(jx_name(o), r->name) != 0 &&
+	                                        !jx_get(o, "metadata", "deletionTimestamp", NULL))
+	        other = true;
+	json_decref(claimants);
+	return other;
+}
+
+static json_t *create_namespace(struct rec *r, const struct tm_ns *claim)
+{
+	json_t *meta =
+	        tm_namespace_metadata(r->tenant, r->cfg, jx_str(r->tenant, "spec", "plan", NULL),
+	                              claim->name, claim, NULL);
+	json_t *ns = json_pack("{s:s,s:s,s:{s:s,s:O,s:O}}", "apiVersion", "v1", "kind", "Namespace",
+	                       "metadata", "name", claim->name, "labels",
+	                       json_object_get(meta, "labels"), "annotations",
+	                       json_object_get(meta, "annotations"));
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	json_t *created = NULL;
+	int rc = kc_create(r->kc, &KC_NAMESPACES, NULL, ns, &resp, &err);
+
+	if (rc == 0 && resp.http_status == 409) {
+		/* someone else's, or our cache is behind: the namespace event settles it */
+		r->ns_pending = true;
+	} else if (write_ok(r, rc, &resp, &err, "create namespace", NULL, claim->name, false)) {
+		created = json_incref(resp.body);
+		event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceCreated",
+		             "created namespace %s", claim->name);
 	}
 	kc_resp_release(&resp);
-	json_decref(patch);
-	return r;
+	json_decref(ns);
+	json_decref(meta);
+	return created;
+}
+
+/* Bring an owned namespace's metadata to what the tenant wants. Returns the namespace. */
+static json_t *sync_metadata(struct rec *r, json_t *ns, const struct tm_ns *claim)
+{
+	const char *kind = jx_label(ns, LABEL_KIND);
+	json_t *want =
+	        tm_namespace_metadata(r->tenant, r->cfg, jx_str(r->tenant, "spec", "plan", NULL),
+	                              jx_name(ns), claim, kind ? kind : KIND_ADOPTED);
+	json_t *body = NULL, *updated = NULL;
+	json_t *prev = tm_managed_keys(ns);
+
+	if (claim == NULL && prev == NULL) {
+		/* adoption: guarded by a test of the tenant label, so it is never taken */
+		json_t *labels = json_deep_copy(jx_get(ns, "metadata", "labels", NULL));
+		json_t *annots = json_deep_copy(jx_get(ns, "metadata", "annotations", NULL));
+
+		annots = annots ? annots : json_object();
+		json_object_update(labels, json_object_get(want, "labels"));
+		json_object_update(annots, json_object_get(want, "annotations"));
+		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,s:o},{s:s,s:s,s:o}]", "op",
+		                 "test", "path", "/metadata/labels/landlord.dev~1tenant", "value",
+		                 r->name, "op", "test", "path", "/metadata/resourceVersion",
+		                 "value", jx_resource_version(ns), "op", "add", "path",
+		                 "/metadata/labels", "value", labels, "op", "add", "path",
+		                 "/metadata/annotations", "value", annots);
+		if (body &&
+		    patch(r, &KC_NAMESPACES, NULL, jx_name(ns), KC_PATCH_JSON, body, &updated))
+			event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceAdopted",
+			             "adopted namespace %s", jx_name(ns));
+	} else {
+		body = tm_metadata_patch(ns, want);
+		if (body)
+			patch(r, &KC_NAMESPACES, NULL, jx_name(ns), KC_PATCH_MERGE, body, &updated);
+	}
+	json_decref(prev);
+	json_decref(body);
+	json_decref(want);
+	if (updated)
+		return updated;
+	return body ? NULL : json_incref(ns);
+}
+
+/* Delete landlord's objects labelled for this tenant in @ns (NULL: in every namespace). */
+static void delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active)
+{
+	for (int k = 0; k < N_OWNED; k++) {
+		json_t *objs = inf_by_index(r->t->owned[k], IDX_TENANT, r->name), *o;
+		size_t i;
+
+		json_array_foreach(objs, i, o)
+		{
+			const char *in = jx_namespace(o);
+
+			if (ns ? strcmp(in, ns) == 0
+			       : !json_object_get(keep_active, in) &&
+			                    !json_object_get(r->let_go, in))
+				delete_obj(r, OWNED_GVR[k], o);
+		}
+		json_decref(objs);
+	}
+}
+
+static bool purgeable(struct rec *r, const json_t *ns)
+{
+	const char *src = jx_annotation(ns, ANNOT_SOURCE);
+
+	return jx_bool(r->tenant, 0, "spec", "namespaces", "onDeletePurge", NULL) && src &&
+	       strcmp(src, SOURCE_SPEC) == 0 && jx_label(ns, LABEL_TENANT) &&
+	       strcmp(jx_label(ns, LABEL_TENANT), r->name) == 0;
+}
+
+/* A namespace leaves the tenant: purge it, or strip what landlord put there. */
+static void let_go(struct rec *r, const json_t *ns)
+{
+	const char *name = jx_name(ns);
+	json_t *body;
+
+	json_object_set_new(r->let_go, name, json_true());
+	if (jx_get(ns, "metadata", "deletionTimestamp", NULL))
+		return; /* purging already */
+	if (purgeable(r, ns)) {
+		struct kc_delete_opts o = {.precondition_uid = jx_uid(ns), .grace_seconds = -1};
+		struct kc_resp resp = {0};
+		struct ll_err err;
+		int rc = kc_delete(r->kc, &KC_NAMESPACES, NULL, name, &o, &resp, &err);
+
+		if (write_ok(r, rc, &resp, &err, "delete namespace", NULL, name, true))
+			event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespacePurged",
+			             "deleting namespace %s (onDeletePurge)", name);
+		kc_resp_release(&resp);
+		return;
+	}
+	delete_owned_in(r, name, NULL);
+	body = tm_metadata_patch(ns, NULL);
+	if (body == NULL || patch(r, &KC_NAMESPACES, NULL, name, KC_PATCH_MERGE, body, NULL)) {
+		json_array_append_new(r->released, json_string(name));
+		if (body)
+			event_record(
+			        r->kc, r->tenant, EVENT_NORMAL, "NamespaceReleased",
+			        "released namespace %s: landlord's access, quota, policies and "
+			        "labels were removed; the namespace and its contents stay",
+			        name);
+	}
+	json_decref(body);
+}
+
+/* Namespaces that carry this tenant's label or landlord's bookkeeping for it. */
+static json_t *owned_namespaces(struct rec *r)
+{
+	json_t *out = json_object(), *o;
+	json_t *by_label = inf_by_index(r->t->namespaces, IDX_TENANT, r->name);
+	json_t *by_annot = inf_by_index(r->t->namespaces, IDX_MANAGED, r->name);
+	size_t i;
+
+	json_array_foreach(by_label, i, o) json_object_set(out, jx_name(o), o);
+	json_array_foreach(by_annot, i, o) json_object_set(out, jx_name(o), o);
+	json_decref(by_label);
+	json_decref(by_annot);
+	return out;
+}
+
+static bool labelled_ours(struct rec *r, const json_t *ns)
+{
+	const char *l = jx_label(ns, LABEL_TENANT);
+
+	return l && strcmp(l, r->name) == 0;
+}
+
+static void sync_claim(struct rec *r, const struct tm_ns *claim)
+{
+	json_t *ns = inf_get(r->t->namespaces, NULL, claim->name), *now = NULL;
+
+	if (claim->collides) {
+		collision(r, claim->name, "claimed twice by this tenant");
+	} else if (lcfg_is_privileged_namespace(r->cfg, claim->name)) {
+		collision(r, claim->name, "a privileged namespace; landlord never touches it");
+	} else if (ns && !labelled_ours(r, ns)) {
+		collision(r, claim->name,
+		          jx_label(ns, LABEL_TENANT) ? "exists and belongs to another tenant"
+		                                     : "exists and does not belong to this tenant");
+	} else if (ns == NULL && claimed_by_other_tenant(r, claim->name)) {
+		collision(r, claim->name, "another tenant asks for the same name");
+	} else if (ns && jx_get(ns, "metadata", "deletionTimestamp", NULL)) {
+		r->ns_pending = true; /* wait until it is gone, then create it again */
+	} else if (ns) {
+		/* ours: even if the metadata update fails now, its contents stay managed */
+		now = sync_metadata(r, ns, claim);
+		json_object_set(r->active, claim->name, now ? now : ns);
+	} else {
+		now = create_namespace(r, claim);
+		if (now == NULL)
+			r->ns_pending = true;
+		else
+			json_object_set(r->active, claim->name, now);
+	}
+	json_decref(now);
+	json_decref(ns);
+}
+
+static void sync_namespaces(struct rec *r)
+{
+	json_t *owned = owned_namespaces(r), *ns;
+	const char *name;
+
+	for (size_t i = 0; i < r->claims.n; i++)
+		sync_claim(r, &r->claims.ns[i]);
+	json_object_foreach(owned, name, ns)
+	{
+		const char *src = jx_annotation(ns, ANNOT_SOURCE);
+		bool adopted =
+		        labelled_ours(r, ns) && (src == NULL || strcmp(src, SOURCE_SPEC) != 0);
+
+		if (json_object_get(r->active, name) || tm_claims_find(&r->claims, name))
+			continue;
+		if (adopted && !jx_get(ns, "metadata", "deletionTimestamp", NULL) &&
+		    !lcfg_is_privileged_namespace(r->cfg, name)) {
+			json_t *now = sync_metadata(r, ns, NULL);
+
+			json_object_set(r->active, name, now ? now : ns);
+			json_decref(now);
+			continue;
+		}
+		let_go(r, ns);
+	}
+	json_decref(owned);
+}
+
+/* ---- quota, policies, access ---- */
+
+static json_t *privileged_namespaces(struct rec *r)
+{
+	json_t *all = inf_list(r->t->namespaces, NULL), *out = json_array(), *o;
+	size_t i;
+
+	json_array_foreach(all, i, o) if (!jx_label(o, LABEL_TENANT) &&
+	                                  lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
+	        json_array_append_new(out, json_string(jx_name(o)));
+	json_decref(all);
+	/* inf_list() has no order; the allow-list must be stable */
+	for (size_t a = 1; a < json_array_size(out); a++)
+		for (size_t b = a; b > 0 && strcmp(json_string_value(json_array_get(out, b - 1)),
+		                                   json_string_value(json_array_get(out, b))) > 0;
+		     b--) {
+			json_t *x = json_incref(json_array_get(out, b));
+
+			json_array_set(out, b, json_array_get(out, b - 1));
+			json_array_set_new(out, b - 1, x);
+		}
+	return out;
+}
+
+/* Is the namespace's ResourceQuota in force (status.hard filled in and equal to spec.hard)? */
+static bool quota_in_force(const json_t *rq)
+{
+	json_t *spec, *status;
+	bool same;
+
+	if (rq == NULL)
+		return false;
+	spec = tm_canonical_quantities(jx_get(rq, "spec", "hard", NULL));
+	status = tm_canonical_quantities(jx_get(rq, "status", "hard", NULL));
+	same = json_equal(spec, status);
+	json_decref(spec);
+	json_decref(status);
+	return same;
+}
+
+static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *rq, *cached;
+
+		if (!w[i].write)
+			continue;
+		rq = tm_resourcequota(r->tenant, w[i].ns, w[i].hard);
+		cached = inf_get(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
+		ensure(r, &KC_RESOURCEQUOTAS, rq, cached);
+		json_decref(cached);
+		json_decref(rq);
+	}
+}
+
+static void sync_quota(struct rec *r)
+{
+	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
+	json_t *rqs = inf_by_index(r->t->owned[OWN_RQ], IDX_TENANT, r->name), *rq, *ns;
+	size_t n = 0, i, cap = json_object_size(r->active) + json_array_size(rqs);
+	struct qp_ns *in = calloc(cap ? cap : 1, sizeof(*in));
+	struct qp_result res = {0};
+	struct ll_err err;
+	const char *name;
+
+	if (in == NULL)
+		goto out;
+	json_object_foreach(r->active, name, ns)
+	{
+		json_t *cached = inf_get(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+
+		in[n++] = (struct qp_ns){name, jx_get(cached, "status", "used", NULL),
+		                         jx_get(cached, "status", "hard", NULL),
+		                         jx_get(cached, "spec", "hard", NULL)};
+		if (cached)
+			json_array_append_new(rqs, cached); /* keeps it alive until the end */
+	}
+	json_array_foreach(rqs, i, rq) if (!json_object_get(r->active, jx_namespace(rq)) &&
+	                                   strcmp(jx_name(rq), QUOTA_NAME) == 0) in[n++] =
+	        (struct qp_ns){jx_namespace(rq), jx_get(rq, "status", "used", NULL),
+	                       jx_get(rq, "status", "hard", NULL),
+	                       jx_get(rq, "spec", "hard", NULL)};
+	if (qp_compute(plan_hard, in, n, &res, &err) < 0) {
+		failf(r, "cannot split the plan's quota: %s", err.msg);
+		goto out;
+	}
+	r->over_plan = res.over_plan;
+	r->quota_used = json_incref(res.used);
+	if (res.n_phase1 > 0) {
+		apply_quota_writes(r, res.phase1, res.n_phase1);
+		r->quota_pending = true; /* raises wait until the lowered values are in force */
+	} else {
+		apply_quota_writes(r, res.phase2, res.n_phase2);
+	}
+out:
+	qp_result_release(&res);
+	free(in);
+	json_decref(rqs);
+}
+
+/* LimitRange and NetworkPolicy in @ns; returns whether both are in place. */
+static bool sync_policies(struct rec *r, const char *ns)
+{
+	json_t *lr = tm_limitrange(r->tenant, r->plan, ns);
+	json_t *np = tm_network_isolation(r->tenant, r->cfg)
+	                     ? tm_networkpolicy(r->tenant, ns, r->privileged)
+	                     : NULL;
+	json_t *lr_cached = inf_get(r->t->owned[OWN_LR], ns, LIMITS_NAME);
+	json_t *np_cached = inf_get(r->t->owned[OWN_NP], ns, ISOLATION_NAME);
+	bool ok = true;
+
+	if (lr)
+		ok &= ensure(r, &KC_LIMITRANGES, lr, lr_cached);
+	else if (lr_cached && r->plan)
+		ok &= delete_obj(r, &KC_LIMITRANGES, lr_cached);
+	if (np)
+		ok &= ensure(r, &KC_NETWORKPOLICIES, np, np_cached);
+	else if (np_cached)
+		ok &= delete_obj(r, &KC_NETWORKPOLICIES, np_cached);
+	json_decref(lr);
+	json_decref(np);
+	json_decref(lr_cached);
+	json_decref(np_cached);
+	return ok;
+}
+
+static void sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool may_grant)
+{
+	const struct tm_ns *claim = tm_claims_find(&r->claims, ns_name);
+	bool private_sb = jx_bool(r->tenant, 0, "spec", "namespaces", "sandboxes", "private", NULL);
+	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name,
+	                               jx_get(ns, "metadata", "labels", NULL), claim, private_sb);
+	json_t *have = inf_by_index(r->t->owned[OWN_RB], IDX_TENANT, r->name), *rb;
+	const char *name;
+	size_t i;
+
+	json_object_foreach(want, name, rb)
+	{
+		json_t *cached = inf_get(r->t->owned[OWN_RB], ns_name, name);
+
+		if (cached || may_grant)
+			ensure(r, &KC_ROLEBINDINGS, rb, cached);
+		else
+			r->access_pending = true;
+		json_decref(cached);
+	}
+	json_array_foreach(have, i, rb) if (strcmp(jx_namespace(rb), ns_name) == 0 &&
+	                                    !json_object_get(want, jx_name(rb)))
+	        delete_obj(r, &KC_ROLEBINDINGS, rb); /* a changed mapping or a removed role */
+	json_decref(have);
+	json_decref(want);
+}
+
+static void sync_inside(struct rec *r)
+{
+	const char *name;
+	json_t *ns;
+
+	r->privileged = privileged_namespaces(r);
+	if (r->plan)
+		sync_quota(r);
+	else
+		r->quota_pending = true;
+	json_object_foreach(r->active, name, ns)
+	{
+		json_t *rq = inf_get(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		bool has_plan_quota = json_object_size(jx_get(r->plan, "spec", "resourceQuota",
+		                                              "hard", NULL)) > 0;
+		bool quota_ok = r->plan && (!has_plan_quota || quota_in_force(rq));
+		bool policies_ok = sync_policies(r, name);
+
+		if (!quota_ok)
+			r->quota_pending = true;
+		if (!policies_ok)
+			r->policies_pending = true;
+		sync_access(r, name, ns, quota_ok && policies_ok);
+		json_decref(rq);
+	}
+	/* objects left in namespaces that are no longer this tenant's */
+	delete_owned_in(r, NULL, r->active);
+}
+
+static void sync_tenant_role(struct rec *r)
+{
+	char name[NAMES_BUF + 20];
+	json_t *cr = tm_clusterrole(r->tenant), *crb = tm_clusterrolebinding(r->tenant);
+	json_t *cr_cached, *crb_cached;
+
+	tm_tenant_role_name(r->name, name);
+	cr_cached = inf_get(r->t->croles, NULL, name);
+	crb_cached = inf_get(r->t->crbindings, NULL, name);
+	ensure(r, &KC_CLUSTERROLES, cr, cr_cached);
+	if (crb)
+		ensure(r, &KC_CLUSTERROLEBINDINGS, crb, crb_cached);
+	else if (crb_cached)
+		delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
+	json_decref(cr);
+	json_decref(crb);
+	json_decref(cr_cached);
+	json_decref(crb_cached);
+}
+
+static void delete_tenant_role(struct rec *r)
+{
+	json_t *objs;
+	size_t i;
+	json_t *o;
+
+	objs = inf_by_index(r->t->crbindings, IDX_TENANT, r->name);
+	json_array_foreach(objs, i, o) delete_obj(r, &KC_CLUSTERROLEBINDINGS, o);
+	json_decref(objs);
+	objs = inf_by_index(r->t->croles, IDX_TENANT, r->name);
+	json_array_foreach(objs, i, o) delete_obj(r, &KC_CLUSTERROLES, o);
+	json_decref(objs);
+}
+
+/* ---- finalizer ---- */
+
+static int finalizer_index(const json_t *obj)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(jx_get(obj, "metadata", "finalizers", NULL), i,
+	                   v) if (json_is_string(v) &&
+	                          strcmp(json_string_value(v), LANDLORD_FINALIZER) ==
+	                                  0) return (int)i;
+	return -1;
+}
+
+/* Add or remove landlord's finalizer with a JSON patch that leaves other entries alone. */
+static bool set_finalizer(struct rec *r, bool present)
+{
+	int idx = finalizer_index(r->tenant);
+	char path[64];
+	json_t *body;
+	bool ok;
+
+	if ((idx >= 0) == present)
+		return true;
+	if (present && jx_get(r->tenant, "metadata", "finalizers", NULL))
+		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "op", "test", "path",
+		                 "/metadata/resourceVersion", "value",
+		                 jx_resource_version(r->tenant), "op", "add", "path",
+		                 "/metadata/finalizers/-", "value", LANDLORD_FINALIZER);
+	else if (present)
+		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:[s]}]", "op", "test", "path",
+		                 "/metadata/resourceVersion", "value",
+		                 jx_resource_version(r->tenant), "op", "add", "path",
+		                 "/metadata/finalizers", "value", LANDLORD_FINALIZER);
+	else {
+		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
+		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
+		                 LANDLORD_FINALIZER, "op", "remove", "path", path);
+	}
+	ok = patch(r, &LL_TENANTS, NULL, r->name, KC_PATCH_JSON, body, NULL);
+	json_decref(body);
+	return ok;
+}
+
+/* ---- status ---- */
+
+static json_t *sorted_names(json_t *obj)
+{
+	json_t *arr = json_array(), *v;
+	const char *k;
+
+	json_object_foreach(obj, k, v)
+	{
+		size_t i = 0;
+
+		while (i < json_array_size(arr) &&
+		       strcmp(json_string_value(json_array_get(arr, i)), k) < 0)
+			i++;
+		json_array_insert_new(arr, i, json_string(k));
+	}
+	return arr;
+}
+
+static json_t *released_list(struct rec *r)
+{
+	json_t *set = json_object(), *v;
+	size_t i;
+
+	json_array_foreach(jx_get(r->tenant, "status", "released", NULL), i,
+	                   v) if (json_is_string(v))
+	        json_object_set_new(set, json_string_value(v), json_true());
+	json_array_foreach(r->released, i, v)
+	        json_object_set_new(set, json_string_value(v), json_true());
+	/* forget names that came back to the tenant or no longer exist */
+	json_array_foreach(jx_get(r->tenant, "status", "released", NULL), i, v)
+	{
+		const char *n = json_string_value(v);
+		json_t *ns = n ? inf_get(r->t->namespaces, NULL, n) : NULL;
+
+		if (n && (ns == NULL || json_object_get(r->active, n)))
+			json_object_del(set, n);
+		json_decref(ns);
+	}
+	v = sorted_names(set);
+	json_decref(set);
+	return v;
+}
+
+static json_t *set_cond(json_t *conds, const char *type, bool ok, const char *reason,
+                        const char *msg, long long gen)
+{
+	json_t *next = cond_set(conds, type, ok ? "True" : "False", reason, msg, gen);
+
+	json_decref(conds);
+	return next;
+}
+
+static json_t *conditions(struct rec *r, long long gen, bool deleting)
+{
+	json_t *conds = json_deep_copy(jx_get(r->tenant, "status", "conditions", NULL));
+	char msg[640];
+	const char *why;
+	bool ns_ok = !r->ns_pending && json_array_size(r->collisions) == 0;
+	bool quota_ok = r->plan && !r->quota_pending && !r->over_plan;
+	bool pol_ok = !r->policies_pending, acc_ok = !r->access_pending && !r->quota_pending;
+
+	conds = conds ? conds : json_array();
+	if (json_array_size(r->collisions)) {
+		snprintf(msg, sizeof(msg), "%zu namespace name(s) cannot be used, first %s: %s",
+		         json_array_size(r->collisions),
+		         jx_str(json_array_get(r->collisions, 0), "name", NULL),
+		         jx_str(json_array_get(r->collisions, 0), "reason", NULL));
+		conds = set_cond(conds, "NamespacesReady", false, "Collision", msg, gen);
+	} else {
+		snprintf(msg, sizeof(msg), "%zu namespace(s)", json_object_size(r->active));
+		conds = set_cond(
+		        conds, "NamespacesReady", ns_ok, ns_ok ? "Provisioned" : "Creating",
+		        ns_ok ? msg : "waiting for namespaces to be created or deleted", gen);
+	}
+	if (r->plan == NULL) {
+		snprintf(msg, sizeof(msg),
+		         "Plan %s does not exist; no quota, so nothing is granted",
+		         jx_str(r->tenant, "spec", "plan", NULL));
+		why = "PlanNotFound";
+	} else if (r->over_plan) {
+		snprintf(msg, sizeof(msg), "usage is above the plan; nothing new can be created");
+		why = "OverPlan";
+	} else {
+		snprintf(msg, sizeof(msg),
+		         quota_ok ? "quota in force in every namespace"
+		                  : "waiting for ResourceQuotas to be in force");
+		why = quota_ok ? "Provisioned" : "WaitingForQuota";
+	}
+	conds = set_cond(conds, "QuotaReady", quota_ok, why, msg, gen);
+	conds = set_cond(conds, "PoliciesReady", pol_ok, pol_ok ? "Provisioned" : "ApplyFailed",
+	                 pol_ok ? "pod security, limits and isolation in place"
+	                        : "some policies could not be applied",
+	                 gen);
+	conds = set_cond(conds, "AccessReady", acc_ok,
+	                 acc_ok    ? "Provisioned"
+	                 : r->plan ? "WaitingForQuota"
+	                           : "PlanNotFound",
+	                 acc_ok ? "role bindings in place"
+	                        : "access is granted once quota and policies are in force",
+	                 gen);
+	if (deleting)
+		conds = set_cond(conds, "Ready", false, "Terminating",
+		                 "releasing or purging the tenant's namespaces", gen);
+	else if (r->failed)
+		conds = set_cond(conds, "Ready", false, "ApplyFailed", r->fail_msg, gen);
+	else if (ns_ok && quota_ok && pol_ok && acc_ok)
+		conds = set_cond(conds, "Ready", true, "Provisioned", "tenant provisioned", gen);
+	else {
+		json_t *c;
+		size_t i;
+
+		why = "Provisioning";
+		json_array_foreach(conds, i,
+		                   c) if (strcmp(jx_str(c, "status", NULL), "True") != 0 &&
+		                          strcmp(jx_str(c, "type", NULL), "Ready") != 0)
+		{
+			why = jx_str(c, "reason", NULL);
+			snprintf(msg, sizeof(msg), "%s: %s", jx_str(c, "type", NULL),
+			         jx_str(c, "message", NULL));
+			break;
+		}
+		conds = set_cond(conds, "Ready", false, why, msg, gen);
+	}
+	return conds;
+}
+
+static void patch_status(struct rec *r, const json_t *body)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	int rc = kc_patch(r->kc, &LL_TENANTS, NULL, r->name, "status", KC_PATCH_JSON, body,
+	                  LANDLORD_FIELD_MANAGER, &resp, &err);
+
+	if (resp.http_status != 404)
+		write_ok(r, rc, &resp, &err, "write status", NULL, r->name, false);
+	kc_resp_release(&resp);
+}
+
+static json_t *desired_status(struct rec *r, bool deleting)
+{
+	long long gen = jx_generation(r->tenant);
+	json_t *sandboxes = json_object(), *names = sorted_names(r->active);
+	json_t *hard =
+	        tm_canonical_quantities(jx_get(r->plan, "spec", "resourceQuota", "hard", NULL));
+
+	for (size_t i = 0; i < r->claims.n; i++)
+		if (r->claims.ns[i].user && json_object_get(r->active, r->claims.ns[i].name))
+			json_object_set_new(sandboxes, r->claims.ns[i].user,
+			                    json_string(r->claims.ns[i].name));
+	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:O,s:{s:o,s:o},s:o}", "observedGeneration",
+	                 (json_int_t)gen, "namespaceCount", (json_int_t)json_array_size(names),
+	                 "namespaces", names, "sandboxes", sandboxes, "released", released_list(r),
+	                 "collisions", r->collisions, "quota", "hard", hard, "used",
+	                 r->quota_used ? json_incref(r->quota_used) : json_object(), "conditions",
+	                 conditions(r, gen, deleting));
+}
+
+static void write_status(struct rec *r, json_t *status)
+{
+	const json_t *old = jx_get(r->tenant, "status", NULL);
+	json_t *body;
+	const char *old_reason = NULL, *new_reason = NULL;
+	json_t *c;
+	size_t i;
+
+	if (json_equal(status, old))
+		return;
+	/* maps and lists shrink: replace the status wholesale rather than merging into it */
+	body = json_pack("[{s:s,s:s,s:O}]", "op", "add", "path", "/status", "value", status);
+	patch_status(r, body);
+	json_decref(body);
+	json_array_foreach(jx_get(old, "conditions", NULL), i,
+	                   c) if (strcmp(jx_str(c, "type", NULL), "Ready") == 0) old_reason =
+	        jx_str(c, "message", NULL);
+	json_array_foreach(json_object_get(status, "conditions"), i,
+	                   c) if (strcmp(jx_str(c, "type", NULL), "Ready") == 0 &&
+	                          strcmp(jx_str(c, "status", NULL), "False") == 0) new_reason =
+	        jx_str(c, "message", NULL);
+	if (r->failed && new_reason && (!old_reason || strcmp(old_reason, new_reason) != 0))
+		event_record(r->kc, r->tenant, EVENT_WARNING, "ApplyFailed", "%s", new_reason);
+}
+
+/* ---- reconcile ---- */
+
+static bool all_released(struct rec *r)
+{
+	json_t *owned = owned_namespaces(r);
+	bool done = json_object_size(owned) == 0;
+
+	for (int k = 0; done && k < N_OWNED; k++) {
+		json_t *objs = inf_by_index(r->t->owned[k], IDX_TENANT, r->name);
+
+		done = json_array_size(objs) == 0;
+		json_decref(objs);
+	}
+	json_decref(owned);
+	return done;
+}
+
+static struct ctrl_result teardown(struct rec *r)
+{
+	json_t *owned = owned_namespaces(r), *ns, *status;
+	const char *name;
+	bool done;
+
+	json_object_foreach(owned, name, ns) let_go(r, ns);
+	json_decref(owned);
+	delete_owned_in(r, NULL, r->active);
+	delete_tenant_role(r);
+	done = !r->failed && all_released(r);
+	if (done && set_finalizer(r, false)) {
+		log_info("tenant released", "{s:s}", "tenant", r->name);
+		return CTRL_RESULT_DONE;
+	}
+	r->ns_pending = true;
+	status = desired_status(r, true);
+	write_status(r, status);
+	json_decref(status);
+	return r->failed ? CTRL_RESULT_RETRY : CTRL_RESULT_AFTER(NOT_READY_POLL);
+}
+
+static struct ctrl_result provision(struct rec *r)
+{
+	json_t *status;
+	bool ready;
+
+	if (!set_finalizer(r, true))
+		return CTRL_RESULT_RETRY;
+	if (tm_claims_build(r->tenant, &r->claims) < 0) {
+		failf(r, "cannot compute namespace names");
+		return CTRL_RESULT_RETRY;
+	}
+	sync_namespaces(r);
+	sync_inside(r);
+	sync_tenant_role(r);
+	status = desired_status(r, false);
+	write_status(r, status);
+	ready = !r->failed && !r->ns_pending && !r->quota_pending && !r->access_pending &&
+	        !r->policies_pending && json_array_size(r->collisions) == 0;
+	json_decref(status);
+	if (r->failed)
+		return CTRL_RESULT_RETRY;
+	return ready ? CTRL_RESULT_DONE : CTRL_RESULT_AFTER(NOT_READY_POLL);
+}
+
+/* The Tenant is gone (its finalizer was removed by hand): clean what is left. */
+static struct ctrl_result orphaned(struct rec *r)
+{
+	json_t *owned = owned_namespaces(r), *ns;
+	const char *name;
+
+	json_object_foreach(owned, name, ns) if (!jx_get(ns, "metadata", "deletionTimestamp", NULL))
+	        let_go(r, ns);
+	json_decref(owned);
+	delete_owned_in(r, NULL, r->active);
+	delete_tenant_role(r);
+	return r->failed ? CTRL_RESULT_RETRY : CTRL_RESULT_DONE;
 }
 
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct tenant_ctl *t = ud;
-	json_t *tenant = inf_get_key(t->tenants, key), *status = NULL;
-	struct ctrl_result r = CTRL_RESULT_DONE;
+	json_t *tenant = inf_get_key(t->tenants, key);
+	const json_t *empty_tenant = NULL;
+	struct rec r = {
+	        .t = t,
+	        .kc = mgr_client(ctrl_mgr(c)),
+	        .name = key,
+	        .cfg = lcfg_current(),
+	        .active = json_object(),
+	        .let_go = json_object(),
+	        .collisions = json_array(),
+	        .released = json_array(),
+	};
+	struct ctrl_result res;
 
-	if (tenant == NULL)
-		goto out; /* deleted; nothing to release in this build */
-	status = desired_status(tenant);
-	if (jx_equal_subset(status, jx_get(tenant, "status", NULL)))
+	if (tenant == NULL) {
+		empty_tenant = json_pack("{s:{s:s}}", "metadata", "name", key);
+		r.tenant = empty_tenant;
+		res = orphaned(&r);
 		goto out;
-	r = write_status(c, key, status);
-	log_debug("tenant status written", "{s:s}", "tenant", key);
+	}
+	r.tenant = tenant;
+	r.plan = inf_get(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
+	if (jx_get(tenant, "metadata", "deletionTimestamp", NULL))
+		res = finalizer_index(tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
+	else
+		res = provision(&r);
 out:
-	json_decref(status);
+	tm_claims_release(&r.claims);
+	json_decref(r.active);
+	json_decref(r.let_go);
+	json_decref(r.collisions);
+	json_decref(r.released);
+	json_decref(r.privileged);
+	json_decref(r.quota_used);
+	json_decref(r.plan);
+	json_decref((json_t *)empty_tenant);
 	json_decref(tenant);
-	return r;
+	lcfg_unref(r.cfg);
+	return res;
 }
 
 struct controller_def tenant_controller_def(void)

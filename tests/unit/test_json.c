@@ -84,6 +84,16 @@ static void test_json__equal_subset_ignores_extra_fields_only(void **state)
 	assert_true(jx_equal_subset(want_null, have));
 	assert_false(jx_equal_subset(want_same, NULL));
 	json_decref(have);
+	/* list items are compared as subsets too, but a list must keep its length */
+	have = obj("{\"items\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"1\"},"
+	           "\"default\":{\"cpu\":\"1\"}}]}");
+	json_decref(want_same);
+	want_same = obj("{\"items\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"1\"}}]}");
+	assert_true(jx_equal_subset(want_same, have));
+	json_decref(want_diff);
+	want_diff = obj("{\"items\":[{\"type\":\"Container\"},{\"type\":\"Pod\"}]}");
+	assert_false(jx_equal_subset(want_diff, have));
+	json_decref(have);
 	json_decref(want_same);
 	json_decref(want_diff);
 	json_decref(want_missing);

@@ -1,0 +1,146 @@
+/*
+ * plan.c - the Plan controller: Plan status summarises the tenants on the plan.
+ *
+ * status.tenants and status.namespaces count the Tenants naming the plan and their namespaces;
+ * status.perTenant maps each tenant to {namespaces, used, hard} as its own status reports them
+ * (the Tenant controller splits and enforces the quota; this controller only reports).
+ * maxNamespaces is reported here: the condition WithinLimits is False, naming the tenants, when a
+ * tenant has more namespaces than the plan allows. Enforcement at creation is the webhook's job.
+ * A plan whose quantities do not parse is reported Ready=False, reason Invalid.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "controllers/conditions.h"
+#include "controllers/controllers.h"
+#include "controllers/tenant_model.h"
+#include "landlord/err.h"
+#include "landlord/json.h"
+#include "landlord/log.h"
+#include "landlord/quotaplan.h"
+
+struct plan_ctl {
+	struct inf *plans, *tenants;
+};
+
+static void map_tenant(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+{
+	(void)ud;
+	tm_index_plan(obj, emit, ctx, NULL);
+}
+
+static int setup(struct controller *c, struct mgr *m, void *ud)
+{
+	struct plan_ctl *p = ud;
+	struct inf_opts plans = {.gvr = LL_PLANS}, tenants = {.gvr = LL_TENANTS};
+	int rc;
+
+	p->plans = mgr_informer(m, &plans);
+	p->tenants = mgr_informer(m, &tenants);
+	if (p->plans == NULL || p->tenants == NULL)
+		return -ENOMEM;
+	rc = inf_add_index(p->tenants, TM_INDEX_PLAN, tm_index_plan, NULL);
+	if (rc < 0 && rc != -EEXIST)
+		return rc;
+	ctrl_watch_primary(c, p->plans);
+	ctrl_watch_mapped(c, p->tenants, map_tenant, p);
+	return 0;
+}
+
+/* Is every quantity of the plan valid? Fills @why when not. */
+static bool plan_valid(const json_t *plan, char *why, size_t len)
+{
+	struct qp_result res = {0};
+	struct ll_err err;
+	int rc = qp_compute(jx_get(plan, "spec", "resourceQuota", "hard", NULL), NULL, 0, &res,
+	                    &err);
+
+	qp_result_release(&res);
+	if (rc < 0)
+		snprintf(why, len, "spec.resourceQuota.hard: %.400s", err.msg);
+	return rc == 0;
+}
+
+static json_t *desired_status(const json_t *plan, const json_t *tenants)
+{
+	long long gen = jx_generation(plan), max = jx_int(plan, -1, "spec", "maxNamespaces", NULL);
+	json_t *per = json_object(), *t, *conds;
+	json_int_t namespaces = 0;
+	char msg[512] = "", over[256] = "";
+	size_t i;
+	bool valid = plan_valid(plan, msg, sizeof(msg));
+
+	json_array_foreach(tenants, i, t)
+	{
+		json_int_t n = jx_int(t, 0, "status", "namespaceCount", NULL);
+		json_t *q = jx_get(t, "status", "quota", NULL);
+
+		namespaces += n;
+		json_object_set_new(per, jx_name(t),
+		                    json_pack("{s:I,s:O?,s:O?}", "namespaces", n, "used",
+		                              json_object_get(q, "used"), "hard",
+		                              json_object_get(q, "hard")));
+		if (max >= 0 && n > max && strlen(over) + strlen(jx_name(t)) + 3 < sizeof(over))
+			snprintf(over + strlen(over), sizeof(over) - strlen(over), "%s%s",
+			         over[0] ? ", " : "", jx_name(t));
+	}
+	conds = cond_set(jx_get(plan, "status", "conditions", NULL), "Ready",
+	                 valid ? "True" : "False", valid ? "Valid" : "Invalid",
+	                 valid ? "plan is valid" : msg, gen);
+	if (over[0])
+		snprintf(msg, sizeof(msg), "more namespaces than maxNamespaces (%lld): %s", max,
+		         over);
+	t = cond_set(conds, "WithinLimits", over[0] ? "False" : "True",
+	             over[0] ? "TooManyNamespaces" : "WithinLimits",
+	             over[0] ? msg : "every tenant is within maxNamespaces", gen);
+	json_decref(conds);
+	return json_pack("{s:I,s:I,s:I,s:o,s:o}", "observedGeneration", (json_int_t)gen, "tenants",
+	                 (json_int_t)json_array_size(tenants), "namespaces", namespaces,
+	                 "perTenant", per, "conditions", t);
+}
+
+static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
+{
+	struct plan_ctl *p = ud;
+	json_t *plan = inf_get_key(p->plans, key), *tenants = NULL, *status = NULL, *body = NULL;
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	struct ctrl_result r = CTRL_RESULT_DONE;
+	int rc;
+
+	if (plan == NULL)
+		goto out;
+	tenants = inf_by_index(p->tenants, TM_INDEX_PLAN, key);
+	status = desired_status(plan, tenants);
+	if (json_equal(status, jx_get(plan, "status", NULL)))
+		goto out;
+	body = json_pack("[{s:s,s:s,s:O}]", "op", "add", "path", "/status", "value", status);
+	rc = kc_patch(mgr_client(ctrl_mgr(c)), &LL_PLANS, NULL, key, "status", KC_PATCH_JSON, body,
+	              LANDLORD_FIELD_MANAGER, &resp, &err);
+	if (rc < 0 || (!kc_resp_ok(&resp) && resp.http_status != 404)) {
+		log_warn("plan status write failed", "{s:s,s:i,s:s}", "plan", key, "code",
+		         (int)resp.http_status, "error", rc < 0 ? err.msg : resp.status.message);
+		r = CTRL_RESULT_RETRY;
+	}
+out:
+	kc_resp_release(&resp);
+	json_decref(body);
+	json_decref(status);
+	json_decref(tenants);
+	json_decref(plan);
+	return r;
+}
+
+struct controller_def plan_controller_def(void)
+{
+	static struct plan_ctl ctl;
+
+	return (struct controller_def){
+	        .name = "plan",
+	        .workers = 1,
+	        .setup = setup,
+	        .reconcile = reconcile,
+	        .ud = &ctl,
+	};
+}
