@@ -1,0 +1,574 @@
+/*
+ * landlordconfig_ctl.c - the LandlordConfig controller: validates the singleton "landlord", puts
+ * the accepted configuration in force (config/current.h) and persists it.
+ *
+ * What is in force, and when (docs/config.md is the user's view):
+ *  - At start-up (setup(), on every replica, before informers sync) the configuration persisted
+ *    in the ConfigMap landlord-system/landlord-config-accepted (data "config.json", what
+ *    lcfg_to_json() gave) is installed, so the last accepted configuration survives restarts
+ *    even while the current object is invalid. No ConfigMap: the defaults.
+ *  - A valid "landlord" is installed, persisted (server-side apply, only when the stored text
+ *    differs) and reported Accepted=True with lastAppliedGeneration = generation.
+ *  - An invalid one changes nothing in force; status lists every problem (status.invalid) and
+ *    says Accepted=False, reason Invalid (lcfg_parse() failed) or UnknownClusterRole (it parsed,
+ *    but tenantRoles names a ClusterRole the clusterroles cache does not hold).
+ *  - No "landlord" object (deleted, or never created): the defaults are in force and persisted,
+ *    exactly as if an empty LandlordConfig had been accepted.
+ *  - Any other name is never read; its status says Accepted=False, reason IgnoredName.
+ * Ready mirrors Accepted.
+ *
+ * Keys: landlordconfigs are primary. ClusterRoles (a metadata-only informer) are a second
+ * primary rather than a mapped source: the manager enqueues only primary objects when leadership
+ * starts, and when no LandlordConfig exists, nothing else would ever reconcile "landlord" (the
+ * defaults must replace a configuration persisted before the object was deleted). A ClusterRole
+ * key just enqueues "landlord", which the work queue de-duplicates. One worker: "landlord" is
+ * the only key that writes the ConfigMap and installs configuration.
+ *
+ * The ConfigMap is read with a GET in each reconcile of "landlord" that would write it: landlord
+ * may get it by name but not list or watch ConfigMaps, and a copy in memory could be stale after
+ * another replica led for a while.
+ *
+ * Followers keep what they loaded at start-up; they pick up later changes when they lead.
+ */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/current.h"
+#include "config/landlordconfig.h"
+#include "controllers/conditions.h"
+#include "controllers/controllers.h"
+#include "landlord/buf.h"
+#include "landlord/err.h"
+#include "landlord/json.h"
+#include "landlord/log.h"
+#include "landlord/mem.h"
+
+/* The data key of the accepted configuration in the ConfigMap. */
+#define ACCEPTED_CONFIG_KEY "config.json"
+/* Problems spelt out in the condition message (status.invalid has them all), and its size. */
+#define SUMMARY_SHOWN     3
+#define SUMMARY_MAX_BYTES 1024
+
+enum verdict {
+	VERDICT_ACCEPTED,
+	VERDICT_INVALID,      /* lcfg_parse() listed problems */
+	VERDICT_UNKNOWN_ROLE, /* valid, but names a ClusterRole that does not exist */
+	VERDICT_IGNORED_NAME, /* not the singleton */
+};
+
+/*
+ * ---- Pure helpers: no API calls, no global state. tests/unit/test_landlordconfig_ctl.c
+ * includes this file with LCFGCTL_HELPERS_ONLY defined to reach them. ----
+ */
+
+static const char *verdict_reason(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_ACCEPTED:
+		return "Accepted";
+	case VERDICT_INVALID:
+		return "Invalid";
+	case VERDICT_UNKNOWN_ROLE:
+		return "UnknownClusterRole";
+	case VERDICT_IGNORED_NAME:
+		return "IgnoredName";
+	}
+	return "Invalid";
+}
+
+/* Cut @s to at most @max bytes on a UTF-8 character boundary, ending in "..." when cut. */
+static void truncate_utf8(char *s, size_t max)
+{
+	size_t len = strlen(s), cut;
+
+	if (len <= max || max < 4)
+		return;
+	cut = max - 3;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+		cut--;
+	memcpy(s + cut, "...", 4);
+}
+
+/*
+ * invalid_summary() - "2 problems: spec.a: why; spec.b: why", the first SUMMARY_SHOWN problems
+ * of @invalid ([{field, message}], borrowed) and a count of the rest, at most SUMMARY_MAX_BYTES.
+ * Returns a new string (free() it).
+ */
+static char *invalid_summary(const json_t *invalid)
+{
+	struct buf b = BUF_INIT(BUF_MAX_INTERNAL);
+	size_t n = json_array_size(invalid), i;
+	char *out;
+
+	buf_appendf(&b, "%zu problem%s: ", n, n == 1 ? "" : "s");
+	for (i = 0; i < n && i < SUMMARY_SHOWN; i++) {
+		const json_t *p = json_array_get(invalid, i);
+		const char *field = jx_str(p, "field", NULL), *msg = jx_str(p, "message", NULL);
+
+		buf_appendf(&b, "%s%s: %s", i > 0 ? "; " : "",
+		            field != NULL && *field != '\0' ? field : "(object)",
+		            msg != NULL ? msg : "invalid");
+	}
+	if (n > SUMMARY_SHOWN)
+		buf_appendf(&b, "; and %zu more in status.invalid", n - SUMMARY_SHOWN);
+	out = buf_detach(&b);
+	truncate_utf8(out, SUMMARY_MAX_BYTES);
+	return out;
+}
+
+typedef bool (*role_exists_fn)(const char *name, void *ud);
+
+static void check_role(const json_t *roles, const char *key, const char *field,
+                       role_exists_fn exists, void *ud, json_t *out)
+{
+	const char *name = jx_str(roles, key, NULL);
+	char *path, *msg;
+
+	if (name == NULL || *name == '\0' || exists(name, ud))
+		return;
+	path = xasprintf("%s.%s", field, key);
+	msg = xasprintf("ClusterRole \"%s\" does not exist", name);
+	json_array_append_new(out, json_pack("{s:s,s:s}", "field", path, "message", msg));
+	free(path);
+	free(msg);
+}
+
+/*
+ * missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg naming a
+ * ClusterRole for which @exists says no; empty when all exist. Fields are those of the
+ * normalized spec: the default roles are always listed (spec.tenantRoles.default.owner), custom
+ * entries only where they name a role of their own (spec.tenantRoles.custom[1].viewer).
+ */
+static json_t *missing_roles(const struct lcfg *cfg, role_exists_fn exists, void *ud)
+{
+	static const char *const keys[] = {"owner", "editor", "viewer"};
+	json_t *doc = lcfg_to_json(cfg), *out = json_array(), *entry;
+	const json_t *tr = jx_get(doc, "spec", "tenantRoles", NULL);
+	size_t i, k;
+
+	for (k = 0; k < 3; k++)
+		check_role(jx_get(tr, "default", NULL), keys[k], "spec.tenantRoles.default", exists,
+		           ud, out);
+	json_array_foreach(jx_get(tr, "custom", NULL), i, entry)
+	{
+		char *field = xasprintf("spec.tenantRoles.custom[%zu]", i);
+
+		for (k = 0; k < 3; k++)
+			check_role(entry, keys[k], field, exists, ud, out);
+		free(field);
+	}
+	json_decref(doc);
+	return out;
+}
+
+/*
+ * desired_status() - the status @v calls for on @obj (borrowed; its current conditions keep
+ * their lastTransitionTime where the status stays). @invalid lists the problems for
+ * VERDICT_INVALID and VERDICT_UNKNOWN_ROLE (borrowed). A null member means "remove" (merge
+ * patch); see status_matches(). New reference.
+ */
+static json_t *desired_status(const json_t *obj, enum verdict v, const json_t *invalid)
+{
+	long long gen = jx_generation(obj);
+	const json_t *current = jx_get(obj, "status", "conditions", NULL);
+	const char *reason = verdict_reason(v), *cond_status = "False";
+	json_t *status = json_object(), *accepted, *conds;
+	char *msg = NULL, *summary;
+
+	switch (v) {
+	case VERDICT_ACCEPTED:
+		cond_status = "True";
+		msg = xasprintf("generation %lld is in force", gen);
+		json_object_set_new(status, "lastAppliedGeneration", json_integer(gen));
+		json_object_set_new(status, "invalid", json_null());
+		break;
+	case VERDICT_INVALID:
+	case VERDICT_UNKNOWN_ROLE:
+		summary = invalid_summary(invalid);
+		msg = xasprintf("generation %lld is not in force; the configuration in force is "
+		                "unchanged. %s",
+		                gen, summary);
+		free(summary);
+		truncate_utf8(msg, SUMMARY_MAX_BYTES);
+		json_object_set(status, "invalid", (json_t *)invalid);
+		break;
+	case VERDICT_IGNORED_NAME:
+		msg = xstrdup("only the LandlordConfig named landlord is read");
+		break;
+	}
+	json_object_set_new(status, "observedGeneration", json_integer(gen));
+	accepted = cond_set(current, "Accepted", cond_status, reason, msg, gen);
+	conds = cond_set(accepted, "Ready", cond_status, reason, msg, gen);
+	json_object_set_new(status, "conditions", conds);
+	json_decref(accepted);
+	free(msg);
+	return status;
+}
+
+/*
+ * status_matches() - does @have (the cached status, may be NULL) already say what @want says?
+ * Members of @want that are null must be absent (or null) in @have; others must match as in
+ * jx_equal_subset().
+ */
+static bool status_matches(const json_t *want, const json_t *have)
+{
+	const char *key;
+	json_t *value;
+
+	json_object_foreach((json_t *)want, key, value)
+	{
+		json_t *h = json_object_get(have, key);
+
+		if (json_is_null(value) ? h != NULL && !json_is_null(h)
+		                        : !jx_equal_subset(value, h))
+			return false;
+	}
+	return true;
+}
+
+/* configmap_body() - the ConfigMap holding @config_text, as landlord applies it. New ref. */
+static json_t *configmap_body(const char *config_text)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
+	                 "ConfigMap", "metadata", "name", ACCEPTED_CONFIG_CONFIGMAP, "namespace",
+	                 LANDLORD_SYSTEM_NAMESPACE, "labels", LABEL_MANAGED_BY, MANAGED_BY_VALUE,
+	                 "data", ACCEPTED_CONFIG_KEY, config_text);
+}
+
+/* configmap_is_current() - @cm (may be NULL) already holds @config_text as landlord writes it. */
+static bool configmap_is_current(const json_t *cm, const char *config_text)
+{
+	const char *stored = jx_str(cm, "data", ACCEPTED_CONFIG_KEY, NULL);
+	const char *label = jx_label(cm, LABEL_MANAGED_BY);
+
+	return stored != NULL && strcmp(stored, config_text) == 0 && label != NULL &&
+	       strcmp(label, MANAGED_BY_VALUE) == 0;
+}
+
+/*
+ * config_from_configmap() - the configuration persisted in @cm (borrowed).
+ * Return: 0 with *@out set (lcfg_unref() it), -ENOENT when @cm has no config.json, -EINVAL when
+ * it is not JSON or not a valid configuration (detail in @err).
+ */
+static int config_from_configmap(const json_t *cm, struct lcfg **out /* OUT */, struct ll_err *err)
+{
+	const char *text = jx_str(cm, "data", ACCEPTED_CONFIG_KEY, NULL);
+	json_t *doc = NULL, *invalid = NULL;
+	char *summary;
+	int rc;
+
+	*out = NULL;
+	if (text == NULL)
+		return ll_err_set(err, -ENOENT, "no data key %s", ACCEPTED_CONFIG_KEY);
+	doc = jx_loads(text, strlen(text), err);
+	if (doc == NULL)
+		return -EINVAL;
+	rc = lcfg_parse(doc, out, &invalid);
+	if (rc < 0) {
+		summary = invalid_summary(invalid);
+		ll_err_set(err, rc, "%s", summary);
+		free(summary);
+	}
+	json_decref(invalid);
+	json_decref(doc);
+	return rc;
+}
+
+/* config_digest() - lowercase hex SHA-256 of @text, to tell configurations apart in logs. */
+static void config_digest(const char *text, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	out[0] = '\0';
+	if (EVP_Digest(text, strlen(text), md, &n, EVP_sha256(), NULL) != 1)
+		return;
+	for (i = 0; i < n && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+#ifndef LCFGCTL_HELPERS_ONLY
+
+/* ---- The controller ---- */
+
+const struct kc_gvr LL_LANDLORDCONFIGS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "landlordconfigs",
+                                          "LandlordConfig", false};
+
+struct lcfg_ctl {
+	struct inf *configs;
+	struct inf *roles;  /* metadata only: existence is all that is read */
+	atomic_bool loaded; /* the persisted configuration was read (or found absent) */
+};
+
+static void log_rejected_answer(const char *msg, const struct kc_resp *resp)
+{
+	log_warn(msg, "{s:s,s:i,s:s,s:s}", "configmap",
+	         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "code",
+	         (int)resp->http_status, "reason", resp->status.reason, "message",
+	         resp->status.message);
+}
+
+/*
+ * Install the configuration persisted in the ConfigMap. Return: 0 once the ConfigMap has been
+ * read or found absent (an unusable one is logged and leaves the configuration in force as it
+ * is), or a negative errno when it could not be read (the caller tries again later).
+ */
+static int load_persisted(struct kc_client *kc, struct lcfg_ctl *ctl)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	struct lcfg *cfg = NULL;
+	char digest[65];
+	int rc;
+
+	rc = kc_get(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP, &resp,
+	            &err);
+	if (rc < 0) {
+		log_warn("cannot read the accepted LandlordConfig", "{s:s,s:s}", "configmap",
+		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+		goto out;
+	}
+	if (resp.http_status == 404) {
+		log_info("no accepted LandlordConfig persisted yet; the defaults are in force",
+		         "{s:s}", "configmap",
+		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP);
+		goto loaded;
+	}
+	if (!kc_resp_ok(&resp)) {
+		log_rejected_answer("cannot read the accepted LandlordConfig", &resp);
+		rc = -EIO;
+		goto out;
+	}
+	if (config_from_configmap(resp.body, &cfg, &err) < 0) {
+		log_warn("the persisted LandlordConfig is unusable; the configuration in force is "
+		         "unchanged until one is accepted",
+		         "{s:s,s:s}", "configmap",
+		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+		goto loaded;
+	}
+	lcfg_install(cfg);
+	config_digest(jx_str(resp.body, "data", ACCEPTED_CONFIG_KEY, NULL), digest);
+	log_info("loaded the last accepted LandlordConfig", "{s:s,s:s,s:s}", "configmap",
+	         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "resourceVersion",
+	         jx_resource_version(resp.body) ? jx_resource_version(resp.body) : "", "digest",
+	         digest);
+loaded:
+	atomic_store(&ctl->loaded, true);
+	rc = 0;
+out:
+	lcfg_unref(cfg);
+	kc_resp_release(&resp);
+	return rc;
+}
+
+/* Store @cfg in the ConfigMap unless it already holds exactly that. */
+static struct ctrl_result persist(struct kc_client *kc, const struct lcfg *cfg)
+{
+	json_t *doc = lcfg_to_json(cfg), *body = NULL;
+	char *text = jx_dumps(doc), digest[65];
+	struct ctrl_result r = CTRL_RESULT_RETRY;
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	int rc;
+
+	rc = kc_get(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP, &resp,
+	            &err);
+	if (rc < 0) {
+		log_warn("cannot read the accepted LandlordConfig", "{s:s,s:s}", "configmap",
+		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+		goto out;
+	}
+	if (resp.http_status != 404 && !kc_resp_ok(&resp)) {
+		log_rejected_answer("cannot read the accepted LandlordConfig", &resp);
+		goto out;
+	}
+	if (kc_resp_ok(&resp) && configmap_is_current(resp.body, text)) {
+		r = CTRL_RESULT_DONE;
+		goto out;
+	}
+	kc_resp_release(&resp);
+	body = configmap_body(text);
+	rc = kc_apply(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP,
+	              NULL, body, LANDLORD_FIELD_MANAGER, true, &resp, &err);
+	if (rc < 0) {
+		log_warn("cannot persist the accepted LandlordConfig", "{s:s,s:s}", "configmap",
+		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+		goto out;
+	}
+	if (!kc_resp_ok(&resp)) {
+		log_rejected_answer("cannot persist the accepted LandlordConfig", &resp);
+		goto out;
+	}
+	config_digest(text, digest);
+	log_info("persisted the accepted LandlordConfig", "{s:s,s:s,s:s}", "configmap",
+	         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "resourceVersion",
+	         jx_resource_version(resp.body) ? jx_resource_version(resp.body) : "", "digest",
+	         digest);
+	r = CTRL_RESULT_DONE;
+out:
+	kc_resp_release(&resp);
+	json_decref(body);
+	json_decref(doc);
+	free(text);
+	return r;
+}
+
+static struct ctrl_result write_status(struct kc_client *kc, const char *name, json_t *status)
+{
+	json_t *patch = json_pack("{s:O}", "status", status);
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	struct ctrl_result r = CTRL_RESULT_DONE;
+	int rc = kc_patch(kc, &LL_LANDLORDCONFIGS, NULL, name, "status", KC_PATCH_MERGE, patch,
+	                  LANDLORD_FIELD_MANAGER, &resp, &err);
+
+	if (rc < 0) {
+		log_warn("LandlordConfig status write failed", "{s:s,s:s}", "landlordconfig", name,
+		         "error", err.msg);
+		r = CTRL_RESULT_RETRY;
+	} else if (!kc_resp_ok(&resp) && resp.http_status != 404) {
+		log_warn("LandlordConfig status write rejected", "{s:s,s:i,s:s,s:s}",
+		         "landlordconfig", name, "code", (int)resp.http_status, "reason",
+		         resp.status.reason, "message", resp.status.message);
+		r = CTRL_RESULT_RETRY;
+	}
+	kc_resp_release(&resp);
+	json_decref(patch);
+	return r;
+}
+
+static bool role_in_cache(const char *name, void *ud)
+{
+	json_t *role = inf_get_key(ud, name);
+	bool found = role != NULL;
+
+	json_decref(role);
+	return found;
+}
+
+/* Parse @obj and check its ClusterRoles. *@cfg is set only when accepted. */
+static enum verdict judge(struct lcfg_ctl *ctl, const json_t *obj, struct lcfg **cfg /* OUT */,
+                          json_t **invalid /* OUT */)
+{
+	if (lcfg_parse(obj, cfg, invalid) < 0)
+		return VERDICT_INVALID;
+	*invalid = missing_roles(*cfg, role_in_cache, ctl->roles);
+	if (json_array_size(*invalid) > 0) {
+		lcfg_unref(*cfg);
+		*cfg = NULL;
+		return VERDICT_UNKNOWN_ROLE;
+	}
+	json_decref(*invalid);
+	*invalid = NULL;
+	return VERDICT_ACCEPTED;
+}
+
+static struct ctrl_result worst(struct ctrl_result a, struct ctrl_result b)
+{
+	return a.outcome == CTRL_RETRY ? a : b;
+}
+
+static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_ctl *ctl)
+{
+	struct kc_client *kc = mgr_client(ctrl_mgr(c));
+	struct ctrl_result r = CTRL_RESULT_DONE;
+	json_t *obj = NULL, *invalid = NULL, *status = NULL;
+	struct lcfg *cfg = NULL;
+	enum verdict v;
+	char *summary;
+
+	if (!atomic_load(&ctl->loaded) && load_persisted(kc, ctl) < 0)
+		return CTRL_RESULT_RETRY;
+	obj = inf_get_key(ctl->configs, LANDLORD_CONFIG_NAME);
+	if (obj == NULL) {
+		cfg = lcfg_defaults();
+		if (lcfg_install(cfg))
+			log_info("no LandlordConfig named landlord: the defaults are in force",
+			         NULL);
+		r = persist(kc, cfg);
+		goto out;
+	}
+	v = judge(ctl, obj, &cfg, &invalid);
+	if (v == VERDICT_ACCEPTED) {
+		if (lcfg_install(cfg))
+			log_info("LandlordConfig accepted and in force", "{s:I}", "generation",
+			         (json_int_t)jx_generation(obj));
+		/* In force now, whatever happens to the copy; a failed write is retried. */
+		r = persist(kc, cfg);
+	}
+	status = desired_status(obj, v, invalid);
+	if (status_matches(status, jx_get(obj, "status", NULL)))
+		goto out;
+	if (v != VERDICT_ACCEPTED) {
+		summary = invalid_summary(invalid);
+		log_warn("LandlordConfig rejected; the configuration in force is unchanged",
+		         "{s:I,s:s,s:s}", "generation", (json_int_t)jx_generation(obj), "reason",
+		         verdict_reason(v), "problems", summary);
+		free(summary);
+	}
+	r = worst(r, write_status(kc, LANDLORD_CONFIG_NAME, status));
+out:
+	json_decref(status);
+	json_decref(invalid);
+	json_decref(obj);
+	lcfg_unref(cfg);
+	return r;
+}
+
+static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
+{
+	struct lcfg_ctl *ctl = ud;
+	struct ctrl_result r = CTRL_RESULT_DONE;
+	json_t *obj, *status = NULL;
+
+	if (strcmp(key, LANDLORD_CONFIG_NAME) == 0)
+		return reconcile_singleton(c, ctl);
+	/* A ClusterRole key (or another LandlordConfig): "landlord" may see a role come or go. */
+	ctrl_enqueue(c, LANDLORD_CONFIG_NAME);
+	obj = inf_get_key(ctl->configs, key);
+	if (obj == NULL)
+		goto out;
+	status = desired_status(obj, VERDICT_IGNORED_NAME, NULL);
+	if (!status_matches(status, jx_get(obj, "status", NULL)))
+		r = write_status(mgr_client(ctrl_mgr(c)), key, status);
+out:
+	json_decref(status);
+	json_decref(obj);
+	return r;
+}
+
+static int setup(struct controller *c, struct mgr *m, void *ud)
+{
+	struct lcfg_ctl *ctl = ud;
+	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS};
+	struct inf_opts roles = {.gvr = KC_CLUSTERROLES, .metadata_only = true};
+
+	atomic_store(&ctl->loaded, false);
+	/* Before anything else reads the configuration; a failure is retried by reconcile. */
+	load_persisted(mgr_client(m), ctl);
+	ctl->configs = mgr_informer(m, &configs);
+	ctl->roles = mgr_informer(m, &roles);
+	ctrl_watch_primary(c, ctl->configs);
+	ctrl_watch_primary(c, ctl->roles);
+	return 0;
+}
+
+struct controller_def landlordconfig_controller_def(void)
+{
+	static struct lcfg_ctl ctl;
+
+	return (struct controller_def){
+	        .name = "landlordconfig",
+	        .workers = 1,
+	        .setup = setup,
+	        .reconcile = reconcile,
+	        .ud = &ctl,
+	};
+}
+
+#endif /* LCFGCTL_HELPERS_ONLY */
