@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <openssl/err.h>
@@ -935,6 +936,26 @@ static void leave(struct kc_client *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+static atomic_long crash_countdown; /* writes left before the test hook exits; 0: off */
+
+void kc_test_crash_after_writes(long n)
+{
+	atomic_store(&crash_countdown, n);
+}
+
+static void maybe_crash_after_write(const struct req *rq, long status)
+{
+	bool write = strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0;
+
+	if (!write || status < 200 || status > 299 || atomic_load(&crash_countdown) <= 0)
+		return;
+	if (atomic_fetch_sub(&crash_countdown, 1) == 1) {
+		log_warn("test hook: exiting right after a write", "{s:s,s:s,s:i}", "method",
+		         rq->method, "path", rq->path, "status", (int)status);
+		_exit(KC_TEST_CRASH_EXIT);
+	}
+}
+
 static void record(struct kc_client *c, const struct req *rq, long status, int64_t start_ns,
                    int64_t end_ns)
 {
@@ -955,6 +976,7 @@ static void record(struct kc_client *c, const struct req *rq, long status, int64
 	log_debug("api request", "{s:s,s:s,s:s,s:i,s:I}", "client", c->name, "method", rq->method,
 	          "path", rq->path, "status", (int)status, "ms",
 	          (json_int_t)((end_ns - start_ns) / NS_PER_MS));
+	maybe_crash_after_write(rq, status);
 }
 
 /* An answer: parse the body; a 2xx answer whose JSON is malformed is no usable answer. */

@@ -45,6 +45,7 @@ struct config {
 	int burst;
 	int verbosity;
 	bool test_hooks;
+	long crash_after_writes;
 };
 
 enum opt_id {
@@ -60,6 +61,7 @@ enum opt_id {
 	OPT_BURST,
 	OPT_V,
 	OPT_TEST_HOOKS,
+	OPT_CRASH_AFTER_WRITES,
 	OPT_WEBHOOK_ADDR,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
@@ -79,6 +81,7 @@ static const struct option long_opts[] = {
         {"kube-api-burst", required_argument, NULL, OPT_BURST},
         {"v", required_argument, NULL, OPT_V},
         {"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
+        {"test-crash-after-writes", required_argument, NULL, OPT_CRASH_AFTER_WRITES},
         {"webhook-addr", required_argument, NULL, OPT_WEBHOOK_ADDR},
         {"tls-cert-file", required_argument, NULL, OPT_TLS_CERT},
         {"tls-key-file", required_argument, NULL, OPT_TLS_KEY},
@@ -117,7 +120,10 @@ static void usage(FILE *out)
 	      "  --tls-key-file PATH         webhook key [LANDLORD_TLS_KEY_FILE]\n"
 	      "  --v N                       log verbosity; 4 adds debug [LANDLORD_V] (0)\n"
 	      "  --enable-test-hooks         /debug/ fault hooks on the probe port, for tests\n"
-	      "                              [LANDLORD_ENABLE_TEST_HOOKS]\n",
+	      "                              [LANDLORD_ENABLE_TEST_HOOKS]\n"
+	      "  --test-crash-after-writes N exit abruptly right after the Nth successful API\n"
+	      "                              write (needs --enable-test-hooks)\n"
+	      "                              [LANDLORD_TEST_CRASH_AFTER_WRITES] (0: never)\n",
 	      out);
 }
 
@@ -241,6 +247,9 @@ static int apply_option(struct config *cfg, int id, const char *v)
 		break;
 	case OPT_TEST_HOOKS:
 		rc = parse_bool(v, &cfg->test_hooks);
+		break;
+	case OPT_CRASH_AFTER_WRITES:
+		rc = parse_long(v, 0, 1000000000, &cfg->crash_after_writes);
 		break;
 	default:
 		rc = -EINVAL;
@@ -453,7 +462,9 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
 	struct ll_err err;
+	struct controller_def config = landlordconfig_controller_def();
 	struct controller_def tenant = tenant_controller_def();
+	struct controller_def plan = plan_controller_def();
 	int rc;
 
 	rc = kcfg_load_default(cfg->kubeconfig, cfg->context, &kc, &err);
@@ -481,7 +492,9 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	        .probe_port = cfg->probe_port,
 	        .test_hooks = cfg->test_hooks,
 	});
+	mgr_add_controller(m, &config);
 	mgr_add_controller(m, &tenant);
+	mgr_add_controller(m, &plan);
 	if (with_webhook && webhook_configured(cfg))
 		rc = webhook_start(cfg, &wh);
 	else if (with_webhook)
@@ -527,6 +540,11 @@ int main(int argc, char **argv)
 	if (parse_flags(argc, argv, &cfg))
 		return 2;
 	log_set_verbosity(cfg.verbosity);
+	if (cfg.crash_after_writes > 0 && !cfg.test_hooks) {
+		fprintf(stderr, "landlord: --test-crash-after-writes needs --enable-test-hooks\n");
+		return 2;
+	}
+	kc_test_crash_after_writes(cfg.crash_after_writes);
 	mgr_block_signals();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	log_info("landlord starting", "{s:s,s:s,s:b}", "command", cmd, "version", LANDLORD_VERSION,

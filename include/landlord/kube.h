@@ -216,6 +216,15 @@ int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
              const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud,
              struct kc_resp *resp /* OUT */, struct ll_err *err);
 
+/*
+ * kc_test_crash_after_writes() - test-only fault hook: when @n > 0, the process exits at once
+ * (status KC_TEST_CRASH_EXIT, no cleanup) right after the @n-th successful POST, PUT, PATCH or
+ * DELETE of any client, before the caller sees the answer: a crash between a write and
+ * whatever would have followed it. 0 turns it off.
+ */
+#define KC_TEST_CRASH_EXIT 86
+void kc_test_crash_after_writes(long n);
+
 /** Accept header for metadata-only (PartialObjectMetadata) lists. */
 #define KC_ACCEPT_METADATA                                                  \
 	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," \
