@@ -45,6 +45,7 @@ struct config {
 	int burst;
 	int verbosity;
 	bool test_hooks;
+	bool http2;
 	long crash_after_writes;
 };
 
@@ -61,6 +62,7 @@ enum opt_id {
 	OPT_BURST,
 	OPT_V,
 	OPT_TEST_HOOKS,
+	OPT_HTTP2,
 	OPT_CRASH_AFTER_WRITES,
 	OPT_WEBHOOK_ADDR,
 	OPT_TLS_CERT,
@@ -79,6 +81,7 @@ static const struct option long_opts[] = {
         {"retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
         {"kube-api-qps", required_argument, NULL, OPT_QPS},
         {"kube-api-burst", required_argument, NULL, OPT_BURST},
+        {"kube-api-http2", required_argument, NULL, OPT_HTTP2},
         {"v", required_argument, NULL, OPT_V},
         {"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
         {"test-crash-after-writes", required_argument, NULL, OPT_CRASH_AFTER_WRITES},
@@ -114,6 +117,9 @@ static void usage(FILE *out)
 	      "  --retry-period D            [LANDLORD_RETRY_PERIOD] (2s)\n"
 	      "  --kube-api-qps N            client rate limit [LANDLORD_KUBE_API_QPS] (50)\n"
 	      "  --kube-api-burst N          [LANDLORD_KUBE_API_BURST] (100)\n"
+	      "  --kube-api-http2 BOOL       multiplex requests and watches over one HTTP/2\n"
+	      "                              connection; off because libcurl 7.88 can stall\n"
+	      "                              it [LANDLORD_KUBE_API_HTTP2] (false)\n"
 	      "  --webhook-addr HOST:PORT    admission webhook, HTTPS [LANDLORD_WEBHOOK_ADDR]\n"
 	      "                              (127.0.0.1:9443)\n"
 	      "  --tls-cert-file PATH        webhook certificate chain [LANDLORD_TLS_CERT_FILE]\n"
@@ -248,6 +254,9 @@ static int apply_option(struct config *cfg, int id, const char *v)
 	case OPT_TEST_HOOKS:
 		rc = parse_bool(v, &cfg->test_hooks);
 		break;
+	case OPT_HTTP2:
+		rc = parse_bool(v, &cfg->http2);
+		break;
 	case OPT_CRASH_AFTER_WRITES:
 		rc = parse_long(v, 0, 1000000000, &cfg->crash_after_writes);
 		break;
@@ -373,7 +382,10 @@ static int check_crds(struct kc_client *c)
 static int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
                       struct kc_client **out)
 {
-	struct kc_opts o = {.qps = cfg->qps, .burst = cfg->burst, .client_name = name};
+	struct kc_opts o = {.qps = cfg->qps,
+	                    .burst = cfg->burst,
+	                    .client_name = name,
+	                    .http1_only = !cfg->http2};
 	struct ll_err err;
 	int rc = kc_client_new(kc, &o, out, &err);
 
