@@ -1,0 +1,348 @@
+"""The LandlordConfig controller with the real binary under its least-privilege identity
+(docs/config.md is the contract): accepted configurations are put in force and persisted in the
+ConfigMap landlord-system/landlord-config-accepted, invalid ones are reported field by field and
+change nothing, the persisted one is what a restarted landlord loads, and tenants can neither
+read nor change any of it.
+
+Every test leaves the singleton deleted and the ConfigMap holding the defaults, which is what a
+landlord started on a cluster without a LandlordConfig writes, so later tests see no writes.
+"""
+
+import hashlib
+import json
+import uuid
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+import tenants
+from procs import REPO, start_landlord
+
+GROUP, VERSION, PLURAL = "landlord.dev", "v1alpha1", "landlordconfigs"
+NAME = "landlord"
+SYSTEM_NS = "landlord-system"
+CONFIGMAP = "landlord-config-accepted"
+TIMEOUT = 60
+
+DEFAULT_SPEC = {
+    "tenantRoles": {"default": {"owner": "admin", "editor": "edit", "viewer": "view"},
+                    "custom": []},
+    "privileged": {"namespaces": [], "users": [], "groups": [], "serviceAccounts": []},
+    "namespaceMetadata": {"labels": {}, "annotations": {}},
+    "defaults": {"podSecurity": "restricted", "networkIsolation": True},
+    "integrations": {},
+    "showback": {"currency": "USD", "cpuCoreHour": "0", "memoryGiBHour": "0",
+                 "storageGiBMonth": "0"},
+}
+
+VALID_SPEC = {
+    "defaults": {"podSecurity": "baseline", "networkIsolation": False},
+    "privileged": {"users": ["ops-.*"], "namespaces": ["kube-.*"]},
+    "namespaceMetadata": {"labels": {"cost-center": "cc-42"}},
+    "showback": {"cpuCoreHour": "0.0310", "currency": "EUR"},
+}
+
+
+@pytest.fixture(scope="module")
+def installed(cluster):
+    """landlord's namespace, CRDs and least-privilege RBAC, exactly as deploy/ ships them."""
+    r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/namespace.yaml",
+                        "-f", REPO / "deploy/crds", "-f", REPO / "deploy/rbac.yaml")
+    assert r.returncode == 0, r.stderr
+    cluster.wait_crds_established("landlordconfigs.landlord.dev")
+    return cluster
+
+
+def custom(cluster, user="admin"):
+    return k8s.CustomObjectsApi(cluster.client(user))
+
+
+def core(cluster, user="admin"):
+    return k8s.CoreV1Api(cluster.client(user))
+
+
+def get_config(cluster):
+    try:
+        return custom(cluster).get_cluster_custom_object(GROUP, VERSION, PLURAL, NAME)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def delete_config(cluster):
+    try:
+        custom(cluster).delete_cluster_custom_object(GROUP, VERSION, PLURAL, NAME)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+    cluster.wait_for(lambda: get_config(cluster) is None, TIMEOUT, what="LandlordConfig gone")
+
+
+def apply_spec(cluster, spec):
+    """Create or replace the singleton's spec as admin; returns the new generation."""
+    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LandlordConfig",
+            "metadata": {"name": NAME}, "spec": spec}
+    now = get_config(cluster)
+    if now is None:
+        obj = custom(cluster).create_cluster_custom_object(GROUP, VERSION, PLURAL, body)
+    else:
+        body["metadata"]["resourceVersion"] = now["metadata"]["resourceVersion"]
+        obj = custom(cluster).replace_cluster_custom_object(GROUP, VERSION, PLURAL, NAME, body)
+    return obj["metadata"]["generation"]
+
+
+def read_configmap(cluster):
+    try:
+        return core(cluster).read_namespaced_config_map(CONFIGMAP, SYSTEM_NS)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def persisted_spec(cluster):
+    cm = read_configmap(cluster)
+    if cm is None or not cm.data or "config.json" not in cm.data:
+        return None
+    return json.loads(cm.data["config.json"])["spec"]
+
+
+def wait_persisted(cluster, want_spec):
+    cluster.wait_for(lambda: persisted_spec(cluster) == want_spec, TIMEOUT,
+                     what=f"ConfigMap {CONFIGMAP} to hold {want_spec}")
+    return read_configmap(cluster)
+
+
+def condition(obj, ctype):
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def wait_verdict(cluster, reason, generation):
+    """The singleton once its status reports @reason for @generation."""
+    def check():
+        obj = get_config(cluster)
+        if obj is None or (obj.get("status") or {}).get("observedGeneration") != generation:
+            return None
+        accepted = condition(obj, "Accepted")
+        return obj if accepted and accepted["reason"] == reason else None
+    return cluster.wait_for(check, TIMEOUT, what=f"LandlordConfig {reason} at {generation}")
+
+
+def digest(text):
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture
+def landlord(installed, tmp_path):
+    """Starts landlord processes. Each test starts from no LandlordConfig and ends with none
+    and the defaults persisted (by a landlord still running, or one started for that)."""
+    delete_config(installed)
+    procs = []
+
+    def start(name="landlord"):
+        p = start_landlord(installed, tmp_path, "run", "--leader-elect", "false", name=name)
+        p.wait_probe()
+        procs.append(p)
+        return p
+
+    yield start
+    delete_config(installed)
+    if not [p for p in procs if p.popen.poll() is None]:
+        start("cleanup")
+    wait_persisted(installed, DEFAULT_SPEC)
+    for p in procs:
+        if p.popen.poll() is None:
+            assert p.stop() == 0
+
+
+@pytest.fixture
+def kit(installed, tmp_path):
+    with tenants.Kit(installed, tmp_path) as k:
+        yield k
+
+
+def test_without_a_config_the_defaults_are_persisted(landlord, installed):
+    try:
+        core(installed).delete_namespaced_config_map(CONFIGMAP, SYSTEM_NS)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+    proc = landlord()
+    assert proc.wait_record("no accepted LandlordConfig persisted yet; the defaults are in "
+                            "force")
+    cm = wait_persisted(installed, DEFAULT_SPEC)
+    assert cm.metadata.labels.get("app.kubernetes.io/managed-by") == "landlord"
+    assert [m.manager for m in cm.metadata.managed_fields] == ["landlord"]
+
+
+def test_a_valid_config_is_accepted_put_in_force_and_persisted(landlord, installed):
+    proc = landlord()
+    gen = apply_spec(installed, VALID_SPEC)
+    obj = wait_verdict(installed, "Accepted", gen)
+    st = obj["status"]
+    assert st["lastAppliedGeneration"] == gen
+    assert "invalid" not in st
+    assert condition(obj, "Accepted")["status"] == "True"
+    ready = condition(obj, "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "Accepted")
+    assert ready["observedGeneration"] == gen
+
+    # Persisted normalized: every field present, prices canonical.
+    spec = installed.wait_for(
+        lambda: (persisted_spec(installed) or {}).get("defaults", {}).get("podSecurity")
+        == "baseline" and persisted_spec(installed), TIMEOUT, what="valid config persisted")
+    assert spec["defaults"] == {"podSecurity": "baseline", "networkIsolation": False}
+    assert spec["privileged"]["users"] == ["ops-.*"]
+    assert spec["namespaceMetadata"]["labels"] == {"cost-center": "cc-42"}
+    assert spec["showback"]["cpuCoreHour"] == "0.031"
+    assert spec["showback"]["currency"] == "EUR"
+    assert spec["tenantRoles"]["default"] == DEFAULT_SPEC["tenantRoles"]["default"]
+    text = read_configmap(installed).data["config.json"]
+    assert "\n" not in text
+    logged = [r for r in proc.find("persisted the accepted LandlordConfig")
+              if r["digest"] == digest(text)]
+    assert logged, proc.log_path.read_text()[-3000:]
+    assert proc.find("LandlordConfig accepted and in force")[-1]["generation"] == gen
+
+
+def test_an_invalid_config_changes_nothing_and_the_last_valid_one_survives_a_restart(
+        landlord, kit, installed):
+    kit.start()
+    good = apply_spec(installed, VALID_SPEC)
+    wait_verdict(installed, "Accepted", good)
+    cm = installed.wait_for(
+        lambda: (persisted_spec(installed) or {}).get("defaults", {}).get("podSecurity")
+        == "baseline" and read_configmap(installed), TIMEOUT, what="valid config persisted")
+    stored, rv = cm.data["config.json"], cm.metadata.resource_version
+
+    bad_spec = dict(VALID_SPEC, defaults={"podSecurity": "privileged"},
+                    namespaceMetadata={"labels": {"cost-center": "cc-bad"}},
+                    privileged={"users": ["(ops", "fine", "[a-"], "groups": ["admins"]})
+    bad = apply_spec(installed, bad_spec)
+    obj = wait_verdict(installed, "Invalid", bad)
+    st = obj["status"]
+    fields = [p["field"] for p in st["invalid"]]
+    assert fields == ["spec.privileged.users[0]", "spec.privileged.users[2]"], st["invalid"]
+    assert all("regular expression" in p["message"] for p in st["invalid"])
+    assert st["lastAppliedGeneration"] == good
+    accepted, ready = condition(obj, "Accepted"), condition(obj, "Ready")
+    assert (accepted["status"], ready["status"], ready["reason"]) == ("False", "False", "Invalid")
+    assert "spec.privileged.users[0]" in accepted["message"]
+    assert kit.landlord.find("LandlordConfig rejected; the configuration in force is unchanged")
+    # Nothing persisted.
+    cm = read_configmap(installed)
+    assert (cm.data["config.json"], cm.metadata.resource_version) == (stored, rv)
+    kit.stop()
+
+    # A new process loads the last accepted configuration, not the invalid object...
+    status_rv = get_config(installed)["metadata"]["resourceVersion"]
+    second = kit.start()
+    loaded = second.wait_record("loaded the last accepted LandlordConfig")
+    assert loaded["digest"] == digest(stored)
+    assert loaded["resourceVersion"] == rv
+    # ...reconciles (the singleton and every ClusterRole key) and writes nothing: the status
+    # already says what it would say, and the ConfigMap holds the last valid configuration.
+    roles = len(k8s.RbacAuthorizationV1Api(installed.client("admin")).list_cluster_role().items)
+    installed.wait_for(lambda: second.metric("landlord_reconcile_total",
+                                             controller="landlordconfig") >= roles + 1,
+                       what="the singleton and every ClusterRole key reconciled")
+    assert get_config(installed)["metadata"]["resourceVersion"] == status_rv
+    cm = read_configmap(installed)
+    assert (cm.data["config.json"], cm.metadata.resource_version) == (stored, rv)
+    assert not second.find("LandlordConfig accepted and in force")
+    # ...and that is the configuration in force: tenant namespaces get its metadata.
+    tenant = kit.tenant(plan=kit.plan(), owners={"users": ["alice"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{tenant}-dev")
+    kit.wait_ready(tenant, [ns])
+    assert kit.labels(ns).get("cost-center") == "cc-42"
+
+    # Fixing the object puts it in force again, and tenants follow.
+    fixed_spec = dict(bad_spec, privileged={"users": ["ops"]})
+    fixed_spec["namespaceMetadata"] = {"labels": {"cost-center": "cc-fixed"}}
+    fixed = apply_spec(installed, fixed_spec)
+    wait_verdict(installed, "Accepted", fixed)
+    installed.wait_for(lambda: (persisted_spec(installed) or {}).get("defaults") ==
+                       {"podSecurity": "privileged", "networkIsolation": True}, TIMEOUT,
+                       what="the fixed config persisted")
+    installed.wait_for(lambda: kit.labels(ns).get("cost-center") == "cc-fixed", TIMEOUT,
+                       what="the tenant namespace relabelled from the new configuration")
+
+
+def test_a_config_naming_a_missing_cluster_role_is_rejected_until_it_exists(landlord, installed):
+    landlord()
+    role = f"e2e-viewer-{uuid.uuid4().hex[:6]}"
+    rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
+    wait_persisted(installed, DEFAULT_SPEC)
+    gen = apply_spec(installed, {"tenantRoles": {"default": {"viewer": role}},
+                                 "defaults": {"podSecurity": "baseline"}})
+    obj = wait_verdict(installed, "UnknownClusterRole", gen)
+    assert obj["status"]["invalid"] == [{
+        "field": "spec.tenantRoles.default.viewer",
+        "message": f'ClusterRole "{role}" does not exist'}]
+    assert condition(obj, "Ready")["status"] == "False"
+    assert persisted_spec(installed) == DEFAULT_SPEC
+
+    rbac.create_cluster_role(k8s.V1ClusterRole(metadata=k8s.V1ObjectMeta(name=role), rules=[]))
+    try:
+        obj = wait_verdict(installed, "Accepted", gen)
+        assert "invalid" not in obj["status"]
+        installed.wait_for(lambda: (persisted_spec(installed) or {}).get("tenantRoles", {})
+                           .get("default", {}).get("viewer") == role, TIMEOUT,
+                           what="the config naming the new role persisted")
+    finally:
+        rbac.delete_cluster_role(role)
+    # The role going away is noticed too.
+    wait_verdict(installed, "UnknownClusterRole", gen)
+
+
+def test_deleting_the_config_puts_the_defaults_in_force_and_persists_them(landlord, installed):
+    proc = landlord()
+    gen = apply_spec(installed, VALID_SPEC)
+    wait_verdict(installed, "Accepted", gen)
+    installed.wait_for(lambda: persisted_spec(installed) not in (None, DEFAULT_SPEC), TIMEOUT,
+                       what="the valid config persisted")
+    delete_config(installed)
+    wait_persisted(installed, DEFAULT_SPEC)
+    installed.wait_for(lambda: proc.find("no LandlordConfig named landlord: the defaults are "
+                                         "in force"), TIMEOUT, what="the defaults logged")
+
+
+def forbidden(call, *args, **kwargs):
+    try:
+        call(*args, **kwargs)
+    except ApiException as e:
+        return e.status == 403
+    return False
+
+
+def test_tenant_users_cannot_read_or_change_the_config(installed):
+    delete_config(installed)
+    apply_spec(installed, {})
+    try:
+        api, v1 = custom(installed, "alice"), core(installed, "alice")
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LandlordConfig",
+                "metadata": {"name": NAME}, "spec": {}}
+        patch = {"spec": {"defaults": {"podSecurity": "privileged"}}}
+        assert forbidden(api.get_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
+        assert forbidden(api.list_cluster_custom_object, GROUP, VERSION, PLURAL)
+        assert forbidden(api.create_cluster_custom_object, GROUP, VERSION, PLURAL, body)
+        assert forbidden(api.patch_cluster_custom_object, GROUP, VERSION, PLURAL, NAME, patch)
+        assert forbidden(api.patch_cluster_custom_object_status, GROUP, VERSION, PLURAL, NAME,
+                         {"status": {"observedGeneration": 99}})
+        assert forbidden(api.delete_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
+        assert forbidden(v1.read_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
+        assert forbidden(v1.list_namespaced_config_map, SYSTEM_NS)
+        assert forbidden(v1.patch_namespaced_config_map, CONFIGMAP, SYSTEM_NS,
+                         {"data": {"config.json": "{}"}})
+        assert forbidden(v1.delete_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
+        assert forbidden(v1.create_namespaced_config_map, SYSTEM_NS,
+                         k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(name="x"), data={}))
+        # The admin (who is allowed) still reads it: the 403s are about alice, not the objects.
+        assert get_config(installed) is not None
+    finally:
+        delete_config(installed)
