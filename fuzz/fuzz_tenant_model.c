@@ -1,0 +1,95 @@
+/*
+ * fuzz_tenant_model.c - the desired state of any Tenant, however malformed, is computed without
+ * crashing, and is valid where Kubernetes would check it: every claimed namespace name is a DNS
+ * label, every label value landlord sets is a valid label value, and applying the metadata patch
+ * to a namespace that already carries the desired metadata yields no patch (steady state).
+ * Input: a Tenant object as JSON. Its name must be what the CRD admits; the spec need not
+ * satisfy the schema.
+ */
+#include <ctype.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/landlordconfig.h"
+#include "controllers/tenant_model.h"
+#include "landlord/json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool dns_label(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > NAMES_MAX || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool label_value(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0)
+		return true;
+	if (n > NAMES_MAX || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
+}
+
+static void check_namespace(const json_t *tenant, const struct lcfg *cfg,
+                            const struct tm_ns *claim)
+{
+	json_t *meta = tm_namespace_metadata(tenant, cfg, "plan", claim->name, claim, NULL);
+	json_t *ns, *patch, *v;
+	const char *k;
+
+	json_object_foreach(json_object_get(meta, "labels"), k, v)
+		if (!label_value(json_string_value(v)))
+			abort();
+	ns = json_pack("{s:{s:s,s:s,s:O,s:O}}", "metadata", "name", claim->name,
+	               "resourceVersion", "1", "labels", json_object_get(meta, "labels"),
+	               "annotations", json_object_get(meta, "annotations"));
+	patch = tm_metadata_patch(ns, meta);
+	if (patch != NULL)
+		abort();
+	json_decref(tm_rolebindings(tenant, cfg, claim->name, json_object_get(meta, "labels"),
+	                            claim, true));
+	json_decref(tm_rolebindings(tenant, cfg, claim->name, NULL, claim, false));
+	json_decref(tm_metadata_patch(ns, NULL));
+	json_decref(ns);
+	json_decref(meta);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_t *tenant = jx_loads((const char *)data, size, NULL);
+	struct lcfg *cfg = lcfg_defaults();
+	struct tm_claims claims;
+
+	/* the CRD admits only DNS-label names of at most 40 characters */
+	if (json_is_object(tenant) && jx_name(tenant) && dns_label(jx_name(tenant)) &&
+	    strlen(jx_name(tenant)) <= 40 && tm_claims_build(tenant, &claims) == 0) {
+		for (size_t i = 0; i < claims.n; i++) {
+			if (!dns_label(claims.ns[i].name) || !label_value(claims.ns[i].kind))
+				abort();
+			check_namespace(tenant, cfg, &claims.ns[i]);
+		}
+		tm_claims_release(&claims);
+		json_decref(tm_clusterrole(tenant));
+		json_decref(tm_clusterrolebinding(tenant));
+		json_decref(tm_networkpolicy(tenant, "ns", NULL));
+		json_decref(tm_limitrange(tenant, tenant, "ns"));
+		json_decref(tm_canonical_quantities(jx_get(tenant, "spec", NULL)));
+	}
+	lcfg_unref(cfg);
+	json_decref(tenant);
+	return 0;
+}

@@ -1,0 +1,304 @@
+/* test_tenant_model.c - the desired state of a Tenant: names, metadata, access, policies. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/landlordconfig.h"
+#include "controllers/controllers.h"
+#include "controllers/tenant_model.h"
+#include "landlord/json.h"
+
+static json_t *js(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, 0, &e);
+
+	if (!v)
+		fail_msg("bad test JSON %s: %s", text, e.text);
+	return v;
+}
+
+static struct lcfg *config(const char *spec)
+{
+	json_t *obj = js(spec);
+	struct lcfg *cfg = NULL;
+
+	assert_int_equal(lcfg_parse(obj, &cfg, NULL), 0);
+	json_decref(obj);
+	return cfg;
+}
+
+static const char *ACME =
+        "{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\","
+        "\"accessControl\":{\"owners\":{\"users\":[\"alice\",\"a@b.com\"],"
+        "\"groups\":[\"ops\"]},\"editors\":{\"users\":[\"bob\",\"alice\"],"
+        "\"serviceAccounts\":[{\"namespace\":\"ci\",\"name\":\"deployer\"}]},"
+        "\"viewers\":{\"groups\":[\"auditors\"]}},"
+        "\"namespaces\":{\"withTenantPrefix\":[\"dev\",\"prod\"],"
+        "\"withoutTenantPrefix\":[\"tools\"],\"sandboxes\":{\"enabled\":true},"
+        "\"metadata\":{\"common\":{\"labels\":{\"team\":\"{{ TENANT.NAME }}\"},"
+        "\"annotations\":{\"owner\":\"{{TENANT.NAME}}-ops\"}},"
+        "\"sandbox\":{\"labels\":{\"user\":\"{{ TENANT.USERNAME }}\"}},"
+        "\"specific\":[{\"namespaces\":[\"acme-prod\"],\"labels\":{\"tier\":\"prod\","
+        "\"team\":\"payments\"}}]}}}}";
+
+static void test_tenant_model__claims_cover_prefixed_plain_and_sandboxes(void **state)
+{
+	json_t *t = js(ACME);
+	struct tm_claims c;
+
+	(void)state;
+	assert_int_equal(tm_claims_build(t, &c), 0);
+	/* dev, prod, tools, and sandboxes for alice, a@b.com, bob (alice once) */
+	assert_int_equal(c.n, 6);
+	assert_string_equal(c.ns[0].name, "acme-dev");
+	assert_string_equal(c.ns[0].kind, "dev");
+	assert_string_equal(c.ns[2].name, "tools");
+	assert_string_equal(c.ns[3].name, "acme-alice-sandbox");
+	assert_string_equal(c.ns[3].kind, "sandbox");
+	assert_string_equal(c.ns[3].user, "alice");
+	/* a user that is not a valid name gets a sanitised name with a hash */
+	assert_non_null(strstr(c.ns[4].name, "acme-a-b-com-sandbox-"));
+	assert_string_equal(c.ns[5].name, "acme-bob-sandbox");
+	for (size_t i = 0; i < c.n; i++)
+		assert_false(c.ns[i].collides);
+	assert_non_null(tm_claims_find(&c, "tools"));
+	assert_null(tm_claims_find(&c, "acme-tools"));
+	tm_claims_release(&c);
+	json_decref(t);
+}
+
+static void test_tenant_model__a_sandbox_and_a_prefixed_name_collide(void **state)
+{
+	json_t *t = js("{\"metadata\":{\"name\":\"a\"},\"spec\":{\"plan\":\"p\","
+	               "\"accessControl\":{\"owners\":{\"users\":[\"dev\"]}},"
+	               "\"namespaces\":{\"withTenantPrefix\":[\"dev-sandbox\",\"x\"],"
+	               "\"sandboxes\":{\"enabled\":true}}}}");
+	struct tm_claims c;
+
+	(void)state;
+	assert_int_equal(tm_claims_build(t, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_string_equal(c.ns[0].name, "a-dev-sandbox");
+	assert_string_equal(c.ns[2].name, "a-dev-sandbox");
+	assert_true(c.ns[0].collides);
+	assert_false(c.ns[1].collides);
+	assert_true(c.ns[2].collides);
+	tm_claims_release(&c);
+	json_decref(t);
+}
+
+static void test_tenant_model__metadata_layers_and_landlord_keys_win(void **state)
+{
+	json_t *t = js(ACME), *m;
+	struct lcfg *cfg = config("{\"spec\":{\"namespaceMetadata\":{\"labels\":{\"org\":\"x\","
+	                          "\"team\":\"platform\"}},\"defaults\":{\"podSecurity\":"
+	                          "\"baseline\"}}}");
+	struct tm_claims c;
+	json_t *managed;
+
+	(void)state;
+	assert_int_equal(tm_claims_build(t, &c), 0);
+	m = tm_namespace_metadata(t, cfg, "gold", "acme-prod", &c.ns[1], NULL);
+	assert_string_equal(jx_str(m, "labels", "org", NULL), "x");
+	/* specific beats common beats the configuration */
+	assert_string_equal(jx_str(m, "labels", "team", NULL), "payments");
+	assert_string_equal(jx_str(m, "labels", "tier", NULL), "prod");
+	assert_string_equal(jx_str(m, "annotations", "owner", NULL), "acme-ops");
+	assert_string_equal(jx_str(m, "labels", LABEL_TENANT, NULL), "acme");
+	assert_string_equal(jx_str(m, "labels", LABEL_KIND, NULL), "prod");
+	assert_string_equal(jx_str(m, "labels", LABEL_PLAN, NULL), "gold");
+	assert_string_equal(jx_str(m, "labels", "pod-security.kubernetes.io/enforce", NULL),
+	                    "baseline");
+	assert_null(jx_get(m, "labels", LABEL_USERNAME, NULL));
+	assert_string_equal(jx_str(m, "annotations", ANNOT_SOURCE, NULL), SOURCE_SPEC);
+	managed = js(jx_str(m, "annotations", ANNOT_MANAGED_METADATA, NULL));
+	assert_string_equal(jx_str(managed, "tenant", NULL), "acme");
+	assert_int_equal(json_array_size(json_object_get(managed, "labels")),
+	                 json_object_size(json_object_get(m, "labels")));
+	json_decref(managed);
+	json_decref(m);
+
+	/* sandboxes get the user, as a valid label value, and the raw user in an annotation */
+	m = tm_namespace_metadata(t, cfg, "gold", c.ns[4].name, &c.ns[4], NULL);
+	assert_string_equal(jx_str(m, "annotations", ANNOT_USERNAME_RAW, NULL), "a@b.com");
+	assert_non_null(strstr(jx_str(m, "labels", LABEL_USERNAME, NULL), "a-b.com-"));
+	assert_string_equal(jx_str(m, "labels", "user", NULL),
+	                    jx_str(m, "labels", LABEL_USERNAME, NULL));
+	json_decref(m);
+	tm_claims_release(&c);
+	lcfg_unref(cfg);
+	json_decref(t);
+}
+
+static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(void **state)
+{
+	json_t *ns =
+	        js("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"7\","
+	           "\"labels\":{\"landlord.dev/tenant\":\"acme\",\"team\":\"a\","
+	           "\"mine\":\"keep\"},\"annotations\":{\"landlord.dev/managed-metadata\":"
+	           "\"{\\\"tenant\\\":\\\"acme\\\",\\\"labels\\\":[\\\"landlord.dev/tenant\\\","
+	           "\\\"team\\\"],\\\"annotations\\\":[]}\"}}}");
+	json_t *want = js("{\"labels\":{\"landlord.dev/tenant\":\"acme\"},\"annotations\":{}}");
+	json_t *p = tm_metadata_patch(ns, want);
+
+	(void)state;
+	assert_non_null(p);
+	assert_string_equal(jx_str(p, "metadata", "resourceVersion", NULL), "7");
+	assert_true(json_is_null(jx_get(p, "metadata", "labels", "team", NULL)));
+	assert_null(jx_get(p, "metadata", "labels", "mine", NULL));
+	/* the bookkeeping annotation goes too when landlord no longer writes it */
+	assert_true(
+	        json_is_null(jx_get(p, "metadata", "annotations", ANNOT_MANAGED_METADATA, NULL)));
+	json_decref(p);
+
+	/* releasing removes every landlord.dev label, recorded or not */
+	p = tm_metadata_patch(ns, NULL);
+	assert_true(json_is_null(jx_get(p, "metadata", "labels", "landlord.dev/tenant", NULL)));
+	assert_true(json_is_null(jx_get(p, "metadata", "labels", "team", NULL)));
+	assert_null(jx_get(p, "metadata", "labels", "mine", NULL));
+	json_decref(p);
+
+	/* nothing to change: no patch at all */
+	json_decref(want);
+	want = js("{\"labels\":{\"landlord.dev/tenant\":\"acme\",\"team\":\"a\"},"
+	          "\"annotations\":{\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":"
+	          "\\\"acme\\\",\\\"labels\\\":[\\\"landlord.dev/tenant\\\",\\\"team\\\"],"
+	          "\\\"annotations\\\":[]}\"}}");
+	assert_null(tm_metadata_patch(ns, want));
+	json_decref(want);
+	json_decref(ns);
+}
+
+static void test_tenant_model__rolebindings_follow_the_role_mapping(void **state)
+{
+	json_t *t = js(ACME), *rbs, *prod_labels = js("{\"landlord.dev/kind\":\"prod\"}");
+	struct lcfg *cfg = config(
+	        "{\"spec\":{\"tenantRoles\":{\"custom\":[{\"labelSelector\":{\"matchLabels\":"
+	        "{\"landlord.dev/kind\":\"prod\"}},\"owner\":\"edit\"}]}}}");
+	json_t *subjects;
+	struct tm_claims c;
+
+	(void)state;
+	assert_int_equal(tm_claims_build(t, &c), 0);
+	rbs = tm_rolebindings(t, cfg, "acme-dev", NULL, &c.ns[0], false);
+	assert_int_equal(json_object_size(rbs), 3);
+	subjects = jx_get(rbs, "landlord-owners-admin", "subjects", NULL);
+	/* users sorted, then groups */
+	assert_int_equal(json_array_size(subjects), 3);
+	assert_string_equal(jx_str(json_array_get(subjects, 0), "name", NULL), "a@b.com");
+	assert_string_equal(jx_str(json_array_get(subjects, 1), "name", NULL), "alice");
+	assert_string_equal(jx_str(json_array_get(subjects, 2), "kind", NULL), "Group");
+	subjects = jx_get(rbs, "landlord-editors-edit", "subjects", NULL);
+	assert_string_equal(jx_str(json_array_get(subjects, 2), "kind", NULL), "ServiceAccount");
+	assert_string_equal(jx_str(json_array_get(subjects, 2), "namespace", NULL), "ci");
+	assert_string_equal(jx_str(rbs, "landlord-viewers-view", "roleRef", "name", NULL), "view");
+	assert_string_equal(
+	        jx_str(rbs, "landlord-owners-admin", "metadata", "labels", LABEL_MANAGED_BY, NULL),
+	        "landlord");
+	json_decref(rbs);
+
+	/* a custom mapping renames the binding, since roleRef cannot change */
+	rbs = tm_rolebindings(t, cfg, "acme-prod", prod_labels, &c.ns[1], false);
+	assert_null(json_object_get(rbs, "landlord-owners-admin"));
+	assert_non_null(json_object_get(rbs, "landlord-owners-edit"));
+	json_decref(rbs);
+
+	/* a private sandbox is its user's alone */
+	rbs = tm_rolebindings(t, cfg, c.ns[5].name, NULL, &c.ns[5], true);
+	assert_int_equal(json_object_size(rbs), 1);
+	subjects = jx_get(rbs, "landlord-owners-admin", "subjects", NULL);
+	assert_int_equal(json_array_size(subjects), 1);
+	assert_string_equal(jx_str(json_array_get(subjects, 0), "name", NULL), "bob");
+	json_decref(rbs);
+	tm_claims_release(&c);
+	lcfg_unref(cfg);
+	json_decref(prod_labels);
+	json_decref(t);
+}
+
+static void test_tenant_model__policies_and_quota_are_canonical(void **state)
+{
+	json_t *t = js(ACME);
+	json_t *plan = js("{\"spec\":{\"limitRange\":{\"limits\":[{\"type\":\"Container\","
+	                  "\"default\":{\"cpu\":\"0.5\",\"memory\":\"1024Mi\"}}]}}}");
+	json_t *hard = js("{\"requests.cpu\":\"1.5\",\"pods\":10}");
+	json_t *priv = js("[\"kube-system\",\"monitoring\"]"), *empty = json_array();
+	json_t *lr = tm_limitrange(t, plan, "acme-dev"), *rq, *np, *rule;
+
+	(void)state;
+	assert_string_equal(jx_str(json_array_get(jx_get(lr, "spec", "limits", NULL), 0), "default",
+	                           "cpu", NULL),
+	                    "500m");
+	assert_string_equal(jx_str(json_array_get(jx_get(lr, "spec", "limits", NULL), 0), "default",
+	                           "memory", NULL),
+	                    "1Gi");
+	rq = tm_resourcequota(t, "acme-dev", hard);
+	assert_string_equal(jx_str(rq, "spec", "hard", "requests.cpu", NULL), "1500m");
+	assert_string_equal(jx_str(rq, "spec", "hard", "pods", NULL), "10");
+	assert_string_equal(jx_str(rq, "metadata", "name", NULL), QUOTA_NAME);
+	np = tm_networkpolicy(t, "acme-dev", priv);
+	assert_int_equal(json_array_size(jx_get(np, "spec", "ingress", NULL)), 2);
+	rule = json_array_get(jx_get(np, "spec", "ingress", NULL), 0);
+	assert_string_equal(jx_str(json_array_get(json_object_get(rule, "from"), 0),
+	                           "namespaceSelector", "matchLabels", LABEL_TENANT, NULL),
+	                    "acme");
+	rule = json_array_get(jx_get(np, "spec", "ingress", NULL), 1);
+	rule = json_array_get(json_object_get(rule, "from"), 0);
+	rule = json_array_get(jx_get(rule, "namespaceSelector", "matchExpressions", NULL), 0);
+	assert_true(json_equal(json_object_get(rule, "values"), priv));
+	assert_string_equal(jx_str(rule, "key", NULL), "kubernetes.io/metadata.name");
+	json_decref(np);
+	np = tm_networkpolicy(t, "acme-dev", empty);
+	assert_int_equal(json_array_size(jx_get(np, "spec", "ingress", NULL)), 1);
+	assert_null(tm_limitrange(t, hard, "acme-dev"));
+	json_decref(np);
+	json_decref(rq);
+	json_decref(lr);
+	json_decref(priv);
+	json_decref(empty);
+	json_decref(hard);
+	json_decref(plan);
+	json_decref(t);
+}
+
+static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void **state)
+{
+	json_t *t = js(ACME), *cr = tm_clusterrole(t), *crb = tm_clusterrolebinding(t);
+	json_t *lonely = js("{\"metadata\":{\"name\":\"empty\"},\"spec\":{\"plan\":\"p\"}}");
+	json_t *rule = json_array_get(json_object_get(cr, "rules"), 0);
+
+	(void)state;
+	assert_string_equal(jx_str(cr, "metadata", "name", NULL), "landlord:tenant:acme");
+	assert_string_equal(
+	        json_string_value(json_array_get(json_object_get(rule, "resourceNames"), 0)),
+	        "acme");
+	assert_int_equal(json_array_size(json_object_get(rule, "verbs")), 2);
+	/* every member once: 3 users, 2 groups, 1 service account */
+	assert_int_equal(json_array_size(json_object_get(crb, "subjects")), 6);
+	assert_null(tm_clusterrolebinding(lonely));
+	json_decref(lonely);
+	json_decref(crb);
+	json_decref(cr);
+	json_decref(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_tenant_model__claims_cover_prefixed_plain_and_sandboxes),
+	        cmocka_unit_test(test_tenant_model__a_sandbox_and_a_prefixed_name_collide),
+	        cmocka_unit_test(test_tenant_model__metadata_layers_and_landlord_keys_win),
+	        cmocka_unit_test(test_tenant_model__metadata_patch_removes_only_what_landlord_set),
+	        cmocka_unit_test(test_tenant_model__rolebindings_follow_the_role_mapping),
+	        cmocka_unit_test(test_tenant_model__policies_and_quota_are_canonical),
+	        cmocka_unit_test(test_tenant_model__tenant_role_grants_get_and_watch_on_itself),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
