@@ -32,11 +32,18 @@ In another terminal:
 
   export KUBECONFIG=$KUBECONFIG        # cluster admin
   export PATH=$BIN_DIR:\$PATH           # kubectl $(. tests/cluster/versions.env; echo "$K8S_VERSION"), matching the server
-  kubectl get tenants                  # the sample tenants and their status
-  kubectl describe tenant acme
-  curl -s 127.0.0.1:8081/metrics | grep landlord_reconcile_total
+  kubectl get tnt                      # acme, globex, initech on the plans gold and silver
+  kubectl get ns -L landlord.dev/tenant  # the namespaces they became
+  kubectl describe tenant acme           # status conditions and Events
+  kubectl get plans                      # tenants per plan
 
-Tenant users have their own kubeconfigs in $KUBECONFIG_DIR (alice, bob, carol, ...).
+Act as a tenant user (alice owns acme, carol owns globex):
+
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n acme-dev create configmap hello
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n globex-dev get pods     # Forbidden
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig get tenant acme            # her own Tenant
+  kubectl -n acme-dev delete rolebinding landlord-owners-admin   # drift: landlord puts it back
+
 Stop landlord with Ctrl-C; stop the control plane with 'make cluster-down'.
 
 MSG
