@@ -15,7 +15,8 @@
  *  - No "landlord" object (deleted, or never created): the defaults are in force and persisted,
  *    exactly as if an empty LandlordConfig had been accepted.
  *  - Any other name is never read; its status says Accepted=False, reason IgnoredName.
- * Ready mirrors Accepted.
+ * Ready mirrors Accepted. Each status change is also recorded as an Event (Normal Accepted, or
+ * Warning with the reason), in "default" as for every cluster-scoped object (events.h).
  *
  * Keys: landlordconfigs are primary. ClusterRoles (a metadata-only informer) are a second
  * primary rather than a mapped source: the manager enqueues only primary objects when leadership
@@ -42,6 +43,7 @@
 #include "config/landlordconfig.h"
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
+#include "controllers/events.h"
 #include "landlord/buf.h"
 #include "landlord/err.h"
 #include "landlord/json.h"
@@ -442,6 +444,31 @@ static struct ctrl_result write_status(struct kc_client *kc, const char *name, j
 	return r;
 }
 
+/* An Event saying what the new @status (about to be written on @obj) means, from its message. */
+static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict v,
+                           const json_t *status)
+{
+	const json_t *c;
+	const char *msg = "";
+	json_t *ref;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "conditions"), i, c)
+	{
+		const char *type = jx_str(c, "type", NULL), *m = jx_str(c, "message", NULL);
+
+		if (type != NULL && m != NULL && strcmp(type, "Accepted") == 0)
+			msg = m;
+	}
+	/* Listed objects may lack apiVersion and kind; the Event's involvedObject needs them. */
+	ref = json_pack("{s:s,s:s,s:O?}", "apiVersion", LANDLORD_API_VERSION, "kind",
+	                "LandlordConfig", "metadata", jx_get(obj, "metadata", NULL));
+	if (ref != NULL)
+		event_record(kc, ref, v == VERDICT_ACCEPTED ? EVENT_NORMAL : EVENT_WARNING,
+		             verdict_reason(v), "%s", msg);
+	json_decref(ref);
+}
+
 static bool role_in_cache(const char *name, void *ud)
 {
 	json_t *role = inf_get_key(ud, name);
@@ -476,7 +503,7 @@ static struct ctrl_result worst(struct ctrl_result a, struct ctrl_result b)
 static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_ctl *ctl)
 {
 	struct kc_client *kc = mgr_client(ctrl_mgr(c));
-	struct ctrl_result r = CTRL_RESULT_DONE;
+	struct ctrl_result r = CTRL_RESULT_DONE, written;
 	json_t *obj = NULL, *invalid = NULL, *status = NULL;
 	struct lcfg *cfg = NULL;
 	enum verdict v;
@@ -511,7 +538,10 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 		         verdict_reason(v), "problems", summary);
 		free(summary);
 	}
-	r = worst(r, write_status(kc, LANDLORD_CONFIG_NAME, status));
+	written = write_status(kc, LANDLORD_CONFIG_NAME, status);
+	if (written.outcome == CTRL_DONE)
+		record_verdict(kc, obj, v, status);
+	r = worst(r, written);
 out:
 	json_decref(status);
 	json_decref(invalid);
@@ -534,8 +564,11 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	if (obj == NULL)
 		goto out;
 	status = desired_status(obj, VERDICT_IGNORED_NAME, NULL);
-	if (!status_matches(status, jx_get(obj, "status", NULL)))
+	if (!status_matches(status, jx_get(obj, "status", NULL))) {
 		r = write_status(mgr_client(ctrl_mgr(c)), key, status);
+		if (r.outcome == CTRL_DONE)
+			record_verdict(mgr_client(ctrl_mgr(c)), obj, VERDICT_IGNORED_NAME, status);
+	}
 out:
 	json_decref(status);
 	json_decref(obj);

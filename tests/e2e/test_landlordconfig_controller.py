@@ -133,6 +133,13 @@ def wait_verdict(cluster, reason, generation):
     return cluster.wait_for(check, TIMEOUT, what=f"LandlordConfig {reason} at {generation}")
 
 
+def events_about(cluster, obj):
+    """{reason: (type, message)} of the Events about this very object (found by uid)."""
+    items = core(cluster).list_namespaced_event(
+        "default", field_selector=f"involvedObject.uid={obj['metadata']['uid']}").items
+    return {e.reason: (e.type, e.message) for e in items}
+
+
 def digest(text):
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -234,6 +241,12 @@ def test_an_invalid_config_changes_nothing_and_the_last_valid_one_survives_a_res
     assert (accepted["status"], ready["status"], ready["reason"]) == ("False", "False", "Invalid")
     assert "spec.privileged.users[0]" in accepted["message"]
     assert kit.landlord.find("LandlordConfig rejected; the configuration in force is unchanged")
+    events = installed.wait_for(lambda: len(events_about(installed, obj)) >= 2 and
+                                events_about(installed, obj), TIMEOUT, what="two Events")
+    assert sorted(events) == ["Accepted", "Invalid"]
+    assert events["Accepted"] == ("Normal", f"generation {good} is in force")
+    assert events["Invalid"][0] == "Warning"
+    assert "spec.privileged.users[0]" in events["Invalid"][1]
     # Nothing persisted.
     cm = read_configmap(installed)
     assert (cm.data["config.json"], cm.metadata.resource_version) == (stored, rv)
