@@ -22,8 +22,11 @@
  * primary rather than a mapped source: the manager enqueues only primary objects when leadership
  * starts, and when no LandlordConfig exists, nothing else would ever reconcile "landlord" (the
  * defaults must replace a configuration persisted before the object was deleted). A ClusterRole
- * key just enqueues "landlord", which the work queue de-duplicates. One worker: "landlord" is
- * the only key that writes the ConfigMap and installs configuration.
+ * key enqueues "landlord" (de-duplicated by the work queue) only when the configuration in force
+ * or the current object names that role, so the per-tenant ClusterRoles the Tenant controller
+ * creates cost no reconcile of "landlord"; admin, edit and view, which the defaults name, start
+ * one on every leadership. One worker: "landlord" is the only key that writes the ConfigMap and
+ * installs configuration.
  *
  * The ConfigMap is read with a GET in each reconcile of "landlord" that would write it: landlord
  * may get it by name but not list or watch ConfigMaps, and a copy in memory could be stale after
@@ -166,6 +169,36 @@ static json_t *missing_roles(const struct lcfg *cfg, role_exists_fn exists, void
 	}
 	json_decref(doc);
 	return out;
+}
+
+/*
+ * spec_names_role() - does @obj (a LandlordConfig as written, borrowed, may be NULL) name the
+ * ClusterRole @role in spec.tenantRoles? An unset or empty default role names the built-in one;
+ * an unset custom role names nothing of its own. Works on invalid objects too.
+ */
+static bool spec_names_role(const json_t *obj, const char *role)
+{
+	static const char *const keys[] = {"owner", "editor", "viewer"};
+	static const char *const builtin[] = {"admin", "edit", "view"};
+	const json_t *tr = jx_get(obj, "spec", "tenantRoles", NULL), *entry;
+	size_t i, k;
+
+	for (k = 0; k < 3; k++) {
+		const char *name = jx_str(tr, "default", keys[k], NULL);
+
+		if (strcmp(name != NULL && *name != '\0' ? name : builtin[k], role) == 0)
+			return true;
+	}
+	json_array_foreach(jx_get(tr, "custom", NULL), i, entry)
+	{
+		for (k = 0; k < 3; k++) {
+			const char *name = jx_str(entry, keys[k], NULL);
+
+			if (name != NULL && strcmp(name, role) == 0)
+				return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -550,6 +583,27 @@ out:
 	return r;
 }
 
+/* Could ClusterRole @name coming or going change the verdict on "landlord"? */
+static bool role_matters(struct lcfg_ctl *ctl, const char *name)
+{
+	struct lcfg *cur = lcfg_current();
+	const char *const *names;
+	json_t *obj = NULL;
+	bool found = false;
+	size_t n, i;
+
+	lcfg_role_names(cur, &names, &n);
+	for (i = 0; i < n && !found; i++)
+		found = strcmp(names[i], name) == 0;
+	lcfg_unref(cur);
+	if (!found) {
+		obj = inf_get_key(ctl->configs, LANDLORD_CONFIG_NAME);
+		found = spec_names_role(obj, name);
+		json_decref(obj);
+	}
+	return found;
+}
+
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct lcfg_ctl *ctl = ud;
@@ -558,8 +612,9 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 
 	if (strcmp(key, LANDLORD_CONFIG_NAME) == 0)
 		return reconcile_singleton(c, ctl);
-	/* A ClusterRole key (or another LandlordConfig): "landlord" may see a role come or go. */
-	ctrl_enqueue(c, LANDLORD_CONFIG_NAME);
+	/* A ClusterRole key (or another LandlordConfig's): does "landlord" care about the role? */
+	if (role_matters(ctl, key))
+		ctrl_enqueue(c, LANDLORD_CONFIG_NAME);
 	obj = inf_get_key(ctl->configs, key);
 	if (obj == NULL)
 		goto out;

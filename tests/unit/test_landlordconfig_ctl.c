@@ -283,6 +283,26 @@ test_landlordconfig_ctl__missing_roles_lists_each_field_naming_an_unknown_role(v
 	lcfg_unref(cfg);
 }
 
+static void test_landlordconfig_ctl__spec_names_role_reads_written_and_builtin_roles(void **state)
+{
+	json_t *obj = load("{\"spec\":{\"tenantRoles\":{\"default\":{\"owner\":\"\","
+	                   "\"viewer\":\"team-view\"},\"custom\":[{\"labelSelector\":"
+	                   "\"not even a selector\",\"editor\":\"sandbox-edit\"}]}}}");
+	json_t *empty = load("{}");
+
+	assert_true(spec_names_role(obj, "admin")); /* empty: the built-in owner */
+	assert_true(spec_names_role(obj, "edit"));  /* unset: the built-in editor */
+	assert_true(spec_names_role(obj, "team-view"));
+	assert_false(spec_names_role(obj, "view")); /* replaced */
+	assert_true(spec_names_role(obj, "sandbox-edit"));
+	assert_false(spec_names_role(obj, "landlord:tenant:acme"));
+	assert_true(spec_names_role(empty, "view"));
+	assert_true(spec_names_role(NULL, "admin"));
+	assert_false(spec_names_role(NULL, "cluster-admin"));
+	json_decref(obj);
+	json_decref(empty);
+}
+
 static const json_t *condition(const json_t *status, const char *type)
 {
 	const json_t *c;
@@ -803,6 +823,8 @@ int main(void)
 	                test_landlordconfig_ctl__long_messages_are_cut_on_a_character_boundary),
 	        cmocka_unit_test(
 	                test_landlordconfig_ctl__missing_roles_lists_each_field_naming_an_unknown_role),
+	        cmocka_unit_test(
+	                test_landlordconfig_ctl__spec_names_role_reads_written_and_builtin_roles),
 	        cmocka_unit_test(
 	                test_landlordconfig_ctl__accepted_status_clears_problems_and_records_the_generation),
 	        cmocka_unit_test(
