@@ -1,0 +1,465 @@
+"""Helpers for the Tenant controller's end-to-end tests (docs/tenants.md is the contract).
+
+`Kit` runs one landlord process under its least-privilege identity, creates Plans, Tenants and
+namespaces with names unique to the test, waits for what the contract promises, and removes
+everything at the end: Tenants first (while landlord still runs, so that it can drop its
+finalizer), then landlord, then the namespaces and Plans. Use it through the `kit` fixture of a
+test module:
+
+    @pytest.fixture
+    def kit(installed, tmp_path):
+        with tenants.Kit(installed, tmp_path) as k:
+            yield k
+"""
+
+import json
+import time
+import uuid
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.rest import ApiException
+from kubernetes.utils import parse_quantity
+
+from procs import REPO, start_landlord
+
+GROUP, VERSION = "landlord.dev", "v1alpha1"
+FINALIZER = "landlord.dev/finalizer"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+TENANT_LABEL = "landlord.dev/tenant"
+POLICY_DIR = REPO / "deploy" / "policies"
+NS_POLICY = "ValidatingAdmissionPolicy 'landlord-tenant-namespace-labels'"
+OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+TIMEOUT = 60
+
+
+def install(cluster):
+    """landlord's namespace, CRDs and least-privilege RBAC, exactly as deploy/ ships them."""
+    r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/namespace.yaml",
+                        "-f", REPO / "deploy/crds", "-f", REPO / "deploy/rbac.yaml")
+    assert r.returncode == 0, r.stderr
+    cluster.wait_crds_established("tenants.landlord.dev", "plans.landlord.dev",
+                                  "landlordconfigs.landlord.dev")
+    return cluster
+
+
+def short_id():
+    return uuid.uuid4().hex[:6]
+
+
+def ignore_404(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+        return None
+
+
+def q(value):
+    """A quantity (string or number) as a Decimal, for comparisons."""
+    return parse_quantity(str(value))
+
+
+def restricted_pod(name, labels=None, cpu="100m", port=8080):
+    """A bare Pod that the restricted Pod Security level admits."""
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {
+            "automountServiceAccountToken": False,
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 1000,
+                                "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{
+                "name": "app", "image": "registry.k8s.io/pause:3.10",
+                "ports": [{"name": "http", "containerPort": port}],
+                "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}},
+                "securityContext": {"allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"]}},
+            }],
+        },
+    }
+
+
+def privileged_pod(name):
+    body = restricted_pod(name)
+    body["spec"]["securityContext"] = {}
+    body["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    return body
+
+
+class Kit:
+    """One test's landlord, Plans, Tenants and namespaces. See the module docstring."""
+
+    def __init__(self, cluster, tmp_path):
+        self.cluster = cluster
+        self.tmp_path = tmp_path
+        self.id = short_id()
+        self.plans = []
+        self.tenants = []
+        self.namespaces = []
+        self.cluster_roles = []
+        self.cluster_bindings = []
+        self.landlord = None
+        self.admin = cluster.client("admin")
+        self.custom = k8s.CustomObjectsApi(self.admin)
+        self.core = k8s.CoreV1Api(self.admin)
+        self.rbac = k8s.RbacAuthorizationV1Api(self.admin)
+        self.net = k8s.NetworkingV1Api(self.admin)
+        self._serial = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    # ---------- names ----------
+
+    def name(self, prefix="t"):
+        """A name unique to this test: <prefix><id><n>."""
+        self._serial += 1
+        return f"{prefix}{self.id}{self._serial}"
+
+    # ---------- landlord ----------
+
+    def start(self, *args):
+        """landlord run (controllers, no leader election) as its own identity."""
+        assert self.landlord is None or self.landlord.popen.poll() is not None
+        self.landlord = start_landlord(self.cluster, self.tmp_path, "run", "--leader-elect",
+                                       "false", *args, name=f"landlord-{self._serial}")
+        self._serial += 1
+        self.landlord.wait_probe()
+        return self.landlord
+
+    def stop(self):
+        """Stop landlord; it must still have been running and must exit 0."""
+        p, self.landlord = self.landlord, None
+        if p is None:
+            return
+        crashed = p.popen.poll()
+        code = p.stop()
+        assert crashed is None, (f"landlord exited {crashed} during the test:\n"
+                                 f"{p.log_path.read_text()[-4000:]}")
+        assert code == 0, f"landlord exited {code}:\n{p.log_path.read_text()[-4000:]}"
+
+    def log_tail(self, n=4000):
+        return self.landlord.log_path.read_text()[-n:] if self.landlord else ""
+
+    # ---------- Plans ----------
+
+    def plan(self, name=None, hard=None, limits=None, **spec):
+        name = name or self.name("p")
+        if hard is not None:
+            spec["resourceQuota"] = {"hard": hard}
+        if limits is not None:
+            spec["limitRange"] = {"limits": limits}
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Plan",
+                "metadata": {"name": name}, "spec": spec}
+        self.custom.create_cluster_custom_object(GROUP, VERSION, "plans", body)
+        if name not in self.plans:
+            self.plans.append(name)
+        return name
+
+    def get_plan(self, name):
+        return ignore_404(self.custom.get_cluster_custom_object, GROUP, VERSION, "plans", name)
+
+    def wait_plan(self, name, predicate, what, timeout=TIMEOUT):
+        """Poll until the Plan's status describes its current generation and predicate(status)
+        holds; return the status."""
+        last = {}
+
+        def check():
+            obj = last["obj"] = self.get_plan(name)
+            st = (obj or {}).get("status") or {}
+            if not obj or st.get("observedGeneration") != obj["metadata"].get("generation"):
+                return None
+            return st if predicate(st) else None
+        try:
+            return self.cluster.wait_for(check, timeout, interval=0.2,
+                                         what=f"plan {name}: {what}")
+        except pytest.fail.Exception:
+            obj = last.get("obj") or {}
+            pytest.fail(f"timed out after {timeout}s waiting for plan {name}: {what}\n"
+                        f"generation {obj.get('metadata', {}).get('generation')}, "
+                        f"status: {json.dumps(obj.get('status'))[:3000]}")
+
+    def patch_plan(self, name, spec):
+        """JSON merge patch of spec (None removes a key)."""
+        return self.custom.patch_cluster_custom_object(GROUP, VERSION, "plans", name,
+                                                       {"spec": spec})
+
+    # ---------- Tenants ----------
+
+    def tenant_body(self, name, plan, owners=None, editors=None, viewers=None, prefixed=None,
+                    unprefixed=None, sandboxes=None, purge=None, ns_metadata=None, **spec):
+        access = {}
+        for role, subjects in (("owners", owners), ("editors", editors), ("viewers", viewers)):
+            if subjects is not None:
+                access[role] = subjects
+        namespaces = {}
+        if prefixed is not None:
+            namespaces["withTenantPrefix"] = prefixed
+        if unprefixed is not None:
+            namespaces["withoutTenantPrefix"] = unprefixed
+        if sandboxes is not None:
+            namespaces["sandboxes"] = sandboxes
+        if purge is not None:
+            namespaces["onDeletePurge"] = purge
+        if ns_metadata is not None:
+            namespaces["metadata"] = ns_metadata
+        body_spec = {"plan": plan, **spec}
+        if access:
+            body_spec["accessControl"] = access
+        if namespaces:
+            body_spec["namespaces"] = namespaces
+        return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant",
+                "metadata": {"name": name}, "spec": body_spec}
+
+    def tenant(self, name=None, plan=None, **kw):
+        """Create a Tenant; kw as tenant_body (owners={"users": [...]}, prefixed=[...], ...)."""
+        name = name or self.name("t")
+        body = self.tenant_body(name, plan, **kw)
+        self.custom.create_cluster_custom_object(GROUP, VERSION, "tenants", body)
+        self.tenants.append(name)
+        return name
+
+    def get_tenant(self, name):
+        return ignore_404(self.custom.get_cluster_custom_object, GROUP, VERSION, "tenants",
+                          name)
+
+    def patch_tenant(self, name, spec):
+        """JSON merge patch of spec (None removes a key; lists are replaced whole)."""
+        return self.custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", name,
+                                                       {"spec": spec})
+
+    def delete_tenant(self, name):
+        ignore_404(self.custom.delete_cluster_custom_object, GROUP, VERSION, "tenants", name)
+
+    def status(self, name):
+        obj = self.get_tenant(name)
+        return (obj or {}).get("status") or {}
+
+    @staticmethod
+    def condition_of(obj, ctype):
+        for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+            if c.get("type") == ctype:
+                return c
+        return None
+
+    def wait_tenant(self, name, predicate, what, timeout=TIMEOUT):
+        """Poll until the Tenant's status describes its current generation and predicate(obj)
+        holds; return the object."""
+        last = {}
+
+        def check():
+            obj = last["obj"] = self.get_tenant(name)
+            if not obj:
+                return None
+            st = obj.get("status") or {}
+            if st.get("observedGeneration") != obj["metadata"].get("generation"):
+                return None
+            return obj if predicate(obj) else None
+        try:
+            return self.cluster.wait_for(check, timeout, interval=0.2,
+                                         what=f"tenant {name}: {what}")
+        except pytest.fail.Exception:
+            pytest.fail(f"timed out after {timeout}s waiting for tenant {name}: {what}\n"
+                        f"last seen: {json.dumps(last.get('obj'), indent=1)[:3000]}\n"
+                        f"landlord log tail:\n{self.log_tail(2000)}")
+
+    def wait_condition(self, name, ctype, status, reason=None, timeout=TIMEOUT):
+        def ok(obj):
+            c = self.condition_of(obj, ctype)
+            return c and c.get("status") == status and (reason is None or
+                                                        c.get("reason") == reason)
+        return self.wait_tenant(name, ok, f"{ctype}={status}" + (f" ({reason})" if reason else ""),
+                                timeout)
+
+    def wait_ready(self, name, namespaces=None, timeout=TIMEOUT):
+        """Ready=True, and (if given) exactly these namespaces in status.namespaces."""
+        def ok(obj):
+            c = self.condition_of(obj, "Ready")
+            if not (c and c.get("status") == "True"):
+                return False
+            if namespaces is not None:
+                return sorted((obj.get("status") or {}).get("namespaces") or []) == \
+                    sorted(namespaces)
+            return True
+        return self.wait_tenant(name, ok, f"Ready=True with namespaces {namespaces}", timeout)
+
+    # ---------- namespaces ----------
+
+    def namespace(self, name=None, labels=None):
+        """Create a namespace as admin (removed after the test)."""
+        name = name or self.name("ns")
+        self.core.create_namespace({"metadata": {"name": name, "labels": labels or {}}})
+        self.expect_namespace(name)
+        return name
+
+    def expect_namespace(self, name):
+        """Record a namespace landlord may create, so that cleanup removes it."""
+        if name not in self.namespaces:
+            self.namespaces.append(name)
+        return name
+
+    def read_namespace(self, name):
+        return ignore_404(self.core.read_namespace, name)
+
+    def labels(self, ns):
+        obj = self.read_namespace(ns)
+        return dict((obj.metadata.labels or {}) if obj else {})
+
+    def tenant_namespaces(self, tenant):
+        items = self.core.list_namespace(label_selector=f"{TENANT_LABEL}={tenant}").items
+        return sorted(n.metadata.name for n in items)
+
+    def quota(self, ns, name="landlord-quota"):
+        return ignore_404(self.core.read_namespaced_resource_quota, name, ns)
+
+    def rolebinding(self, ns, name):
+        return ignore_404(self.rbac.read_namespaced_role_binding, name, ns)
+
+    def landlord_rolebindings(self, ns):
+        return {rb.metadata.name: rb for rb in
+                self.rbac.list_namespaced_role_binding(ns).items
+                if (rb.metadata.labels or {}).get(MANAGED_BY) == "landlord"}
+
+    def quota_in_force(self, ns):
+        rq = self.quota(ns)
+        if not rq or not rq.status or not rq.status.hard:
+            return False
+        spec = {k: q(v) for k, v in (rq.spec.hard or {}).items()}
+        return spec == {k: q(v) for k, v in rq.status.hard.items()}
+
+    def wait_provisioned(self, ns, tenant, bindings=("landlord-owners-admin",), timeout=TIMEOUT):
+        """The namespace carries the tenant label, its quota is in force and the named
+        RoleBindings exist."""
+        def ok():
+            return (self.labels(ns).get(TENANT_LABEL) == tenant and self.quota_in_force(ns)
+                    and all(self.rolebinding(ns, b) for b in bindings))
+        try:
+            self.cluster.wait_for(ok, timeout, interval=0.2,
+                                  what=f"namespace {ns} provisioned for {tenant}")
+        except pytest.fail.Exception:
+            bindings = sorted(self.landlord_rolebindings(ns)) if self.read_namespace(ns) else None
+            pytest.fail(f"namespace {ns} not provisioned for {tenant} within {timeout}s: "
+                        f"labels={self.labels(ns)} quota={self.quota(ns)} bindings={bindings}\n"
+                        f"tenant status={json.dumps(self.status(tenant))[:2000]}\n"
+                        f"landlord log tail:\n{self.log_tail(2000)}")
+
+    def wait_default_sa(self, ns, timeout=TIMEOUT):
+        self.cluster.wait_for(
+            lambda: ignore_404(self.core.read_namespaced_service_account, "default", ns),
+            timeout, what=f"ServiceAccount default in {ns}")
+
+    # ---------- users ----------
+
+    def client(self, user):
+        return self.cluster.client(user)
+
+    def fresh_client(self, user):
+        """A new ApiClient for user (one per thread)."""
+        return k8s_config.new_client_from_config(config_file=self.cluster.kubeconfig(user),
+                                                 persist_config=False)
+
+    def can_i(self, user, verb, resource, ns=None):
+        args = ["auth", "can-i", verb, resource] + (["-n", ns] if ns else [])
+        r = self.cluster.kubectl(user, *args)
+        answer = r.stdout.strip()
+        assert answer in ("yes", "no"), (args, r.stdout, r.stderr)
+        return answer == "yes"
+
+    def wait_can_i(self, user, verb, resource, ns, expected=True, timeout=TIMEOUT):
+        """RBAC reaches the authorizer's cache asynchronously: poll."""
+        self.cluster.wait_for(lambda: self.can_i(user, verb, resource, ns) == expected,
+                              timeout, interval=0.3,
+                              what=f"can-i {user} {verb} {resource} -n {ns} == {expected}")
+
+    def grant_namespace_patch(self, user, namespaces):
+        """Test-only RBAC: user may patch these namespaces (so that only the admission policies
+        can be the reason for a denial)."""
+        name = self.name("e2e-nspatch-")
+        self.rbac.create_cluster_role({"metadata": {"name": name}, "rules": [{
+            "apiGroups": [""], "resources": ["namespaces"], "resourceNames": list(namespaces),
+            "verbs": ["get", "patch", "update"]}]})
+        self.cluster_roles.append(name)
+        self.rbac.create_cluster_role_binding({
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}]})
+        self.cluster_bindings.append(name)
+
+    # ---------- admission policies ----------
+
+    def apply_policies(self):
+        r = self.cluster.kubectl("admin", "apply", "-f", POLICY_DIR)
+        assert r.returncode == 0, r.stderr
+
+    def remove_policies(self):
+        r = self.cluster.kubectl("admin", "delete", "--ignore-not-found", "-f", POLICY_DIR)
+        assert r.returncode == 0, r.stderr
+
+    def managed_object_probe(self, user, ns):
+        """True when the landlord-managed-objects policy denies user's dry-run create of a
+        landlord-labelled ConfigMap in ns."""
+        try:
+            k8s.CoreV1Api(self.client(user)).create_namespaced_config_map(ns, {
+                "metadata": {"name": "policy-probe", "labels": {MANAGED_BY: "landlord"}}},
+                dry_run="All")
+            return False
+        except ApiException as e:
+            return e.status == 403 and OBJ_POLICY in e.body
+
+    # ---------- events ----------
+
+    def events_for(self, kind, name):
+        items = self.core.list_event_for_all_namespaces(
+            field_selector=f"involvedObject.kind={kind},involvedObject.name={name}").items
+        return items
+
+    # ---------- cleanup ----------
+
+    def cleanup(self):
+        """Tenants first (landlord still running drops its finalizer), then landlord, then what
+        is left. Best effort: the tests assert behaviour, cleanup only tidies."""
+        errors = []
+        for t in self.tenants:
+            self.delete_tenant(t)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(self.get_tenant(t) for t in self.tenants):
+            time.sleep(0.2)
+        for t in self.tenants:
+            obj = self.get_tenant(t)
+            if obj and obj["metadata"].get("finalizers"):
+                ignore_404(self.custom.patch_cluster_custom_object, GROUP, VERSION, "tenants", t,
+                           {"metadata": {"finalizers": None}})
+        try:
+            self.stop()
+        except AssertionError as e:
+            errors.append(str(e))
+        namespaces = set(self.namespaces)
+        for t in self.tenants:
+            namespaces.update(self.tenant_namespaces(t))
+        for ns in sorted(namespaces):
+            ignore_404(self.core.delete_namespace, ns)
+        for t in self.tenants:
+            ignore_404(self.rbac.delete_cluster_role_binding, f"landlord:tenant:{t}")
+            ignore_404(self.rbac.delete_cluster_role, f"landlord:tenant:{t}")
+        for name in self.cluster_bindings:
+            ignore_404(self.rbac.delete_cluster_role_binding, name)
+        for name in self.cluster_roles:
+            ignore_404(self.rbac.delete_cluster_role, name)
+        for p in self.plans:
+            ignore_404(self.custom.delete_cluster_custom_object, GROUP, VERSION, "plans", p)
+        if errors:
+            pytest.fail("\n".join(errors))
+
+
+def kubectl_json(cluster, user, *args):
+    r = cluster.kubectl(user, *args, "-o", "json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+

@@ -1,0 +1,633 @@
+"""The Tenant controller as its users see it (docs/tenants.md): namespaces, roles, sandboxes,
+removal and purge, collisions, drift, protection by the admission policies, adoption and a
+missing Plan.
+
+Every test starts its own landlord (`landlord run` under its least-privilege identity), creates
+Plans and Tenants with names unique to the test and removes them afterwards (tenants.Kit). Users
+act with their own credentials: alice, bob (team-a), carol, dave (team-b), erin, frank.
+"""
+
+import time
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+import tenants
+from tenants import MANAGED_BY, NS_POLICY, OBJ_POLICY, RBAC_GROUP, TENANT_LABEL, ignore_404
+
+LIMITS = [{"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "100m"}}]
+HARD = {"pods": "20"}
+LANDLORD_OBJECTS = (("ResourceQuota", "landlord-quota"), ("LimitRange", "landlord-limits"),
+                    ("NetworkPolicy", "landlord-isolation"))
+
+# (verb, resource) -> the default ClusterRoles that allow it.
+CHECKS = {
+    ("create", "rolebindings"): {"admin"},
+    ("create", "roles"): {"admin"},
+    ("create", "configmaps"): {"admin", "edit"},
+    ("delete", "pods"): {"admin", "edit"},
+    ("get", "secrets"): {"admin", "edit"},
+    ("get", "pods"): {"admin", "edit", "view"},
+    ("list", "configmaps"): {"admin", "edit", "view"},
+}
+USERS = ("alice", "bob", "carol", "dave", "erin", "frank")
+
+
+@pytest.fixture(scope="module")
+def installed(cluster):
+    return tenants.install(cluster)
+
+
+@pytest.fixture
+def kit(installed, tmp_path):
+    with tenants.Kit(installed, tmp_path) as k:
+        yield k
+
+
+def access_plan(kit):
+    return kit.plan(hard=HARD, limits=LIMITS)
+
+
+def assert_access(kit, ns, roles):
+    """roles: user -> 'admin' | 'edit' | 'view' | None, checked with `kubectl auth can-i` for
+    every user in USERS (missing users: None). Positives are polled (RBAC reaches the
+    authorizer's cache asynchronously); negatives are checked once all positives hold."""
+    for user in USERS:
+        role = roles.get(user)
+        for (verb, resource), allowed in CHECKS.items():
+            if role in allowed:
+                kit.wait_can_i(user, verb, resource, ns, True)
+    wrong = []
+    for user in USERS:
+        role = roles.get(user)
+        for (verb, resource), allowed in CHECKS.items():
+            if role not in allowed and kit.can_i(user, verb, resource, ns):
+                wrong.append(f"{user} ({role}) may {verb} {resource} in {ns}")
+    assert not wrong, wrong
+
+
+def forbidden(fn, *args, **kwargs):
+    """Call fn; it must fail with 403. Returns the body."""
+    with pytest.raises(ApiException) as exc:
+        fn(*args, **kwargs)
+    assert exc.value.status == 403, exc.value.body
+    return exc.value.body
+
+
+def configmap(name, labels=None):
+    return {"metadata": {"name": name, "labels": labels or {}}, "data": {"k": "v"}}
+
+
+def wait_gone(kit, ns, timeout=90):
+    kit.cluster.wait_for(lambda: kit.read_namespace(ns) is None, timeout, interval=0.3,
+                         what=f"namespace {ns} to be deleted")
+
+
+def landlord_leftovers(kit, ns):
+    """Everything of landlord's still in namespace ns (empty once it is released)."""
+    left = []
+    obj = kit.read_namespace(ns)
+    labels = obj.metadata.labels or {}
+    annotations = obj.metadata.annotations or {}
+    left += [f"label {k}" for k in labels
+             if k.startswith("landlord.dev/") or k.startswith("pod-security.kubernetes.io/")
+             or (k == MANAGED_BY and labels[k] == "landlord")]
+    left += [f"annotation {k}" for k in annotations if k.startswith("landlord.dev/")]
+    left += [f"RoleBinding {n}" for n in kit.landlord_rolebindings(ns)]
+    if kit.quota(ns):
+        left.append("ResourceQuota landlord-quota")
+    if ignore_404(kit.core.read_namespaced_limit_range, "landlord-limits", ns):
+        left.append("LimitRange landlord-limits")
+    if ignore_404(kit.net.read_namespaced_network_policy, "landlord-isolation", ns):
+        left.append("NetworkPolicy landlord-isolation")
+    return left
+
+
+def wait_released(kit, ns, timeout=60):
+    last = {}
+
+    def released():
+        last["left"] = landlord_leftovers(kit, ns)
+        return not last["left"]
+    try:
+        kit.cluster.wait_for(released, timeout, interval=0.3, what=f"{ns} to be released")
+    except pytest.fail.Exception:
+        pytest.fail(f"namespace {ns} still has {last['left']} after {timeout}s\n"
+                    f"{kit.log_tail(2000)}")
+
+
+def get_tenant_as(kit, user, name):
+    return kit.cluster.kubectl(user, "get", "tenant", name, "-o", "name")
+
+
+# ---------- roles ----------
+
+def test_owners_editors_viewers_and_outsiders_get_exactly_their_roles(kit):
+    plan = access_plan(kit)
+    a = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   viewers={"groups": ["team-b"]}, prefixed=["dev", "prod"])
+    b = kit.tenant(plan=plan, owners={"users": ["erin"]}, prefixed=["main"])
+    a_ns = [kit.expect_namespace(f"{a}-dev"), kit.expect_namespace(f"{a}-prod")]
+    b_ns = [kit.expect_namespace(f"{b}-main")]
+    kit.start()
+    obj = kit.wait_ready(a, a_ns)
+    kit.wait_ready(b, b_ns)
+
+    st = obj["status"]
+    assert st["namespaces"] == sorted(a_ns)
+    assert st["namespaceCount"] == 2
+    for ctype in ("Ready", "NamespacesReady", "AccessReady", "QuotaReady", "PoliciesReady"):
+        c = kit.condition_of(obj, ctype)
+        assert c and c["status"] == "True", (ctype, st.get("conditions"))
+    assert kit.condition_of(obj, "Ready")["reason"] == "Provisioned"
+
+    a_bindings = ("landlord-owners-admin", "landlord-editors-edit", "landlord-viewers-view")
+    for ns, kind in zip(a_ns, ("dev", "prod")):
+        kit.wait_provisioned(ns, a, a_bindings)
+        labels = kit.labels(ns)
+        assert labels[TENANT_LABEL] == a
+        assert labels["landlord.dev/kind"] == kind
+        assert labels["landlord.dev/plan"] == plan
+        assert labels[MANAGED_BY] == "landlord"
+        for mode in ("enforce", "warn", "audit"):
+            assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted", labels
+        want = {"landlord-owners-admin": ("admin", [("User", "alice")]),
+                "landlord-editors-edit": ("edit", [("User", "carol")]),
+                "landlord-viewers-view": ("view", [("Group", "team-b")])}
+        have = kit.landlord_rolebindings(ns)
+        assert set(have) == set(want), sorted(have)
+        for name, (role, subjects) in want.items():
+            rb = have[name]
+            assert (rb.role_ref.kind, rb.role_ref.name) == ("ClusterRole", role)
+            assert [(s.kind, s.name) for s in rb.subjects] == subjects
+            assert rb.metadata.labels[TENANT_LABEL] == a
+
+    a_roles = {"alice": "admin", "carol": "edit", "dave": "view"}
+    for ns in a_ns:
+        assert_access(kit, ns, a_roles)
+    kit.wait_provisioned(b_ns[0], b)
+    assert_access(kit, b_ns[0], {"erin": "admin"})
+
+    # Real requests, not only can-i.
+    ns = a_ns[0]
+    alice = k8s.CoreV1Api(kit.client("alice"))
+    alice_rbac = k8s.RbacAuthorizationV1Api(kit.client("alice"))
+    alice.create_namespaced_config_map(ns, configmap("by-alice"))
+    alice_rbac.create_namespaced_role(ns, {"metadata": {"name": "cm-reader"}, "rules": [{
+        "apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]})
+    alice_rbac.create_namespaced_role_binding(ns, {
+        "metadata": {"name": "bob-reads"},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "cm-reader"},
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "bob"}]})
+    bob = k8s.CoreV1Api(kit.client("bob"))
+    kit.cluster.wait_for(lambda: ignore_404(bob.read_namespaced_config_map, "by-alice", ns)
+                         if kit.can_i("bob", "get", "configmaps", ns) else None,
+                         what="bob to read through alice's own RoleBinding")
+    alice.list_namespaced_pod(ns)
+
+    carol = k8s.CoreV1Api(kit.client("carol"))
+    carol.create_namespaced_config_map(ns, configmap("by-carol"))
+    forbidden(k8s.RbacAuthorizationV1Api(kit.client("carol")).create_namespaced_role_binding,
+              ns, {"metadata": {"name": "carol-tries"},
+                   "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "view"},
+                   "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "frank"}]})
+    carol.delete_namespaced_config_map("by-carol", ns)
+
+    dave = k8s.CoreV1Api(kit.client("dave"))
+    dave.list_namespaced_pod(ns)
+    dave.read_namespaced_config_map("by-alice", ns)
+    forbidden(dave.create_namespaced_config_map, ns, configmap("by-dave"))
+    forbidden(dave.delete_namespaced_config_map, "by-alice", ns)
+
+    frank = k8s.CoreV1Api(kit.client("frank"))
+    forbidden(frank.list_namespaced_pod, ns)
+    forbidden(frank.read_namespaced_config_map, "by-alice", ns)
+
+    # alice and erin cannot touch each other's tenants.
+    erin = k8s.CoreV1Api(kit.client("erin"))
+    erin.create_namespaced_config_map(b_ns[0], configmap("by-erin"))
+    forbidden(alice.list_namespaced_pod, b_ns[0])
+    forbidden(alice.create_namespaced_config_map, b_ns[0], configmap("by-alice"))
+    forbidden(alice.delete_namespaced_config_map, "by-erin", b_ns[0])
+    forbidden(erin.list_namespaced_pod, ns)
+    forbidden(erin.delete_namespaced_config_map, "by-alice", ns)
+    alice.delete_namespaced_config_map("by-alice", ns)
+
+    # Members may get their own Tenant, not another one, and may not list tenants.
+    for user, name in (("alice", a), ("carol", a), ("dave", a), ("erin", b)):
+        kit.cluster.wait_for(lambda: get_tenant_as(kit, user, name).returncode == 0,
+                             what=f"{user} to get tenant {name}")
+    for user, name in (("alice", b), ("erin", a), ("frank", a), ("bob", a), ("carol", b)):
+        r = get_tenant_as(kit, user, name)
+        assert r.returncode != 0 and "Forbidden" in r.stderr, (user, name, r.stdout, r.stderr)
+    r = kit.cluster.kubectl("alice", "get", "tenants")
+    assert r.returncode != 0 and "Forbidden" in r.stderr, r.stdout
+    cr = kit.rbac.read_cluster_role(f"landlord:tenant:{a}")
+    assert cr.metadata.labels.get(MANAGED_BY) == "landlord"
+    granted = {(g, res, n, v) for rule in cr.rules for g in rule.api_groups
+               for res in rule.resources for n in (rule.resource_names or ["*"])
+               for v in rule.verbs}
+    assert granted == {("landlord.dev", "tenants", a, "get"),
+                       ("landlord.dev", "tenants", a, "watch")}, granted
+
+
+def test_removing_a_member_removes_their_access(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol", "bob"]},
+                   viewers={"groups": ["team-b"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t, ("landlord-owners-admin", "landlord-editors-edit",
+                                 "landlord-viewers-view"))
+    assert_access(kit, ns, {"alice": "admin", "bob": "edit", "carol": "edit", "dave": "view"})
+
+    # carol leaves the editors; she keeps what her group team-b gets as viewers.
+    kit.patch_tenant(t, {"accessControl": {"editors": {"users": ["bob"]}}})
+    kit.wait_can_i("carol", "create", "configmaps", ns, False)
+    assert_access(kit, ns, {"alice": "admin", "bob": "edit", "carol": "view", "dave": "view"})
+    rb = kit.rolebinding(ns, "landlord-editors-edit")
+    assert [(s.kind, s.name) for s in rb.subjects] == [("User", "bob")]
+
+    # The group goes: dave and carol lose everything, also their Tenant.
+    kit.patch_tenant(t, {"accessControl": {"viewers": None}})
+    kit.wait_can_i("dave", "get", "pods", ns, False)
+    assert_access(kit, ns, {"alice": "admin", "bob": "edit"})
+    kit.cluster.wait_for(lambda: get_tenant_as(kit, "carol", t).returncode != 0,
+                         what="carol to lose get on the Tenant")
+    assert get_tenant_as(kit, "bob", t).returncode == 0
+    assert get_tenant_as(kit, "alice", t).returncode == 0
+
+
+# ---------- sandboxes ----------
+
+def test_sandboxes_for_owners_and_editors(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   viewers={"users": ["dave"]}, sandboxes={"enabled": True})
+    alice_sb = kit.expect_namespace(f"{t}-alice-sandbox")
+    carol_sb = kit.expect_namespace(f"{t}-carol-sandbox")
+    kit.expect_namespace(f"{t}-dave-sandbox")
+    kit.start()
+    obj = kit.wait_ready(t, [alice_sb, carol_sb])
+    assert obj["status"]["sandboxes"] == {"alice": alice_sb, "carol": carol_sb}
+    assert kit.read_namespace(f"{t}-dave-sandbox") is None, "a viewer got a sandbox"
+    for ns, user in ((alice_sb, "alice"), (carol_sb, "carol")):
+        kit.wait_provisioned(ns, t)
+        labels = kit.labels(ns)
+        assert labels["landlord.dev/kind"] == "sandbox"
+        assert labels["landlord.dev/username"] == user
+        assert labels[TENANT_LABEL] == t
+    # Not private: the tenant's roles apply, and the sandbox's user is an owner too.
+    assert_access(kit, alice_sb, {"alice": "admin", "carol": "edit", "dave": "view"})
+    assert_access(kit, carol_sb, {"alice": "admin", "carol": "admin", "dave": "view"})
+
+
+def test_private_sandboxes_are_visible_only_to_their_user(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   viewers={"users": ["dave"]}, prefixed=["shared"],
+                   sandboxes={"enabled": True, "private": True})
+    shared = kit.expect_namespace(f"{t}-shared")
+    alice_sb = kit.expect_namespace(f"{t}-alice-sandbox")
+    carol_sb = kit.expect_namespace(f"{t}-carol-sandbox")
+    kit.start()
+    kit.wait_ready(t, [shared, alice_sb, carol_sb])
+    for ns in (shared, alice_sb, carol_sb):
+        kit.wait_provisioned(ns, t)
+    assert_access(kit, shared, {"alice": "admin", "carol": "edit", "dave": "view"})
+    assert_access(kit, alice_sb, {"alice": "admin"})
+    assert_access(kit, carol_sb, {"carol": "admin"})
+    forbidden(k8s.CoreV1Api(kit.client("alice")).list_namespaced_pod, carol_sb)
+    forbidden(k8s.CoreV1Api(kit.client("carol")).list_namespaced_config_map, alice_sb)
+
+
+def test_removing_a_user_releases_their_sandbox_and_dropped_names(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   prefixed=["dev", "old"], sandboxes={"enabled": True},
+                   ns_metadata={"common": {
+                       "labels": {"example.com/team": "{{ TENANT.NAME }}"},
+                       "annotations": {"example.com/note": "kept by landlord"}}})
+    dev, old = kit.expect_namespace(f"{t}-dev"), kit.expect_namespace(f"{t}-old")
+    alice_sb = kit.expect_namespace(f"{t}-alice-sandbox")
+    carol_sb = kit.expect_namespace(f"{t}-carol-sandbox")
+    kit.start()
+    kit.wait_ready(t, [dev, old, alice_sb, carol_sb])
+    for ns in (dev, old, alice_sb, carol_sb):
+        kit.wait_provisioned(ns, t)
+    assert kit.labels(carol_sb)["example.com/team"] == t
+    k8s.CoreV1Api(kit.client("carol")).create_namespaced_config_map(carol_sb,
+                                                                    configmap("carols-data"))
+    # Someone else's label on the namespace, which landlord must leave alone.
+    kit.core.patch_namespace(carol_sb, {"metadata": {"labels": {"example.com/owner": "ops"}}})
+
+    kit.patch_tenant(t, {"accessControl": {"editors": None},
+                         "namespaces": {"withTenantPrefix": ["dev"]}})
+    obj = kit.wait_tenant(t, lambda o: set(o["status"].get("released") or []) >= {carol_sb, old},
+                          "carol's sandbox and the dropped name released")
+    st = obj["status"]
+    assert st["namespaces"] == sorted([dev, alice_sb])
+    assert st.get("sandboxes") == {"alice": alice_sb}
+    for ns in (carol_sb, old):
+        wait_released(kit, ns)
+        labels = kit.labels(ns)
+        assert "example.com/team" not in labels, labels
+        ann = kit.read_namespace(ns).metadata.annotations or {}
+        assert "example.com/note" not in ann, ann
+    assert kit.labels(carol_sb)["example.com/owner"] == "ops"
+    kit.core.read_namespaced_config_map("carols-data", carol_sb)
+    kit.wait_can_i("carol", "get", "configmaps", carol_sb, False)
+    # What stays is untouched.
+    kit.wait_provisioned(dev, t)
+    kit.wait_provisioned(alice_sb, t)
+
+
+def test_removing_a_user_purges_their_sandbox_with_on_delete_purge(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   sandboxes={"enabled": True}, purge=True)
+    alice_sb = kit.expect_namespace(f"{t}-alice-sandbox")
+    carol_sb = kit.expect_namespace(f"{t}-carol-sandbox")
+    kit.start()
+    kit.wait_ready(t, [alice_sb, carol_sb])
+    kit.wait_provisioned(carol_sb, t)
+    kit.patch_tenant(t, {"accessControl": {"editors": None}})
+    wait_gone(kit, carol_sb)
+    obj = kit.wait_ready(t, [alice_sb])
+    assert carol_sb not in (obj["status"].get("released") or [])
+    kit.wait_provisioned(alice_sb, t)
+
+
+# ---------- deleting a Tenant ----------
+
+def test_deleting_a_tenant_without_purge_releases_its_namespaces(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"],
+                   sandboxes={"enabled": True})
+    dev, sb = kit.expect_namespace(f"{t}-dev"), kit.expect_namespace(f"{t}-alice-sandbox")
+    kit.start()
+    obj = kit.wait_ready(t, [dev, sb])
+    assert tenants.FINALIZER in obj["metadata"].get("finalizers", [])
+    kit.wait_provisioned(dev, t)
+    kit.delete_tenant(t)
+    kit.cluster.wait_for(lambda: kit.get_tenant(t) is None, 60, what=f"tenant {t} to go")
+    for ns in (dev, sb):
+        assert kit.read_namespace(ns) is not None, f"{ns} was deleted without onDeletePurge"
+        wait_released(kit, ns)
+    kit.wait_can_i("alice", "get", "pods", dev, False)
+    kit.cluster.wait_for(
+        lambda: ignore_404(kit.rbac.read_cluster_role, f"landlord:tenant:{t}") is None,
+        what=f"ClusterRole landlord:tenant:{t} to be removed")
+
+
+def test_deleting_a_tenant_with_purge_holds_the_finalizer_until_namespaces_are_gone(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev", "prod"], purge=True)
+    dev, prod = kit.expect_namespace(f"{t}-dev"), kit.expect_namespace(f"{t}-prod")
+    kit.start()
+    obj = kit.wait_ready(t, [dev, prod])
+    assert tenants.FINALIZER in obj["metadata"].get("finalizers", [])
+    # An object with a finalizer of our own keeps dev in Terminating until we let it go.
+    kit.core.create_namespaced_config_map(dev, {"metadata": {
+        "name": "hold", "finalizers": ["e2e.landlord.dev/hold"]}})
+    kit.delete_tenant(t)
+    wait_gone(kit, prod)
+    kit.cluster.wait_for(lambda: (kit.read_namespace(dev).status.phase == "Terminating"),
+                         what=f"{dev} to be terminating")
+    time.sleep(3)
+    obj = kit.get_tenant(t)
+    assert obj is not None, "the Tenant went while one of its namespaces still exists"
+    assert obj["metadata"].get("deletionTimestamp")
+    assert tenants.FINALIZER in obj["metadata"].get("finalizers", [])
+    reasons = {c.get("reason") for c in (obj.get("status") or {}).get("conditions") or []}
+    assert "Terminating" in reasons, obj.get("status")
+    kit.core.patch_namespaced_config_map("hold", dev, {"metadata": {"finalizers": None}})
+    wait_gone(kit, dev)
+    kit.cluster.wait_for(lambda: kit.get_tenant(t) is None, 60, what=f"tenant {t} to go")
+
+
+# ---------- collisions ----------
+
+def test_existing_namespace_is_a_collision_and_never_labelled(kit):
+    plan = access_plan(kit)
+    taken = kit.namespace(kit.name("taken"))
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"], unprefixed=[taken])
+    dev = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    obj = kit.wait_condition(t, "NamespacesReady", "False", "Collision")
+    assert taken in [c["name"] for c in obj["status"].get("collisions") or []], obj["status"]
+    assert all(c.get("reason") for c in obj["status"]["collisions"])
+    assert taken not in (obj["status"].get("namespaces") or [])
+    kit.wait_provisioned(dev, t)
+    ready = kit.condition_of(kit.get_tenant(t), "Ready")
+    assert ready["status"] == "False", ready
+    kit.cluster.wait_for(lambda: [e for e in kit.events_for("Tenant", t) if e.type == "Warning"
+                                  and taken in (e.message or "")],
+                         what=f"a Warning Event on tenant {t} naming {taken}")
+    for _ in range(10):
+        assert not [k for k in kit.labels(taken) if k.startswith("landlord.dev/")]
+        assert not kit.landlord_rolebindings(taken)
+        time.sleep(0.3)
+
+
+def test_two_tenants_wanting_one_name_get_neither(kit):
+    plan = access_plan(kit)
+    first = kit.name("a")
+    t1 = kit.tenant(name=first, plan=plan, owners={"users": ["alice"]}, prefixed=["b-c", "x"])
+    t2 = kit.tenant(name=f"{first}-b", plan=plan, owners={"users": ["erin"]},
+                    prefixed=["c", "y"])
+    contested = kit.expect_namespace(f"{first}-b-c")
+    assert contested == f"{t2}-c"
+    x, y = kit.expect_namespace(f"{t1}-x"), kit.expect_namespace(f"{t2}-y")
+    # Both exist before landlord starts, so neither can be first.
+    kit.start()
+    for t, own in ((t1, x), (t2, y)):
+        obj = kit.wait_condition(t, "NamespacesReady", "False", "Collision")
+        assert contested in [c["name"] for c in obj["status"].get("collisions") or []]
+        assert contested not in (obj["status"].get("namespaces") or [])
+        kit.wait_provisioned(own, t)
+    for _ in range(10):
+        ns = kit.read_namespace(contested)
+        assert ns is None or TENANT_LABEL not in (ns.metadata.labels or {}), ns.metadata.labels
+        time.sleep(0.3)
+    # Most reasonable reading of "nobody gets it": it is not created at all.
+    assert kit.read_namespace(contested) is None
+
+
+# ---------- drift ----------
+
+def test_drift_is_repaired(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t)
+    kit.wait_can_i("alice", "get", "pods", ns)
+    before = kit.labels(ns)
+    np_before = kit.net.read_namespaced_network_policy("landlord-isolation", ns).spec.to_dict()
+    lr_before = kit.core.read_namespaced_limit_range("landlord-limits", ns).spec.to_dict()
+
+    kit.rbac.delete_namespaced_role_binding("landlord-owners-admin", ns)
+    kit.core.delete_namespaced_resource_quota("landlord-quota", ns)
+    kit.net.delete_namespaced_network_policy("landlord-isolation", ns)
+    kit.core.delete_namespaced_limit_range("landlord-limits", ns)
+    kit.core.patch_namespace(ns, {"metadata": {"labels": {
+        "landlord.dev/kind": "hacked", "landlord.dev/plan": None,
+        "pod-security.kubernetes.io/enforce": "privileged"}}})
+
+    def repaired():
+        return (kit.labels(ns) == before and kit.quota_in_force(ns)
+                and kit.rolebinding(ns, "landlord-owners-admin")
+                and ignore_404(kit.net.read_namespaced_network_policy, "landlord-isolation", ns)
+                and ignore_404(kit.core.read_namespaced_limit_range, "landlord-limits", ns))
+    kit.cluster.wait_for(repaired, 30, interval=0.2, what="deleted objects and labels put back")
+    assert kit.net.read_namespaced_network_policy("landlord-isolation",
+                                                  ns).spec.to_dict() == np_before
+    assert kit.core.read_namespaced_limit_range("landlord-limits", ns).spec.to_dict() == lr_before
+    kit.wait_can_i("alice", "get", "pods", ns)
+
+    # Edits, not only deletes.
+    kit.rbac.patch_namespaced_role_binding("landlord-owners-admin", ns, {"subjects": [
+        {"apiGroup": RBAC_GROUP, "kind": "User", "name": "alice"},
+        {"apiGroup": RBAC_GROUP, "kind": "User", "name": "frank"}]})
+    rq = kit.quota(ns)
+    kit.core.patch_namespaced_resource_quota("landlord-quota", ns,
+                                             {"spec": {"hard": {"pods": "1000"}}})
+    kit.net.patch_namespaced_network_policy("landlord-isolation", ns,
+                                            {"spec": {"ingress": [{}]}})
+
+    def edits_undone():
+        rb = kit.rolebinding(ns, "landlord-owners-admin")
+        now = kit.quota(ns)
+        netpol = kit.net.read_namespaced_network_policy("landlord-isolation", ns)
+        return (rb and [s.name for s in rb.subjects] == ["alice"]
+                and now and now.spec.hard == rq.spec.hard
+                and netpol.spec.to_dict() == np_before)
+    kit.cluster.wait_for(edits_undone, 30, interval=0.2, what="edited objects put back")
+    kit.wait_can_i("frank", "get", "pods", ns, False)
+
+
+def test_tenant_users_cannot_change_landlords_labels_or_objects(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t)
+    kit.wait_can_i("alice", "delete", "rolebindings", ns)
+    # RBAC would let alice patch the namespace: only the policy can refuse.
+    kit.grant_namespace_patch("alice", [ns])
+    kit.wait_can_i("alice", "patch", f"namespaces/{ns}", None)
+    kit.apply_policies()
+    try:
+        kit.cluster.wait_for(lambda: kit.managed_object_probe("alice", ns), 60,
+                             what="the admission policies to be in force")
+        alice = k8s.CoreV1Api(kit.client("alice"))
+        alice_rbac = k8s.RbacAuthorizationV1Api(kit.client("alice"))
+        alice_net = k8s.NetworkingV1Api(kit.client("alice"))
+        labels = kit.labels(ns)
+
+        # Label changes on the namespace. The namespace policy may take a moment longer.
+        kit.cluster.wait_for(lambda: _ns_policy_denies(alice, ns), 60,
+                             what="the namespace label policy to be in force")
+        for change in ({TENANT_LABEL: "other"}, {"landlord.dev/kind": None},
+                       {"landlord.dev/plan": "huge"},
+                       {"pod-security.kubernetes.io/enforce": "privileged"}):
+            body = forbidden(alice.patch_namespace, ns, {"metadata": {"labels": change}})
+            assert NS_POLICY in body, body
+
+        # landlord's objects: alice's admin role allows writing RoleBindings and
+        # NetworkPolicies, so the policy is the reason; quota and limits are read-only to her.
+        for fn, args in ((alice_rbac.delete_namespaced_role_binding, ("landlord-owners-admin",)),
+                         (alice_rbac.patch_namespaced_role_binding,
+                          ("landlord-owners-admin", {"metadata": {"labels": {MANAGED_BY: None}}})),
+                         (alice_net.delete_namespaced_network_policy, ("landlord-isolation",)),
+                         (alice_net.patch_namespaced_network_policy,
+                          ("landlord-isolation", {"spec": {"ingress": [{}]}}))):
+            body = forbidden(fn, *args[:1], ns, *args[1:])
+            assert OBJ_POLICY in body, body
+        forbidden(alice.delete_namespaced_resource_quota, "landlord-quota", ns)
+        forbidden(alice.delete_namespaced_limit_range, "landlord-limits", ns)
+        body = forbidden(alice.create_namespaced_config_map, ns,
+                         configmap("fake", {MANAGED_BY: "landlord"}))
+        assert OBJ_POLICY in body, body
+
+        # Her own objects stay self-service.
+        alice_rbac.create_namespaced_role_binding(ns, {
+            "metadata": {"name": "mine"},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "bob"}]})
+        alice_rbac.delete_namespaced_role_binding("mine", ns)
+
+        assert kit.labels(ns) == labels
+        assert kit.rolebinding(ns, "landlord-owners-admin")
+        assert kit.net.read_namespaced_network_policy("landlord-isolation", ns)
+    finally:
+        kit.remove_policies()
+        kit.cluster.wait_for(lambda: not kit.managed_object_probe("alice", ns), 60,
+                             what="the admission policies to be out of force")
+
+
+def _ns_policy_denies(api, ns):
+    try:
+        api.patch_namespace(ns, {"metadata": {"labels": {"landlord.dev/probe": "x"}}},
+                            dry_run="All")
+        return False
+    except ApiException as e:
+        return e.status == 403 and NS_POLICY in e.body
+
+
+# ---------- adoption ----------
+
+def test_a_labelled_namespace_is_adopted_and_released_when_unlabelled(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"], purge=True)
+    dev = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [dev])
+    created = kit.namespace(kit.name("adopt"), labels={TENANT_LABEL: t})
+    relabelled = kit.namespace(kit.name("adopt"))
+    kit.core.patch_namespace(relabelled, {"metadata": {"labels": {TENANT_LABEL: t,
+                                                                   "landlord.dev/kind": "tools"}}})
+    kit.wait_ready(t, [dev, created, relabelled])
+    for ns in (created, relabelled):
+        kit.wait_provisioned(ns, t)
+        labels = kit.labels(ns)
+        assert labels["landlord.dev/plan"] == plan
+        assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+        assert_access(kit, ns, {"alice": "admin"})
+    assert kit.labels(created)["landlord.dev/kind"] == "adopted"
+    assert kit.labels(relabelled)["landlord.dev/kind"] == "tools"
+
+    # Unlabelled: released, never purged (even with onDeletePurge).
+    kit.core.patch_namespace(created, {"metadata": {"labels": {TENANT_LABEL: None}}})
+    kit.wait_tenant(t, lambda o: created in (o["status"].get("released") or []),
+                    f"{created} released")
+    wait_released(kit, created)
+    time.sleep(2)
+    assert kit.read_namespace(created).status.phase == "Active"
+    kit.wait_can_i("alice", "get", "pods", created, False)
+    kit.wait_ready(t, [dev, relabelled])
+
+
+# ---------- plan ----------
+
+def test_missing_plan_grants_nothing_until_the_plan_exists(kit):
+    plan = kit.name("p")
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_condition(t, "Ready", "False", "PlanNotFound")
+    kit.cluster.wait_for(lambda: kit.labels(ns).get(TENANT_LABEL) == t,
+                         what=f"{ns} created while the Plan is missing")
+    for _ in range(5):
+        assert not kit.landlord_rolebindings(ns)
+        assert not kit.can_i("alice", "get", "pods", ns)
+        time.sleep(0.4)
+    kit.plan(name=plan, hard=HARD, limits=LIMITS)
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t)
+    assert_access(kit, ns, {"alice": "admin"})
