@@ -19,6 +19,7 @@ import uuid
 import pytest
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
+from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 from kubernetes.utils import parse_quantity
 
@@ -412,6 +413,23 @@ class Kit:
             return False
         except ApiException as e:
             return e.status == 403 and OBJ_POLICY in e.body
+
+    # ---------- history ----------
+
+    def current_rv(self):
+        """A resourceVersion read now (a quorum list), to replay watch events from."""
+        return self.core.list_namespace(limit=1).metadata.resource_version
+
+    def replay(self, list_fn, rv, label_selector, seconds=2):
+        """Every watch event of list_fn (a list-for-all-namespaces call) since rv, as raw dicts
+        in order. The API server's watch cache keeps recent history, so this works for events of
+        the last minute or so."""
+        out = []
+        w = k8s_watch.Watch()
+        for ev in w.stream(list_fn, resource_version=rv, label_selector=label_selector,
+                           timeout_seconds=seconds):
+            out.append((ev["type"], ev["raw_object"]))
+        return out
 
     # ---------- events ----------
 

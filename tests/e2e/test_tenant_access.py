@@ -232,6 +232,47 @@ def test_owners_editors_viewers_and_outsiders_get_exactly_their_roles(kit):
                        ("landlord.dev", "tenants", a, "watch")}, granted
 
 
+def test_rolebindings_come_only_after_quota_limits_and_isolation(kit):
+    """The Order rule: a namespace's RoleBindings are created after its ResourceQuota is in
+    force (status.hard == spec.hard) and its LimitRange and NetworkPolicy exist. Checked on the
+    API server's own history (watch events replayed from before the Tenant existed); in this
+    cluster resourceVersions are etcd revisions, so they order events across kinds."""
+    plan = access_plan(kit)
+    rv0 = kit.current_rv()
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   prefixed=["one", "two"])
+    nss = [kit.expect_namespace(f"{t}-one"), kit.expect_namespace(f"{t}-two")]
+    kit.start()
+    kit.wait_ready(t, nss)
+    for ns in nss:
+        kit.wait_provisioned(ns, t, ("landlord-owners-admin", "landlord-editors-edit"))
+    sel = f"{TENANT_LABEL}={t}"
+    history = {
+        "rq": kit.replay(kit.core.list_resource_quota_for_all_namespaces, rv0, sel),
+        "lr": kit.replay(kit.core.list_limit_range_for_all_namespaces, rv0, sel),
+        "np": kit.replay(kit.net.list_network_policy_for_all_namespaces, rv0, sel),
+        "rb": kit.replay(kit.rbac.list_role_binding_for_all_namespaces, rv0, sel),
+    }
+
+    def first_rv(kind, ns, pred=lambda o: True):
+        rvs = [int(o["metadata"]["resourceVersion"]) for typ, o in history[kind]
+               if typ in ("ADDED", "MODIFIED") and o["metadata"]["namespace"] == ns and pred(o)]
+        return min(rvs) if rvs else None
+
+    def in_force(o):
+        hard = (o.get("spec") or {}).get("hard") or {}
+        done = (o.get("status") or {}).get("hard") or {}
+        return bool(hard) and {k: tenants.q(v) for k, v in hard.items()} == {
+            k: tenants.q(v) for k, v in done.items()}
+    for ns in nss:
+        quota, limits = first_rv("rq", ns, in_force), first_rv("lr", ns)
+        isolation, binding = first_rv("np", ns), first_rv("rb", ns)
+        assert None not in (quota, limits, isolation, binding), (ns, history)
+        assert binding > max(quota, limits, isolation), (
+            f"{ns}: first RoleBinding at {binding}, quota in force at {quota}, "
+            f"LimitRange at {limits}, NetworkPolicy at {isolation}")
+
+
 def test_removing_a_member_removes_their_access(kit):
     plan = access_plan(kit)
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol", "bob"]},

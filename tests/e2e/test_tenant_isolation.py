@@ -211,7 +211,8 @@ def kit(installed, tmp_path):
 
 @pytest.fixture
 def privileged_namespaces(kit):
-    """LandlordConfig "landlord" (a singleton) with privileged namespaces, restored afterwards."""
+    """LandlordConfig "landlord" (a singleton) with privileged namespaces, restored afterwards.
+    Yields a predicate: the configuration is accepted and in force."""
     patterns = ["kube-.*", "monitoring", f"netpriv-{kit.id}"]
     api = kit.custom
     saved = ignore_404(api.get_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
@@ -224,8 +225,14 @@ def privileged_namespaces(kit):
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "LandlordConfig",
             "metadata": {"name": "landlord"},
             "spec": {"privileged": {"namespaces": patterns}}})
+    def accepted():
+        obj = api.get_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord")
+        st = obj.get("status") or {}
+        return st.get("lastAppliedGeneration") == obj["metadata"]["generation"] and any(
+            c.get("type") == "Accepted" and c.get("status") == "True"
+            for c in st.get("conditions") or [])
     try:
-        yield patterns
+        yield accepted
     finally:
         if saved:
             now = api.get_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord")
@@ -311,6 +318,7 @@ def test_network_isolation_between_tenants(kit, privileged_namespaces):
     if own_monitoring:
         kit.namespace("monitoring")
     kit.start()
+    kit.cluster.wait_for(privileged_namespaces, 60, what="the LandlordConfig to be accepted")
     for t, nss in ((a, [a1, a2]), (b, [b1]), (c, [c1])):
         kit.wait_ready(t, nss)
         for ns in nss:
@@ -351,21 +359,24 @@ def test_network_isolation_between_tenants(kit, privileged_namespaces):
             return [(s["name"], d["name"], ingress_allowed(policies, s, d))
                     for s in pods for d in pods
                     if ingress_allowed(policies, s, d) != expected(s, d)]
-        wrong = wrong_pairs()
-        assert not wrong, f"(source, destination, evaluated as allowed): {wrong}"
+        last = {}
+
+        def all_right():
+            last["wrong"] = wrong_pairs()
+            return not last["wrong"]
+        # The configuration is in force; landlord may still be reconciling with it.
+        try:
+            kit.cluster.wait_for(all_right, 30, interval=0.3, what="the expected matrix")
+        except pytest.fail.Exception:
+            pytest.fail(f"(source, destination, evaluated as allowed): {last['wrong']}")
 
         # A privileged namespace that appears later is added to the list, and removed again
         # when it goes.
         late = kit.namespace(f"netpriv-{kit.id}")
         privileged.add(late)
         place(late, f"web-{kit.id}", "web")
-        last = {}
-
-        def late_ok():
-            last["wrong"] = wrong_pairs()
-            return not last["wrong"]
         try:
-            kit.cluster.wait_for(late_ok, 30, interval=0.3,
+            kit.cluster.wait_for(all_right, 30, interval=0.3,
                                  what=f"{late} admitted into isolated tenants")
         except pytest.fail.Exception:
             pytest.fail(f"still wrong after {late} was created: {last['wrong']}")
