@@ -12,6 +12,8 @@ test module:
             yield k
 """
 
+import contextlib
+import copy
 import json
 import time
 import uuid
@@ -413,6 +415,43 @@ class Kit:
             return False
         except ApiException as e:
             return e.status == 403 and OBJ_POLICY in e.body
+
+    # ---------- LandlordConfig ----------
+
+    @contextlib.contextmanager
+    def landlord_config(self, spec):
+        """Merge-patch the singleton LandlordConfig "landlord" with spec (creating it if absent)
+        for the duration of the block; afterwards its saved spec is put back, or it is deleted
+        if it did not exist. Yields a predicate: the configuration is accepted and in force."""
+        api = self.custom
+        saved = ignore_404(api.get_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
+                           "landlord")
+        if saved:
+            api.patch_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord",
+                                            {"spec": spec})
+        else:
+            api.create_cluster_custom_object(GROUP, VERSION, "landlordconfigs", {
+                "apiVersion": f"{GROUP}/{VERSION}", "kind": "LandlordConfig",
+                "metadata": {"name": "landlord"}, "spec": spec})
+
+        def accepted():
+            obj = api.get_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord")
+            st = obj.get("status") or {}
+            return st.get("lastAppliedGeneration") == obj["metadata"]["generation"] and any(
+                c.get("type") == "Accepted" and c.get("status") == "True"
+                for c in st.get("conditions") or [])
+        try:
+            yield accepted
+        finally:
+            if saved:
+                now = api.get_cluster_custom_object(GROUP, VERSION, "landlordconfigs",
+                                                    "landlord")
+                now["spec"] = copy.deepcopy(saved.get("spec") or {})
+                api.replace_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord",
+                                                  now)
+            else:
+                ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
+                           "landlord")
 
     # ---------- history ----------
 

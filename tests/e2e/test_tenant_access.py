@@ -7,6 +7,7 @@ Plans and Tenants with names unique to the test and removes them afterwards (ten
 act with their own credentials: alice, bob (team-a), carol, dave (team-b), erin, frank.
 """
 
+import re
 import time
 
 import pytest
@@ -672,3 +673,140 @@ def test_missing_plan_grants_nothing_until_the_plan_exists(kit):
     kit.wait_ready(t, [ns])
     kit.wait_provisioned(ns, t)
     assert_access(kit, ns, {"alice": "admin"})
+
+
+# ---------- names, metadata, subjects, role mapping ----------
+
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def test_user_names_that_are_not_valid_names_are_sanitised(kit):
+    plan = access_plan(kit)
+    email, long_user = "bob@example.com", "x" * 30 + ".Very_Long.User" + "y" * 40
+    t = kit.tenant(plan=plan, owners={"users": ["alice", email]},
+                   editors={"users": [long_user]}, sandboxes={"enabled": True})
+    kit.start()
+    obj = kit.wait_tenant(t, lambda o: len(o["status"].get("sandboxes") or {}) == 3,
+                          "three sandboxes")
+    sandboxes = obj["status"]["sandboxes"]
+    for ns in sandboxes.values():
+        kit.expect_namespace(ns)
+    assert sandboxes["alice"] == f"{t}-alice-sandbox"
+    assert re.fullmatch(rf"{t}-bob-example-com-sandbox-[0-9a-f]{{8}}", sandboxes[email]), \
+        sandboxes
+    assert sandboxes[long_user] != sandboxes[email]
+    for user, ns in sandboxes.items():
+        assert len(ns) <= 63 and DNS_LABEL.match(ns), ns
+        kit.wait_provisioned(ns, t)
+        obj = kit.read_namespace(ns)
+        label = obj.metadata.labels["landlord.dev/username"]
+        assert len(label) <= 63 and LABEL_VALUE.match(label), label
+        if user != "alice":
+            assert obj.metadata.annotations["landlord.dev/username-raw"] == user
+        # The sandbox's user, under the raw name, is its owner.
+        rb = kit.rolebinding(ns, "landlord-owners-admin")
+        assert ("User", user) in [(s.kind, s.name) for s in rb.subjects], rb.subjects
+    kit.wait_ready(t, sorted(sandboxes.values()))
+
+
+def test_namespace_metadata_follows_the_spec(kit):
+    plan = access_plan(kit)
+    meta = {
+        "common": {"labels": {"example.com/team": "{{ TENANT.NAME }}",
+                              "example.com/tier": "common"},
+                   "annotations": {"example.com/contact": "team-{{ TENANT.NAME }}"}},
+        "sandbox": {"labels": {"example.com/user": "{{ TENANT.USERNAME }}",
+                               "example.com/tier": "sandbox"}},
+    }
+    t = kit.name("t")
+    dev, prod = kit.expect_namespace(f"{t}-dev"), kit.expect_namespace(f"{t}-prod")
+    sb = kit.expect_namespace(f"{t}-alice-sandbox")
+    meta["specific"] = [{"namespaces": [prod], "labels": {"example.com/tier": "specific"},
+                         "annotations": {"example.com/contact": "oncall"}}]
+    kit.tenant(name=t, plan=plan, owners={"users": ["alice"]}, prefixed=["dev", "prod"],
+               sandboxes={"enabled": True}, ns_metadata=meta)
+    kit.start()
+    kit.wait_ready(t, [dev, prod, sb])
+    for ns in (dev, prod, sb):
+        kit.wait_provisioned(ns, t)
+
+    def meta_of(ns):
+        obj = kit.read_namespace(ns)
+        return obj.metadata.labels or {}, obj.metadata.annotations or {}
+    labels, ann = meta_of(dev)
+    assert labels["example.com/team"] == t and labels["example.com/tier"] == "common"
+    assert ann["example.com/contact"] == f"team-{t}"
+    assert "landlord.dev/managed-metadata" in ann
+    labels, ann = meta_of(prod)
+    assert labels["example.com/tier"] == "specific" and ann["example.com/contact"] == "oncall"
+    labels, _ = meta_of(sb)
+    assert labels["example.com/tier"] == "sandbox" and labels["example.com/user"] == "alice"
+    assert labels["example.com/team"] == t
+
+    # A key someone else set is never touched; a key dropped from the spec goes.
+    kit.core.patch_namespace(dev, {"metadata": {"labels": {"example.com/extra": "mine"},
+                                                "annotations": {"example.com/note": "mine"}}})
+    kit.patch_tenant(t, {"namespaces": {"metadata": {"common": {
+        "labels": {"example.com/tier": None}, "annotations": None}}}})
+
+    def settled():
+        labels, ann = meta_of(dev)
+        return ("example.com/tier" not in labels and "example.com/contact" not in ann
+                and meta_of(prod)[0].get("example.com/tier") == "specific")
+    kit.cluster.wait_for(settled, 30, interval=0.3, what="dropped keys removed")
+    labels, ann = meta_of(dev)
+    assert labels["example.com/extra"] == "mine" and ann["example.com/note"] == "mine"
+    assert labels["example.com/team"] == t
+
+
+def test_service_account_members(kit):
+    plan = access_plan(kit)
+    ci = kit.namespace(kit.name("ci"))
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]},
+                   viewers={"serviceAccounts": [{"namespace": ci, "name": "reporter"}]},
+                   prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t, ("landlord-owners-admin", "landlord-viewers-view"))
+    rb = kit.rolebinding(ns, "landlord-viewers-view")
+    assert [(s.kind, s.name, s.namespace) for s in rb.subjects] == [
+        ("ServiceAccount", "reporter", ci)]
+    sa = f"system:serviceaccount:{ci}:reporter"
+
+    def can(verb, resource):
+        r = kit.cluster.kubectl("admin", "auth", "can-i", verb, resource, "-n", ns, "--as", sa)
+        return r.stdout.strip() == "yes"
+    kit.cluster.wait_for(lambda: can("list", "pods"), what="the service account to view")
+    assert not can("create", "configmaps")
+    assert not can("get", "secrets")
+
+
+def test_a_changed_role_mapping_replaces_the_binding(kit):
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["carol"]},
+                   prefixed=["dev"], sandboxes={"enabled": True})
+    dev, sb = kit.expect_namespace(f"{t}-dev"), kit.expect_namespace(f"{t}-alice-sandbox")
+    carols = kit.expect_namespace(f"{t}-carol-sandbox")
+    kit.start()
+    kit.wait_ready(t, [dev, sb, carols])
+    for ns in (dev, sb):
+        kit.wait_provisioned(ns, t, ("landlord-owners-admin", "landlord-editors-edit"))
+    custom = {"tenantRoles": {"custom": [{
+        "labelSelector": {"matchLabels": {"landlord.dev/kind": "sandbox"}}, "editor": "admin"}]}}
+    with kit.landlord_config(custom) as accepted:
+        kit.cluster.wait_for(accepted, 60, what="the LandlordConfig to be accepted")
+        kit.cluster.wait_for(lambda: kit.rolebinding(sb, "landlord-editors-admin")
+                             and not kit.rolebinding(sb, "landlord-editors-edit"), 30,
+                             interval=0.3, what="landlord-editors-edit replaced in the sandbox")
+        rb = kit.rolebinding(sb, "landlord-editors-admin")
+        assert (rb.role_ref.name, [s.name for s in rb.subjects]) == ("admin", ["carol"])
+        kit.wait_can_i("carol", "create", "rolebindings", sb)
+        assert set(kit.landlord_rolebindings(dev)) == {"landlord-owners-admin",
+                                                       "landlord-editors-edit"}
+        assert not kit.can_i("carol", "create", "rolebindings", dev)
+    kit.cluster.wait_for(lambda: kit.rolebinding(sb, "landlord-editors-edit")
+                         and not kit.rolebinding(sb, "landlord-editors-admin"), 30,
+                         interval=0.3, what="the default mapping back")
+    kit.wait_can_i("carol", "create", "rolebindings", sb, False)

@@ -8,14 +8,12 @@ policies) for every pair of pods across two isolated tenants, a tenant without i
 privileged namespaces and an unrelated namespace.
 """
 
-import copy
-
 import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 import tenants
-from tenants import GROUP, MANAGED_BY, TENANT_LABEL, VERSION, ignore_404
+from tenants import MANAGED_BY, TENANT_LABEL, ignore_404
 
 LIMITS = [{"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "100m"}}]
 PORT = ("TCP", 8080)
@@ -213,34 +211,9 @@ def kit(installed, tmp_path):
 def privileged_namespaces(kit):
     """LandlordConfig "landlord" (a singleton) with privileged namespaces, restored afterwards.
     Yields a predicate: the configuration is accepted and in force."""
-    patterns = ["kube-.*", "monitoring", f"netpriv-{kit.id}"]
-    api = kit.custom
-    saved = ignore_404(api.get_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
-                       "landlord")
-    if saved:
-        api.patch_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord",
-                                        {"spec": {"privileged": {"namespaces": patterns}}})
-    else:
-        api.create_cluster_custom_object(GROUP, VERSION, "landlordconfigs", {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "LandlordConfig",
-            "metadata": {"name": "landlord"},
-            "spec": {"privileged": {"namespaces": patterns}}})
-    def accepted():
-        obj = api.get_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord")
-        st = obj.get("status") or {}
-        return st.get("lastAppliedGeneration") == obj["metadata"]["generation"] and any(
-            c.get("type") == "Accepted" and c.get("status") == "True"
-            for c in st.get("conditions") or [])
-    try:
+    with kit.landlord_config({"privileged": {"namespaces": [
+            "kube-.*", "monitoring", f"netpriv-{kit.id}"]}}) as accepted:
         yield accepted
-    finally:
-        if saved:
-            now = api.get_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord")
-            now["spec"] = copy.deepcopy(saved.get("spec") or {})
-            api.replace_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord", now)
-        else:
-            ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
-                       "landlord")
 
 
 # ---------- Pod Security ----------
