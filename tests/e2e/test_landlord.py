@@ -110,6 +110,17 @@ def test_steady_state_resync_writes_nothing(installed, tmp_path):
         first.wait_probe()
         for n in names:
             wait_observed(installed, n)
+        core = k8s.CoreV1Api(installed.client("admin"))
+
+        def persisted():
+            try:
+                return core.read_namespaced_config_map("landlord-config-accepted", LEASE_NS)
+            except ApiException as e:
+                if e.status == 404:
+                    return None
+                raise
+        # the configuration in force was persisted too, so the second run has nothing to write
+        installed.wait_for(persisted, what="the accepted LandlordConfig persisted")
     finally:
         assert first.stop() == 0
     rvs = {n: tenant_status(installed, n)[0]["metadata"]["resourceVersion"] for n in names}
