@@ -309,11 +309,25 @@ static bool patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const
 
 /* ---- namespaces ---- */
 
+static bool reported_before(const struct rec *r, const char *name)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(jx_get(r->tenant, "status", "collisions", NULL), i,
+	                   c) if (jx_str(c, "name", NULL) &&
+	                          strcmp(jx_str(c, "name", NULL), name) == 0) return true;
+	return false;
+}
+
 static void collision(struct rec *r, const char *name, const char *reason)
 {
 	json_array_append_new(r->collisions,
 	                      json_pack("{s:s,s:s}", "name", name, "reason", reason));
 	r->ns_pending = true;
+	if (!reported_before(r, name))
+		event_record(r->kc, r->tenant, EVENT_WARNING, "NamespaceCollision",
+		             "namespace %s cannot be used: %s", name, reason);
 }
 
 static bool claimed_by_other_tenant(struct rec *r, const char *ns)
