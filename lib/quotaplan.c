@@ -188,8 +188,11 @@ static int load_cells(struct planner *p)
 static __int128 low_water(const struct planner *p, size_t r)
 {
 	const struct res *rs = &p->res[r];
+	__int128 granules = (rs->plan.nano - rs->used) / rs->granule;
+	__int128 band = granules / (2 * (__int128)p->n_ns);
 
-	return (rs->plan.nano - rs->used) / rs->granule / (2 * (__int128)p->n_ns) * rs->granule;
+	/* a namespace with no room left while the tenant still has some is always rebalanced */
+	return (granules > 0 && band == 0 ? 1 : band) * rs->granule;
 }
 
 /*

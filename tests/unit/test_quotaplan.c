@@ -292,6 +292,31 @@ static void test_quotaplan__usage_growth_moves_headroom_toward_it(void **state)
 	tenant_release(&t);
 }
 
+static void test_quotaplan__the_last_unit_moves_to_a_full_namespace(void **state)
+{
+	struct tenant t = {.plan = js("{\"pods\": \"6\"}")};
+	const char *two = "{\"pods\": \"2\"}";
+
+	/* one unit of headroom left, in c: an even share is below one unit, but a and b are full */
+	add_settled(&t, "a", two, two);
+	add_settled(&t, "b", two, two);
+	add_settled(&t, "c", "{\"pods\": \"1\"}", two);
+	plan_now(&t);
+	assert_int_equal(t.res.n_phase1, 1);
+	assert_write(&t.res.phase1[0], "c", true, "{\"pods\": \"1\"}");
+	assert_int_equal(t.res.n_phase2, 1);
+	assert_write(&t.res.phase2[0], "a", true, "{\"pods\": \"3\"}");
+	apply(&t);
+	confirm(&t, "c");
+	plan_now(&t);
+	apply(&t);
+	confirm(&t, "a");
+	/* then it stays: b is full too, but moving the unit again would give it to a again */
+	plan_now(&t);
+	assert_int_equal(t.res.n_phase1 + t.res.n_phase2, 0);
+	tenant_release(&t);
+}
+
 static void test_quotaplan__adding_a_namespace_lowers_the_others_first(void **state)
 {
 	struct tenant t = {.plan = js("{\"pods\": \"10\", \"requests.cpu\": \"2\"}")};
@@ -587,6 +612,7 @@ int main(void)
 	        cmocka_unit_test(test_quotaplan__steady_state_writes_nothing),
 	        cmocka_unit_test(test_quotaplan__small_usage_changes_write_nothing),
 	        cmocka_unit_test(test_quotaplan__usage_growth_moves_headroom_toward_it),
+	        cmocka_unit_test(test_quotaplan__the_last_unit_moves_to_a_full_namespace),
 	        cmocka_unit_test(test_quotaplan__adding_a_namespace_lowers_the_others_first),
 	        cmocka_unit_test(test_quotaplan__a_write_that_lowers_and_raises_holds_the_raise),
 	        cmocka_unit_test(test_quotaplan__plan_below_usage_pins_and_reports),
