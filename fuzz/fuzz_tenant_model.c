@@ -63,7 +63,7 @@ static void check_namespace(const json_t *tenant, const struct lcfg *cfg,
 	json_decref(tm_rolebindings(tenant, cfg, claim->name, json_object_get(meta, "labels"),
 	                            claim, true));
 	json_decref(tm_rolebindings(tenant, cfg, claim->name, NULL, claim, false));
-	json_decref(tm_metadata_patch(ns, NULL));
+	json_decref(tm_release_patch(ns, jx_name(tenant)));
 	json_decref(ns);
 	json_decref(meta);
 }

@@ -33,6 +33,7 @@ const struct kc_gvr LL_PLANS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "plans", 
 #define IDX_TENANT     "tenant"      /* label landlord.dev/tenant */
 #define IDX_MANAGED    "managed-for" /* namespaces: the tenant in managed-metadata */
 #define IDX_CLAIMS     "claims"      /* tenants: the namespace names they claim */
+#define IDX_RELEASED   "released"    /* namespaces: landlord.dev/released-from */
 #define NOT_READY_POLL 30000         /* safety net while not Ready; drift comes by watch */
 
 /* The kinds landlord stamps into tenant namespaces, in the order they are torn down. */
@@ -77,6 +78,16 @@ static void index_managed_for(const json_t *obj, void (*emit)(const char *, void
 	if (m)
 		emit(json_string_value(json_object_get(m, "tenant")), ctx);
 	json_decref(m);
+}
+
+static void index_released(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+                           void *ud)
+{
+	const char *t = jx_annotation(obj, ANNOT_RELEASED_FROM);
+
+	(void)ud;
+	if (t)
+		emit(t, ctx);
 }
 
 static void index_claims(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
@@ -137,6 +148,7 @@ static void map_namespace(const json_t *obj, void (*emit)(const char *, void *),
 
 	map_by_label(obj, emit, ctx, ud);
 	index_managed_for(obj, emit, ctx, ud);
+	index_released(obj, emit, ctx, ud);
 	/* a namespace someone claims appeared or went away */
 	emit_all(inf_by_index(t->tenants, IDX_CLAIMS, jx_name(obj)), emit, ctx);
 	cfg = lcfg_current();
@@ -200,6 +212,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 		rc = add_index(t->namespaces, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT);
 	if (rc == 0)
 		rc = add_index(t->namespaces, IDX_MANAGED, index_managed_for, NULL);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_RELEASED, index_released, NULL);
 	if (rc < 0)
 		return rc;
 	ctrl_watch_primary(c, t->tenants);
@@ -463,15 +477,13 @@ static void let_go(struct rec *r, const json_t *ns)
 		return;
 	}
 	delete_owned_in(r, name, NULL);
-	body = tm_metadata_patch(ns, NULL);
-	if (body == NULL || patch(r, &KC_NAMESPACES, NULL, name, KC_PATCH_MERGE, body, NULL)) {
+	body = tm_release_patch(ns, r->name);
+	if (patch(r, &KC_NAMESPACES, NULL, name, KC_PATCH_MERGE, body, NULL)) {
 		json_array_append_new(r->released, json_string(name));
-		if (body)
-			event_record(
-			        r->kc, r->tenant, EVENT_NORMAL, "NamespaceReleased",
-			        "released namespace %s: landlord's access, quota, policies and "
-			        "labels were removed; the namespace and its contents stay",
-			        name);
+		event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceReleased",
+		             "released namespace %s: landlord's access, quota, policies and "
+		             "labels were removed; the namespace and its contents stay",
+		             name);
 	}
 	json_decref(body);
 }
@@ -836,28 +848,21 @@ static json_t *sorted_names(json_t *obj)
 	return arr;
 }
 
+/* Released namespaces carry landlord.dev/released-from, so a stale cache loses none. */
 static json_t *released_list(struct rec *r)
 {
-	json_t *set = json_object(), *v;
+	json_t *set = json_object(), *v,
+	       *marked = inf_by_index(r->t->namespaces, IDX_RELEASED, r->name);
 	size_t i;
 
-	json_array_foreach(jx_get(r->tenant, "status", "released", NULL), i,
-	                   v) if (json_is_string(v))
-	        json_object_set_new(set, json_string_value(v), json_true());
+	json_array_foreach(marked, i, v) json_object_set_new(set, jx_name(v), json_true());
 	json_array_foreach(r->released, i, v)
 	        json_object_set_new(set, json_string_value(v), json_true());
-	/* forget names that came back to the tenant or no longer exist */
-	json_array_foreach(jx_get(r->tenant, "status", "released", NULL), i, v)
-	{
-		const char *n = json_string_value(v);
-		json_t *ns = n ? inf_get(r->t->namespaces, NULL, n) : NULL;
-
-		if (n && (ns == NULL || json_object_get(r->active, n)))
-			json_object_del(set, n);
-		json_decref(ns);
-	}
+	json_array_foreach(marked, i, v) if (json_object_get(r->active, jx_name(v)))
+	        json_object_del(set, jx_name(v)); /* back in the tenant */
 	v = sorted_names(set);
 	json_decref(set);
+	json_decref(marked);
 	return v;
 }
 

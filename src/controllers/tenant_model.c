@@ -339,6 +339,8 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
 		                    v) if (strncmp(k, "landlord.dev/", 13) == 0)
 		        json_object_set_new(labels, k, json_null());
 	}
+	if (desired && jx_annotation(current, ANNOT_RELEASED_FROM))
+		json_object_set_new(annots, ANNOT_RELEASED_FROM, json_null());
 	if (json_object_size(labels) || json_object_size(annots)) {
 		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
 		                  jx_resource_version(current));
@@ -352,6 +354,21 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
 	json_decref(prev);
 	json_decref(prev_annots);
 	json_decref(empty);
+	return patch;
+}
+
+json_t *tm_release_patch(const json_t *current, const char *tenant)
+{
+	json_t *patch = tm_metadata_patch(current, NULL), *meta;
+
+	if (patch == NULL)
+		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
+		                  jx_resource_version(current));
+	meta = json_object_get(patch, "metadata");
+	if (json_object_get(meta, "annotations") == NULL)
+		json_object_set_new(meta, "annotations", json_object());
+	json_object_set_new(json_object_get(meta, "annotations"), ANNOT_RELEASED_FROM,
+	                    json_string(tenant));
 	return patch;
 }
 

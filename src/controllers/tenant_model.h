@@ -29,6 +29,7 @@
 #define ANNOT_MANAGED_METADATA "landlord.dev/managed-metadata"
 #define ANNOT_USERNAME_RAW     "landlord.dev/username-raw"
 #define ANNOT_SOURCE           "landlord.dev/source"
+#define ANNOT_RELEASED_FROM    "landlord.dev/released-from"
 #define SOURCE_SPEC            "spec"
 #define SOURCE_ADOPTED         "adopted"
 #define KIND_SANDBOX           "sandbox"
@@ -85,8 +86,16 @@ json_t *tm_managed_keys(const json_t *namespace_obj);
  * carrying @desired ({labels, annotations}, or NULL to remove everything landlord set): keys
  * landlord set earlier and no longer wants become null. Returns NULL when nothing changes.
  * The patch carries metadata.resourceVersion, so it fails with 409 if the namespace changed.
+ * A namespace that joins a tenant loses its landlord.dev/released-from annotation.
  */
 json_t *tm_metadata_patch(const json_t *current, const json_t *desired);
+
+/**
+ * tm_release_patch() - tm_metadata_patch(@current, NULL), plus the annotation
+ * landlord.dev/released-from: @tenant, which is how the tenant's status.released is known
+ * (it survives restarts and stale caches). Never NULL.
+ */
+json_t *tm_release_patch(const json_t *current, const char *tenant);
 
 /** The subjects of a role ("owners", "editors", "viewers") as RBAC subjects, sorted. */
 json_t *tm_subjects(const json_t *tenant, const char *role);

@@ -94,7 +94,9 @@ def landlord_leftovers(kit, ns):
     left += [f"label {k}" for k in labels
              if k.startswith("landlord.dev/") or k.startswith("pod-security.kubernetes.io/")
              or (k == MANAGED_BY and labels[k] == "landlord")]
-    left += [f"annotation {k}" for k in annotations if k.startswith("landlord.dev/")]
+    # landlord.dev/released-from is the one record a release leaves (docs/tenants.md)
+    left += [f"annotation {k}" for k in annotations
+             if k.startswith("landlord.dev/") and k != "landlord.dev/released-from"]
     left += [f"RoleBinding {n}" for n in kit.landlord_rolebindings(ns)]
     if kit.quota(ns):
         left.append("ResourceQuota landlord-quota")

@@ -145,7 +145,7 @@ static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(voi
 	           "\"{\\\"tenant\\\":\\\"acme\\\",\\\"labels\\\":[\\\"landlord.dev/tenant\\\","
 	           "\\\"team\\\"],\\\"annotations\\\":[]}\"}}}");
 	json_t *want = js("{\"labels\":{\"landlord.dev/tenant\":\"acme\"},\"annotations\":{}}");
-	json_t *p = tm_metadata_patch(ns, want);
+	json_t *p = tm_metadata_patch(ns, want), *released;
 
 	(void)state;
 	assert_non_null(p);
@@ -163,6 +163,20 @@ static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(voi
 	assert_true(json_is_null(jx_get(p, "metadata", "labels", "team", NULL)));
 	assert_null(jx_get(p, "metadata", "labels", "mine", NULL));
 	json_decref(p);
+
+	/* a release records where the namespace came from; joining a tenant again drops that */
+	p = tm_release_patch(ns, "acme");
+	assert_string_equal(jx_str(p, "metadata", "annotations", ANNOT_RELEASED_FROM, NULL),
+	                    "acme");
+	assert_true(json_is_null(jx_get(p, "metadata", "labels", "team", NULL)));
+	json_decref(p);
+	released = js("{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"8\","
+	              "\"annotations\":{\"landlord.dev/released-from\":\"acme\"}}}");
+	p = tm_metadata_patch(released, want);
+	assert_true(json_is_null(jx_get(p, "metadata", "annotations", ANNOT_RELEASED_FROM, NULL)));
+	assert_string_equal(jx_str(p, "metadata", "labels", LABEL_TENANT, NULL), "acme");
+	json_decref(p);
+	json_decref(released);
 
 	/* nothing to change: no patch at all */
 	json_decref(want);
