@@ -29,7 +29,7 @@ import time
 from common import BUILD, REPO, Cluster, median, proc_status_kib, record, save_json
 
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
-from procs import Proc  # noqa: E402
+from procs import Proc, parse_metrics  # noqa: E402
 
 KINDS = ["dev", "stage", "prod"]
 PLAN = "bench"
@@ -124,6 +124,24 @@ class Sampler(threading.Thread):
                                  proc_status_kib(self.pid, "VmRSS")))
 
 
+def apiserver_writes(cluster):
+    """The API server's own count of write requests, by verb, resource and subresource (every
+    client: landlord, kube-controller-manager, the benchmark's client)."""
+    conn = cluster.connection()
+    conn.request("GET", "/metrics")
+    r = conn.getresponse()
+    text = r.read().decode()
+    out = {}
+    for (name, labels), v in parse_metrics(text).items():
+        lab = dict(labels)
+        if name == "apiserver_request_total" and lab.get("verb") in (
+                "POST", "PUT", "PATCH", "APPLY", "DELETE"):
+            key = " ".join(x for x in (lab["verb"], lab.get("resource", ""),
+                                       lab.get("subresource", "")) if x)
+            out[key] = out.get(key, 0) + v
+    return out
+
+
 def writes(counts):
     return sum(v for k, v in counts.items() if k in WRITE_VERBS)
 
@@ -168,11 +186,13 @@ def landlord_run(cluster, args, tmp):
         before, cpu0 = api_counts(proc), cpu_seconds(proc.pid)
         rss0 = proc_status_kib(proc.pid, "VmRSS")
         hwm0 = proc_status_kib(proc.pid, "VmHWM")
+        server0 = apiserver_writes(cluster)
         sampler = Sampler(proc.pid)
         sampler.start()
         res = bare_tenants(cluster, "apply", "lt", args, "admin")
         after, cpu1 = api_counts(proc), cpu_seconds(proc.pid)
         sampler.stop.set()
+        server1 = apiserver_writes(cluster)
         hwm, rss = proc_status_kib(proc.pid, "VmHWM"), proc_status_kib(proc.pid, "VmRSS")
         time.sleep(args.linger)  # writes that follow Ready (events, plan status) count too
         late = api_counts(proc)
@@ -193,6 +213,8 @@ def landlord_run(cluster, args, tmp):
             "landlord_cpu_total_seconds": cpu_seconds(proc.pid),
             "requests_by_verb": {k: late.get(k, 0) - before.get(k, 0) for k in late},
             "writes_to_ready": writes(after) - writes(before),
+            "apiserver_writes_to_ready": {k: v - server0.get(k, 0) for k, v in server1.items()
+                                          if v != server0.get(k, 0)},
             "writes_total": writes(late) - writes(before),
             "errors": [r for r in proc.records() if r.get("level") == "error"][:5],
         })
@@ -253,10 +275,24 @@ def end_state(cluster, prefix, tenants):
     return count
 
 
+class RetriedCluster(Cluster):
+    """start.sh picks each port with a separate bind-and-close, so two of them can come out
+    equal and a server then fails to listen; start.sh stops what it started, so try again."""
+
+    def __enter__(self):
+        for attempt in range(3):
+            try:
+                return super().__enter__()
+            except subprocess.CalledProcessError as e:
+                if attempt == 2:
+                    raise
+                print(f"start.sh failed ({e.stderr.strip()[-200:]}); trying again", flush=True)
+
+
 def one_run(i, args, variant):
     state = f"{args.state_dir}-{i}"
     args.landlord_args = variant
-    with Cluster(state) as cluster:
+    with RetriedCluster(state) as cluster:
         install(cluster)
         ll = landlord_run(cluster, args, state)
         ll["restart"] = restart_rss(cluster, args, state)
