@@ -60,7 +60,7 @@ def install(cluster):
         except subprocess.CalledProcessError:
             time.sleep(1)
     # The API server holds creates of a custom resource for a few seconds after its CRD is
-    # established (kubernetes#99199); seen here as POSTs hanging until the client's timeout.
+    # established (kubernetes#99199); wait that out so that it is not counted in landlord's time.
     time.sleep(6)
     plan = {"apiVersion": "landlord.dev/v1alpha1", "kind": "Plan", "metadata": {"name": PLAN},
             "spec": {"resourceQuota": {"hard": PLAN_HARD}, "limitRange": {"limits": LIMITS}}}
