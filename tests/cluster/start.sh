@@ -80,13 +80,15 @@ erin-token-0123456789,erin,uid-erin,"tenant-users"
 frank-token-0123456789,frank,uid-frank,"tenant-users"
 TOK
 
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1]);s.close()'
-}
-ETCD_PORT=$(free_port)
-ETCD_PEER_PORT=$(free_port)
-API_PORT=$(free_port)
-KCM_PORT=$(free_port)
+# Four distinct free ports: all sockets stay bound until every port is picked, so the kernel
+# cannot hand out the same port twice.
+read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(4)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+')
 ETCD_URL=http://127.0.0.1:$ETCD_PORT
 API_URL=https://127.0.0.1:$API_PORT
 ETCD_PID= APISERVER_PID= KCM_PID=
