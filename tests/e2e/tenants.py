@@ -269,8 +269,10 @@ class Kit:
             return self.cluster.wait_for(check, timeout, interval=0.2,
                                          what=f"tenant {name}: {what}")
         except pytest.fail.Exception:
+            obj = copy.deepcopy(last.get("obj") or {})
+            obj.get("metadata", {}).pop("managedFields", None)
             pytest.fail(f"timed out after {timeout}s waiting for tenant {name}: {what}\n"
-                        f"last seen: {json.dumps(last.get('obj'), indent=1)[:3000]}\n"
+                        f"last seen: {json.dumps(obj, indent=1)[:4000]}\n"
                         f"landlord log tail:\n{self.log_tail(2000)}")
 
     def wait_condition(self, name, ctype, status, reason=None, timeout=TIMEOUT):
@@ -483,6 +485,12 @@ class Kit:
         """Tenants first (landlord still running drops its finalizer), then landlord, then what
         is left. Best effort: the tests assert behaviour, cleanup only tidies."""
         errors = []
+        namespaces = set(self.namespaces)
+        for t in self.tenants:
+            st = self.status(t)
+            namespaces.update(st.get("namespaces") or [])
+            namespaces.update(st.get("released") or [])
+            namespaces.update((st.get("sandboxes") or {}).values())
         for t in self.tenants:
             self.delete_tenant(t)
         deadline = time.monotonic() + 30
@@ -497,7 +505,6 @@ class Kit:
             self.stop()
         except AssertionError as e:
             errors.append(str(e))
-        namespaces = set(self.namespaces)
         for t in self.tenants:
             namespaces.update(self.tenant_namespaces(t))
         for ns in sorted(namespaces):

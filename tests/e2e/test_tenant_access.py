@@ -369,13 +369,15 @@ def test_removing_a_user_releases_their_sandbox_and_dropped_names(kit):
 
     kit.patch_tenant(t, {"accessControl": {"editors": None},
                          "namespaces": {"withTenantPrefix": ["dev"]}})
+    # The namespaces first, then the status that reports them.
+    for ns in (carol_sb, old):
+        wait_released(kit, ns)
     obj = kit.wait_tenant(t, lambda o: set(o["status"].get("released") or []) >= {carol_sb, old},
-                          "carol's sandbox and the dropped name released")
+                          "carol's sandbox and the dropped name listed in status.released")
     st = obj["status"]
     assert st["namespaces"] == sorted([dev, alice_sb])
     assert st.get("sandboxes") == {"alice": alice_sb}
     for ns in (carol_sb, old):
-        wait_released(kit, ns)
         labels = kit.labels(ns)
         assert "example.com/team" not in labels, labels
         ann = kit.read_namespace(ns).metadata.annotations or {}
@@ -648,9 +650,9 @@ def test_a_labelled_namespace_is_adopted_and_released_when_unlabelled(kit):
 
     # Unlabelled: released, never purged (even with onDeletePurge).
     kit.core.patch_namespace(created, {"metadata": {"labels": {TENANT_LABEL: None}}})
-    kit.wait_tenant(t, lambda o: created in (o["status"].get("released") or []),
-                    f"{created} released")
     wait_released(kit, created)
+    kit.wait_tenant(t, lambda o: created in (o["status"].get("released") or []),
+                    f"{created} listed in status.released")
     time.sleep(2)
     assert kit.read_namespace(created).status.phase == "Active"
     kit.wait_can_i("alice", "get", "pods", created, False)
