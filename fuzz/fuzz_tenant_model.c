@@ -44,19 +44,17 @@ static bool label_value(const char *s)
 	return true;
 }
 
-static void check_namespace(const json_t *tenant, const struct lcfg *cfg,
-                            const struct tm_ns *claim)
+static void check_namespace(const json_t *tenant, const struct lcfg *cfg, const struct tm_ns *claim)
 {
 	json_t *meta = tm_namespace_metadata(tenant, cfg, "plan", claim->name, claim, NULL);
 	json_t *ns, *patch, *v;
 	const char *k;
 
-	json_object_foreach(json_object_get(meta, "labels"), k, v)
-		if (!label_value(json_string_value(v)))
-			abort();
-	ns = json_pack("{s:{s:s,s:s,s:O,s:O}}", "metadata", "name", claim->name,
-	               "resourceVersion", "1", "labels", json_object_get(meta, "labels"),
-	               "annotations", json_object_get(meta, "annotations"));
+	json_object_foreach(json_object_get(meta, "labels"), k,
+	                    v) if (!label_value(json_string_value(v))) abort();
+	ns = json_pack("{s:{s:s,s:s,s:O,s:O}}", "metadata", "name", claim->name, "resourceVersion",
+	               "1", "labels", json_object_get(meta, "labels"), "annotations",
+	               json_object_get(meta, "annotations"));
 	patch = tm_metadata_patch(ns, meta);
 	if (patch != NULL)
 		abort();

@@ -419,7 +419,7 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	inf->field_selector = xstrdup(opts->field_selector);
 	inf->metadata_only = opts->metadata_only;
 	inf->page_size = opts->page_size > 0 ? opts->page_size : DEFAULT_PAGE_SIZE;
-	inf->keep_manager = xstrdup(opts->keep_manager ? opts->keep_manager : "landlord");
+	inf->keep_manager = opts->keep_manager ? xstrdup(opts->keep_manager) : NULL;
 	inf->transform = opts->transform;
 	inf->transform_ud = opts->transform_ud;
 	inf->name = xstrdup(opts->name ? opts->name : opts->gvr.resource);

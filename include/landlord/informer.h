@@ -9,11 +9,10 @@
  *
  * Cache: keyed "namespace/name" (or "name"); values are immutable, reference-counted jansson
  * trees (c-style §1.9.9) - readers get references, never copies, and must not modify them.
- * Before an object is cached, managedFields entries of other field managers are stripped (the
- * entries of opts.keep_manager stay, so landlord still knows what it applied) and the optional
- * transform runs. Secondary indexes map index values (e.g. a label value or an owner UID) to
- * keys. Handlers run on the reflector thread after the cache has changed; they must be quick
- * (enqueue keys, no API calls).
+ * Before an object is cached, managedFields entries are stripped (all of them, or all but
+ * those of opts.keep_manager) and the optional transform runs. Secondary indexes map index
+ * values (e.g. a label value or an owner UID) to keys. Handlers run on the reflector thread
+ * after the cache has changed; they must be quick (enqueue keys, no API calls).
  *
  * Metrics: landlord_informer_objects{resource}, landlord_informer_relists_total{resource},
  * landlord_watch_restarts_total{resource,reason}, landlord_informer_events_total{resource,type}.
@@ -37,7 +36,9 @@ struct inf_opts {
 	const char *field_selector; /* or NULL */
 	bool metadata_only;         /* PartialObjectMetadata lists and watches */
 	long page_size;             /* default 500 */
-	const char *keep_manager;   /* managedFields kept for this manager; default "landlord" */
+	/* managedFields entries kept for this manager; NULL (the default): none. They are about
+	 * half of a small object's cached size, and reconcilers compare content, not fields. */
+	const char *keep_manager;
 	/* Runs on every object before it is cached; may modify @obj in place. */
 	void (*transform)(json_t *obj, void *ud);
 	void *transform_ud;

@@ -20,9 +20,10 @@
  *   (a raised plan, or the second half of a rebalance). Otherwise the current values are topped up:
  *   spec_i plus an even split of P - sum(spec_i), as above (nothing to add when they sum to P).
  *   That result is kept while every namespace's free room (value - used_i) is at least half an
- *   even share of the headroom, floor(floor(H / granule) / 2n) granules, but at least one granule while H holds one (a full
- *   namespace is never left full while the tenant has room elsewhere); this is the hysteresis:
- *   usage changes inside that band, and a steady state, cost no API writes.
+ *   even share of the headroom, floor(floor(H / granule) / 2n) granules, but at least one
+ *   granule while H holds one (a full namespace is never left full while the tenant has room
+ *   elsewhere); this is the hysteresis: usage changes inside that band, and a steady state,
+ *   cost no API writes.
  * - Otherwise (a namespace without a value, values above P, or a namespace short of free room)
  *   the resource is rebalanced to E.
  *

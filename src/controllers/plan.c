@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
@@ -20,9 +21,21 @@
 #include "landlord/log.h"
 #include "landlord/quotaplan.h"
 
+/* Plan status changes with every tenant on the plan; coalesce bursts into one write a second. */
+#define STATUS_WRITE_INTERVAL_MS 1000
+
 struct plan_ctl {
 	struct inf *plans, *tenants;
+	json_t *last_write; /* plan name -> monotonic ms of its last status write (one worker) */
 };
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void map_tenant(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
 {
@@ -36,6 +49,7 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	struct inf_opts plans = {.gvr = LL_PLANS}, tenants = {.gvr = LL_TENANTS};
 	int rc;
 
+	p->last_write = p->last_write ? p->last_write : json_object();
 	p->plans = mgr_informer(m, &plans);
 	p->tenants = mgr_informer(m, &tenants);
 	if (p->plans == NULL || p->tenants == NULL)
@@ -107,14 +121,23 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	struct ctrl_result r = CTRL_RESULT_DONE;
+	long long since;
 	int rc;
 
-	if (plan == NULL)
+	if (plan == NULL) {
+		json_object_del(p->last_write, key);
 		goto out;
+	}
 	tenants = inf_by_index(p->tenants, TM_INDEX_PLAN, key);
 	status = desired_status(plan, tenants);
 	if (json_equal(status, jx_get(plan, "status", NULL)))
 		goto out;
+	since = now_ms() - jx_int(p->last_write, -STATUS_WRITE_INTERVAL_MS, key, NULL);
+	if (since < STATUS_WRITE_INTERVAL_MS) {
+		r = CTRL_RESULT_AFTER(STATUS_WRITE_INTERVAL_MS - since);
+		goto out;
+	}
+	json_object_set_new(p->last_write, key, json_integer(now_ms()));
 	body = json_pack("[{s:s,s:s,s:O}]", "op", "add", "path", "/status", "value", status);
 	rc = kc_patch(mgr_client(ctrl_mgr(c)), &LL_PLANS, NULL, key, "status", KC_PATCH_JSON, body,
 	              LANDLORD_FIELD_MANAGER, &resp, &err);

@@ -58,6 +58,7 @@ struct rec {
 	struct tm_claims claims;
 	json_t *active;     /* ns name -> cached (or just created) namespace object */
 	json_t *let_go;     /* ns name -> true: released or purged in this pass */
+	json_t *created;    /* names of the namespaces created in this pass */
 	json_t *collisions; /* [{name, reason}] */
 	json_t *released;   /* names */
 	json_t *privileged; /* sorted names of existing privileged namespaces */
@@ -376,8 +377,7 @@ static json_t *create_namespace(struct rec *r, const struct tm_ns *claim)
 		r->ns_pending = true;
 	} else if (write_ok(r, rc, &resp, &err, "create namespace", NULL, claim->name, false)) {
 		created = json_incref(resp.body);
-		event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceCreated",
-		             "created namespace %s", claim->name);
+		json_array_append_new(r->created, json_string(claim->name));
 	}
 	kc_resp_release(&resp);
 	json_decref(ns);
@@ -541,6 +541,28 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 	json_decref(ns);
 }
 
+/* One Event for all the namespaces a pass created (a new tenant creates several at once). */
+static void record_created(struct rec *r)
+{
+	char list[768] = "";
+	size_t i, len = 0;
+	json_t *v;
+
+	json_array_foreach(r->created, i, v)
+	{
+		int n = snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+		                 json_string_value(v));
+
+		if (n < 0 || (size_t)n >= sizeof(list) - len)
+			break;
+		len += (size_t)n;
+	}
+	if (json_array_size(r->created) > 0)
+		event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceCreated",
+		             "created namespace%s %s", json_array_size(r->created) > 1 ? "s" : "",
+		             list);
+}
+
 static void sync_namespaces(struct rec *r)
 {
 	json_t *owned = owned_namespaces(r), *ns;
@@ -567,6 +589,7 @@ static void sync_namespaces(struct rec *r)
 		let_go(r, ns);
 	}
 	json_decref(owned);
+	record_created(r);
 }
 
 /* ---- quota, policies, access ---- */
@@ -1094,6 +1117,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	        .cfg = lcfg_current(),
 	        .active = json_object(),
 	        .let_go = json_object(),
+	        .created = json_array(),
 	        .collisions = json_array(),
 	        .released = json_array(),
 	};
@@ -1115,6 +1139,7 @@ out:
 	tm_claims_release(&r.claims);
 	json_decref(r.active);
 	json_decref(r.let_go);
+	json_decref(r.created);
 	json_decref(r.collisions);
 	json_decref(r.released);
 	json_decref(r.privileged);
@@ -1132,7 +1157,7 @@ struct controller_def tenant_controller_def(void)
 
 	return (struct controller_def){
 	        .name = "tenant",
-	        .workers = 2,
+	        .workers = 16, /* reconciles wait on the API server, not on CPU */
 	        .setup = setup,
 	        .reconcile = reconcile,
 	        .ud = &ctl,

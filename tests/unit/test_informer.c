@@ -648,7 +648,8 @@ static bool has_manager(const json_t *obj, const char *manager)
 static void test_informer__live_configmaps_converge(void **state)
 {
 	LIVE_OR_SKIP(state);
-	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .page_size = 2};
+	struct inf_opts o = {
+	        .gvr = KC_CONFIGMAPS, .ns = l->ns, .page_size = 2, .keep_manager = "landlord"};
 	struct inf *inf = inf_new(l->c, &o);
 	struct rec r = {""}, late = {""};
 	struct inf_handler h = rec_handler(&r), hl = rec_handler(&late);
@@ -740,7 +741,7 @@ static void test_informer__live_configmaps_converge(void **state)
 static void test_informer__live_keeps_own_managed_fields(void **state)
 {
 	LIVE_OR_SKIP(state);
-	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns};
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .keep_manager = "landlord"};
 	struct inf *inf = inf_new(l->c, &o);
 	struct kc_resp resp = {0};
 	json_t *cm, *patch, *got, *mf;
