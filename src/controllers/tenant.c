@@ -596,23 +596,15 @@ static void sync_namespaces(struct rec *r)
 
 static json_t *privileged_namespaces(struct rec *r)
 {
-	json_t *all = inf_list(r->t->namespaces, NULL), *out = json_array(), *o;
+	json_t *all = inf_list(r->t->namespaces, NULL), *set = json_object(), *o, *out;
 	size_t i;
 
 	json_array_foreach(all, i, o) if (!jx_label(o, LABEL_TENANT) &&
 	                                  lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
-	        json_array_append_new(out, json_string(jx_name(o)));
+	        json_object_set_new(set, jx_name(o), json_true());
+	out = tm_sorted_keys(set); /* the allow-list must be stable */
+	json_decref(set);
 	json_decref(all);
-	/* inf_list() has no order; the allow-list must be stable */
-	for (size_t a = 1; a < json_array_size(out); a++)
-		for (size_t b = a; b > 0 && strcmp(json_string_value(json_array_get(out, b - 1)),
-		                                   json_string_value(json_array_get(out, b))) > 0;
-		     b--) {
-			json_t *x = json_incref(json_array_get(out, b));
-
-			json_array_set(out, b, json_array_get(out, b - 1));
-			json_array_set_new(out, b - 1, x);
-		}
 	return out;
 }
 
@@ -854,23 +846,6 @@ static bool set_finalizer(struct rec *r, bool present)
 
 /* ---- status ---- */
 
-static json_t *sorted_names(json_t *obj)
-{
-	json_t *arr = json_array(), *v;
-	const char *k;
-
-	json_object_foreach(obj, k, v)
-	{
-		size_t i = 0;
-
-		while (i < json_array_size(arr) &&
-		       strcmp(json_string_value(json_array_get(arr, i)), k) < 0)
-			i++;
-		json_array_insert_new(arr, i, json_string(k));
-	}
-	return arr;
-}
-
 /* Released namespaces carry landlord.dev/released-from, so a stale cache loses none. */
 static json_t *released_list(struct rec *r)
 {
@@ -883,7 +858,7 @@ static json_t *released_list(struct rec *r)
 	        json_object_set_new(set, json_string_value(v), json_true());
 	json_array_foreach(marked, i, v) if (json_object_get(r->active, jx_name(v)))
 	        json_object_del(set, jx_name(v)); /* back in the tenant */
-	v = sorted_names(set);
+	v = tm_sorted_keys(set);
 	json_decref(set);
 	json_decref(marked);
 	return v;
@@ -987,7 +962,7 @@ static void patch_status(struct rec *r, const json_t *body)
 static json_t *desired_status(struct rec *r, bool deleting)
 {
 	long long gen = jx_generation(r->tenant);
-	json_t *sandboxes = json_object(), *names = sorted_names(r->active);
+	json_t *sandboxes = json_object(), *names = tm_sorted_keys(r->active);
 	json_t *hard =
 	        tm_canonical_quantities(jx_get(r->plan, "spec", "resourceQuota", "hard", NULL));
 

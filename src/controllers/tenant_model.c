@@ -195,7 +195,7 @@ static bool listed(const json_t *names, const char *name)
 	return false;
 }
 
-static json_t *sorted_keys(const json_t *obj)
+json_t *tm_sorted_keys(const json_t *obj)
 {
 	json_t *keys = json_array();
 	const char *k;
@@ -273,8 +273,8 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 		json_object_set_new(labels, LABEL_USERNAME, json_string(user_label));
 		json_object_set_new(annots, ANNOT_USERNAME_RAW, json_string(user));
 	}
-	managed = json_pack("{s:s,s:o,s:o}", "tenant", t, "labels", sorted_keys(labels),
-	                    "annotations", sorted_keys(annots));
+	managed = json_pack("{s:s,s:o,s:o}", "tenant", t, "labels", tm_sorted_keys(labels),
+	                    "annotations", tm_sorted_keys(annots));
 	dumped = jx_dumps(managed);
 	json_object_set_new(annots, ANNOT_MANAGED_METADATA, json_string(dumped ? dumped : "{}"));
 	free(dumped);

@@ -137,6 +137,9 @@ bool tm_network_isolation(const json_t *tenant, const struct lcfg *cfg);
  */
 json_t *tm_canonical_quantities(const json_t *list);
 
+/** tm_sorted_keys() - a new array of the keys of object @obj, sorted (byte order). */
+json_t *tm_sorted_keys(const json_t *obj);
+
 /* Tenants informer index: the Plan a Tenant names (shared by the Tenant and Plan controllers). */
 #define TM_INDEX_PLAN "plan"
 void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
