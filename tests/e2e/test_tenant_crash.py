@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 from kubernetes.utils import parse_quantity
 
 from procs import REPO, start_landlord
