@@ -403,7 +403,7 @@ def main():
         f"| floor: last quota in force, after the last object was created | | "
         f"{max(d['floor_quota_lag_s'], 0):.2f} s | kube-controller-manager keeps up |",
         f"| landlord: Tenant reconcile time / wall time | {d['tenant_reconcile_busy']:.2f} | | "
-        "2 workers |",
+        "16 workers |",
         f"| end state matches docs/tenants.md (counted) | "
         f"{'yes' if all(e['end_state_ok'] for e in results) else 'NO'} | yes | |",
     ]
