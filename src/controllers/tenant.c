@@ -10,7 +10,6 @@
  * through the watches on everything landlord creates.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,9 +336,16 @@ static bool reported_before(const struct rec *r, const char *name)
 
 static void collision(struct rec *r, const char *name, const char *reason)
 {
+	json_t *c;
+	size_t i;
+
+	r->ns_pending = true;
+	json_array_foreach(
+	        r->collisions, i,
+	        c) if (strcmp(jx_str(c, "name", NULL), name) ==
+	               0) return; /* status.collisions is a map keyed by name: one entry each */
 	json_array_append_new(r->collisions,
 	                      json_pack("{s:s,s:s}", "name", name, "reason", reason));
-	r->ns_pending = true;
 	if (!reported_before(r, name))
 		event_record(r->kc, r->tenant, EVENT_WARNING, "NamespaceCollision",
 		             "namespace %s cannot be used: %s", name, reason);
@@ -516,6 +522,10 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 
 	if (claim->collides) {
 		collision(r, claim->name, "claimed twice by this tenant");
+		/* bad input never costs what is already provisioned: keep it as it is */
+		if (ns && labelled_ours(r, ns) &&
+		    !jx_get(ns, "metadata", "deletionTimestamp", NULL))
+			json_object_set(r->active, claim->name, ns);
 	} else if (lcfg_is_privileged_namespace(r->cfg, claim->name)) {
 		collision(r, claim->name, "a privileged namespace; landlord never touches it");
 	} else if (ns && !labelled_ours(r, ns)) {
