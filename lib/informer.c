@@ -44,6 +44,7 @@ struct inf {
 	struct kc_client *c;
 	struct kc_gvr gvr;
 	char *ns, *label_selector, *field_selector, *keep_manager, *name;
+	char *api_version; /* "group/version" or "version", for listed items */
 	bool metadata_only;
 	long page_size;
 	void (*transform)(json_t *obj, void *ud);
@@ -194,6 +195,13 @@ void inf__prepare(struct inf *inf, json_t *obj)
 		/* Always PartialObjectMetadata, meta.k8s.io/v1: the informer's GVR says more. */
 		json_object_del(obj, "kind");
 		json_object_del(obj, "apiVersion");
+	} else if (inf->gvr.kind) {
+		/* Items of a list carry no apiVersion or kind (the list does); watch events do.
+		 * Cached objects look the same whichever way they arrived. */
+		if (!json_object_get(obj, "apiVersion") && inf->api_version)
+			json_object_set_new(obj, "apiVersion", json_string(inf->api_version));
+		if (!json_object_get(obj, "kind"))
+			json_object_set_new(obj, "kind", json_string(inf->gvr.kind));
 	}
 	if (inf->transform)
 		inf->transform(obj, inf->transform_ud);
@@ -414,6 +422,10 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	inf->gvr = (struct kc_gvr){xstrdup(opts->gvr.group ? opts->gvr.group : ""),
 	                           xstrdup(opts->gvr.version), xstrdup(opts->gvr.resource),
 	                           xstrdup(opts->gvr.kind), opts->gvr.namespaced};
+	if (inf->gvr.version && inf->gvr.group[0])
+		inf->api_version = xasprintf("%s/%s", inf->gvr.group, inf->gvr.version);
+	else
+		inf->api_version = xstrdup(inf->gvr.version);
 	inf->ns = xstrdup(opts->ns);
 	inf->label_selector = xstrdup(opts->label_selector);
 	inf->field_selector = xstrdup(opts->field_selector);
@@ -456,6 +468,7 @@ void inf_free(struct inf *inf)
 	free((char *)inf->gvr.version);
 	free((char *)inf->gvr.resource);
 	free((char *)inf->gvr.kind);
+	free(inf->api_version);
 	free(inf->ns);
 	free(inf->label_selector);
 	free(inf->field_selector);

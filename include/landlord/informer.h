@@ -10,7 +10,9 @@
  * Cache: keyed "namespace/name" (or "name"); values are immutable, reference-counted jansson
  * trees (c-style §1.9.9) - readers get references, never copies, and must not modify them.
  * Before an object is cached, managedFields entries are stripped (all of them, or all but
- * those of opts.keep_manager) and the optional transform runs. Secondary indexes map index
+ * those of opts.keep_manager), listed items get the apiVersion and kind that only the list
+ * carried (when gvr.kind is set; metadata-only objects carry neither), and the optional
+ * transform runs. Secondary indexes map index
  * values (e.g. a label value or an owner UID) to keys. Handlers run on the reflector thread
  * after the cache has changed; they must be quick (enqueue keys, no API calls).
  *

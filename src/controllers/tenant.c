@@ -258,18 +258,6 @@ static bool write_ok(struct rec *r, int rc, const struct kc_resp *resp, const st
 	return false;
 }
 
-/* Listed objects carry no apiVersion and kind (the list does), so compare everything else. */
-static bool same_content(const json_t *desired, const json_t *cached)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach((json_t *)desired, k,
-	                    v) if (strcmp(k, "apiVersion") != 0 && strcmp(k, "kind") != 0 &&
-	                           !jx_equal_subset(v, json_object_get(cached, k))) return false;
-	return true;
-}
-
 /* Server-side apply @desired unless the cached object already holds it. */
 static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
                    const json_t *cached)
@@ -280,7 +268,7 @@ static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desire
 	bool ok;
 	int rc;
 
-	if (cached && same_content(desired, cached))
+	if (cached && jx_equal_subset(desired, cached))
 		return true;
 	rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true, &resp,
 	              &err);

@@ -226,9 +226,21 @@ static void test_informer__prepare_strips_then_transforms(void **state)
 	                       "{\"manager\":\"me\"}]},\"data\":{\"k\":\"v\"}}",
 	                       0, NULL);
 
+	struct inf_opts grouped = {.gvr = {"landlord.dev", "v1alpha1", "tenants", "Tenant", false}};
+	struct inf *tenants = inf_new(NULL, &grouped);
+	json_t *listed = json_loads("{\"metadata\":{\"name\":\"t\"}}", 0, NULL);
+
 	inf__prepare(inf, a);
 	inf__prepare(inf, b);
 	assert_int_equal(calls, 2);
+	/* listed items get the apiVersion and kind that only their list carried */
+	assert_string_equal(jx_str(a, "apiVersion", NULL), "v1");
+	assert_string_equal(jx_str(a, "kind", NULL), "ConfigMap");
+	inf__prepare(tenants, listed);
+	assert_string_equal(jx_str(listed, "apiVersion", NULL), "landlord.dev/v1alpha1");
+	assert_string_equal(jx_str(listed, "kind", NULL), "Tenant");
+	json_decref(listed);
+	inf_free(tenants);
 	assert_null(json_object_get(a, "data"));
 	assert_non_null(json_object_get(b, "data"));
 	assert_string_equal(jx_str(json_array_get(jx_get(b, "metadata", "managedFields", NULL), 0),
