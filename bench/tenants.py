@@ -72,7 +72,7 @@ def bare_tenants(cluster, mode, prefix, args, user):
             "--prefix", prefix, "--tenants", args.tenants, "--plan", PLAN,
             "--kinds", ",".join(KINDS), "--plan-hard", json.dumps(PLAN_HARD),
             "--ns-hard", json.dumps(NS_HARD), "--limits", json.dumps(LIMITS),
-            "--threads", args.threads, "--timeout-seconds", args.timeout, "--http1"]
+            "--threads", args.threads, "--timeout-seconds", args.timeout]
     p = subprocess.run([str(a) for a in argv], capture_output=True, text=True)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if not lines:

@@ -1953,7 +1953,7 @@ static void set_opts(struct kc_client *c, const struct kc_opts *o)
 	c->user_agent =
 	        o && o->user_agent ? xstrdup(o->user_agent) : xstrdup("landlord/" LANDLORD_VERSION);
 	c->name = xstrdup(o && o->client_name ? o->client_name : "main");
-	c->http1 = o && o->http1_only;
+	c->http1 = !(o && o->http2);
 }
 
 static void describe_metrics(void)

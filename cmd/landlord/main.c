@@ -383,10 +383,8 @@ static int check_crds(struct kc_client *c)
 static int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
                       struct kc_client **out)
 {
-	struct kc_opts o = {.qps = cfg->qps,
-	                    .burst = cfg->burst,
-	                    .client_name = name,
-	                    .http1_only = !cfg->http2};
+	struct kc_opts o = {
+	        .qps = cfg->qps, .burst = cfg->burst, .client_name = name, .http2 = cfg->http2};
 	struct ll_err err;
 	int rc = kc_client_new(kc, &o, out, &err);
 

@@ -2,11 +2,12 @@
  * kube.h - untyped Kubernetes REST client on libcurl + jansson.
  *
  * One struct kc_client talks to one API server. It owns one I/O thread driving a libcurl multi
- * handle: requests and watches from every thread are multiplexed as HTTP/2 streams over a single
- * TLS connection (CURLOPT_PIPEWAIT). LIST pages are the exception: each list in flight uses an
- * HTTP/1.1 connection of its own (reused page after page), because with the next page fetched
- * while the current one is parsed, libcurl 7.88's HTTP/2 multiplexing was measured to stall list
- * streams (docs/internals/kube.md). Calls block the calling thread until their answer is
+ * handle. By default every request and watch in flight has an HTTP/1.1 keep-alive connection of
+ * its own, reused from a pool. With kc_opts.http2, requests and watches are multiplexed as
+ * HTTP/2 streams over one TLS connection instead (CURLOPT_PIPEWAIT), except LIST pages, which
+ * stay on HTTP/1.1; libcurl 7.88's HTTP/2 multiplexing was measured to stall streams, lists
+ * first and then ordinary requests beside a dozen watches (docs/internals/kube.md), which is
+ * why it is not the default. Calls block the calling thread until their answer is
  * complete; watch events are delivered on the thread that called kc_watch(). Components that
  * must not share fate with the main connection (the leader-election Lease) use their own client.
  *
@@ -70,7 +71,7 @@ struct kc_opts {
 	long timeout_ms;         /* per non-watch request; default 30000 */
 	const char *user_agent;  /* default "landlord/<version>" */
 	const char *client_name; /* metrics label; default "main" */
-	bool http1_only;         /* default false: HTTP/2 multiplexed */
+	bool http2; /* default false: HTTP/1.1; true: one multiplexed HTTP/2 connection */
 };
 
 /** metav1.Status as returned on errors (and by some deletes). */

@@ -4,7 +4,7 @@
  *
  *   bare_tenants --kubeconfig K --mode floor|apply --prefix P --tenants N --plan NAME
  *                --kinds dev,stage,prod --plan-hard JSON --ns-hard JSON --limits JSON
- *                [--threads T] [--timeout-seconds S] [--http1]
+ *                [--threads T] [--timeout-seconds S] [--http2]
  *
  * Tenant i is "<P>-<i>", on plan NAME, owned by user "owner-<i>", with one namespace
  * "<P>-<i>-<kind>" per kind and a sandbox "<P>-<i>-owner-<i>-sandbox".
@@ -20,8 +20,8 @@
  * watch) and its LimitRange and NetworkPolicy exist, and finally write the Tenant's status with
  * one merge patch. Requests answered 429 or 5xx, or lost to a timeout, are retried.
  *
- * Requests are multiplexed over one HTTP/2 connection, or with --http1 (landlord's default
- * transport) spread over HTTP/1.1 keep-alive connections, one per request in flight.
+ * Requests are spread over HTTP/1.1 keep-alive connections, one per request in flight (the
+ * client core's default, and landlord's), or with --http2 multiplexed over one HTTP/2 connection.
  *
  * Both modes print one JSON line: seconds from the first POST to the end, phase times, request
  * counts, failures, and the tool's own CPU time and peak RSS. Exit status 1 on any failure.
@@ -86,7 +86,7 @@ struct bench {
 	int tenants;
 	int threads;
 	int timeout_s;
-	bool http1; /* every request on HTTP/1.1 connections instead of one HTTP/2 connection */
+	bool http2; /* every request on one HTTP/2 connection instead of HTTP/1.1 connections */
 	const char *kinds[MAX_KINDS];
 	int nkinds;
 	json_t *plan_hard;
@@ -700,7 +700,7 @@ static int parse_args(int argc, char **argv, struct bench *b, char **kinds_buf)
 	        {"limits", required_argument, NULL, 'L'},
 	        {"threads", required_argument, NULL, 't'},
 	        {"timeout-seconds", required_argument, NULL, 'T'},
-	        {"http1", no_argument, NULL, '1'},
+	        {"http2", no_argument, NULL, '2'},
 	        {NULL, 0, NULL, 0},
 	};
 	char *save = NULL, *tok;
@@ -749,8 +749,8 @@ static int parse_args(int argc, char **argv, struct bench *b, char **kinds_buf)
 		case 'T':
 			b->timeout_s = (int)strtol(optarg, NULL, 10);
 			break;
-		case '1':
-			b->http1 = true;
+		case '2':
+			b->http2 = true;
 			break;
 		default:
 			return -EINVAL;
@@ -784,8 +784,7 @@ int main(int argc, char **argv)
 	rc = kcfg_load_default(b.kubeconfig, NULL, &cfg, &err);
 	if (rc == 0)
 		rc = kc_client_new(
-		        &cfg,
-		        &(struct kc_opts){.qps = -1, .client_name = "bare", .http1_only = b.http1},
+		        &cfg, &(struct kc_opts){.qps = -1, .client_name = "bare", .http2 = b.http2},
 		        &b.c, &err);
 	if (rc < 0) {
 		log_kv(LOG_ERROR, "bare_tenants: cannot start", "{s:s}", "error", err.msg);
