@@ -47,6 +47,7 @@
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
 #include "controllers/events.h"
+#include "controllers/status.h"
 #include "landlord/buf.h"
 #include "landlord/err.h"
 #include "landlord/json.h"
@@ -353,6 +354,28 @@ static void log_rejected_answer(const char *msg, const struct kc_resp *resp)
  * read or found absent (an unusable one is logged and leaves the configuration in force as it
  * is), or a negative errno when it could not be read (the caller tries again later).
  */
+/*
+ * GET the ConfigMap into @resp. Return: 0 with a 200 or 404 answer; -EIO (logged) when there is
+ * no answer or another one.
+ */
+static int read_accepted(struct kc_client *kc, struct kc_resp *resp /* OUT */)
+{
+	struct ll_err err = {{0}};
+	int rc = kc_get(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP,
+	                resp, &err);
+
+	if (rc < 0) {
+		log_warn("cannot read the accepted LandlordConfig", "{s:s,s:s}", "configmap",
+		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+		return -EIO;
+	}
+	if (resp->http_status != 404 && !kc_resp_ok(resp)) {
+		log_rejected_answer("cannot read the accepted LandlordConfig", resp);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int load_persisted(struct kc_client *kc, struct lcfg_ctl *ctl)
 {
 	struct kc_resp resp = {0};
@@ -361,23 +384,14 @@ static int load_persisted(struct kc_client *kc, struct lcfg_ctl *ctl)
 	char digest[65];
 	int rc;
 
-	rc = kc_get(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP, &resp,
-	            &err);
-	if (rc < 0) {
-		log_warn("cannot read the accepted LandlordConfig", "{s:s,s:s}", "configmap",
-		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+	rc = read_accepted(kc, &resp);
+	if (rc < 0)
 		goto out;
-	}
 	if (resp.http_status == 404) {
 		log_info("no accepted LandlordConfig persisted yet; the defaults are in force",
 		         "{s:s}", "configmap",
 		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP);
 		goto loaded;
-	}
-	if (!kc_resp_ok(&resp)) {
-		log_rejected_answer("cannot read the accepted LandlordConfig", &resp);
-		rc = -EIO;
-		goto out;
 	}
 	if (config_from_configmap(resp.body, &cfg, &err) < 0) {
 		log_warn("the persisted LandlordConfig is unusable; the configuration in force is "
@@ -411,17 +425,8 @@ static struct ctrl_result persist(struct kc_client *kc, const struct lcfg *cfg)
 	struct ll_err err = {{0}};
 	int rc;
 
-	rc = kc_get(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP, &resp,
-	            &err);
-	if (rc < 0) {
-		log_warn("cannot read the accepted LandlordConfig", "{s:s,s:s}", "configmap",
-		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "error", err.msg);
+	if (read_accepted(kc, &resp) < 0)
 		goto out;
-	}
-	if (resp.http_status != 404 && !kc_resp_ok(&resp)) {
-		log_rejected_answer("cannot read the accepted LandlordConfig", &resp);
-		goto out;
-	}
 	if (kc_resp_ok(&resp) && configmap_is_current(resp.body, text)) {
 		r = CTRL_RESULT_DONE;
 		goto out;
@@ -455,26 +460,15 @@ out:
 
 static struct ctrl_result write_status(struct kc_client *kc, const char *name, json_t *status)
 {
-	json_t *patch = json_pack("{s:O}", "status", status);
-	struct kc_resp resp = {0};
-	struct ll_err err = {{0}};
-	struct ctrl_result r = CTRL_RESULT_DONE;
-	int rc = kc_patch(kc, &LL_LANDLORDCONFIGS, NULL, name, "status", KC_PATCH_MERGE, patch,
-	                  LANDLORD_FIELD_MANAGER, &resp, &err);
+	char why[512];
 
-	if (rc < 0) {
-		log_warn("LandlordConfig status write failed", "{s:s,s:s}", "landlordconfig", name,
-		         "error", err.msg);
-		r = CTRL_RESULT_RETRY;
-	} else if (!kc_resp_ok(&resp) && resp.http_status != 404) {
-		log_warn("LandlordConfig status write rejected", "{s:s,s:i,s:s,s:s}",
-		         "landlordconfig", name, "code", (int)resp.http_status, "reason",
-		         resp.status.reason, "message", resp.status.message);
-		r = CTRL_RESULT_RETRY;
-	}
-	kc_resp_release(&resp);
-	json_decref(patch);
-	return r;
+	/* merged: lastAppliedGeneration stays while a newer object is rejected */
+	if (status_write(kc, &LL_LANDLORDCONFIGS, name, status, STATUS_MERGE, why, sizeof(why)) ==
+	    0)
+		return CTRL_RESULT_DONE;
+	log_warn("LandlordConfig status write failed", "{s:s,s:s}", "landlordconfig", name, "error",
+	         why);
+	return CTRL_RESULT_RETRY;
 }
 
 /* An Event saying what the new @status (about to be written on @obj) means, from its message. */

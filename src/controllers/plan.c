@@ -15,6 +15,7 @@
 
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
+#include "controllers/status.h"
 #include "controllers/tenant_model.h"
 #include "landlord/err.h"
 #include "landlord/json.h"
@@ -117,12 +118,10 @@ static json_t *desired_status(const json_t *plan, const json_t *tenants)
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct plan_ctl *p = ud;
-	json_t *plan = inf_get_key(p->plans, key), *tenants = NULL, *status = NULL, *body = NULL;
-	struct kc_resp resp = {0};
-	struct ll_err err;
+	json_t *plan = inf_get_key(p->plans, key), *tenants = NULL, *status = NULL;
 	struct ctrl_result r = CTRL_RESULT_DONE;
 	long long since;
-	int rc;
+	char why[512];
 
 	if (plan == NULL) {
 		json_object_del(p->last_write, key);
@@ -138,17 +137,12 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	json_object_set_new(p->last_write, key, json_integer(now_ms()));
-	body = json_pack("[{s:s,s:s,s:O}]", "op", "add", "path", "/status", "value", status);
-	rc = kc_patch(mgr_client(ctrl_mgr(c)), &LL_PLANS, NULL, key, "status", KC_PATCH_JSON, body,
-	              LANDLORD_FIELD_MANAGER, &resp, &err);
-	if (rc < 0 || (!kc_resp_ok(&resp) && resp.http_status != 404)) {
-		log_warn("plan status write failed", "{s:s,s:i,s:s}", "plan", key, "code",
-		         (int)resp.http_status, "error", rc < 0 ? err.msg : resp.status.message);
+	if (status_write(mgr_client(ctrl_mgr(c)), &LL_PLANS, key, status, STATUS_REPLACE, why,
+	                 sizeof(why)) < 0) {
+		log_warn("plan status write failed", "{s:s,s:s}", "plan", key, "error", why);
 		r = CTRL_RESULT_RETRY;
 	}
 out:
-	kc_resp_release(&resp);
-	json_decref(body);
 	json_decref(status);
 	json_decref(tenants);
 	json_decref(plan);

@@ -19,6 +19,7 @@
 #include "controllers/conditions.h"
 #include "controllers/controllers.h"
 #include "controllers/events.h"
+#include "controllers/status.h"
 #include "controllers/tenant_model.h"
 #include "landlord/err.h"
 #include "landlord/json.h"
@@ -945,18 +946,6 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 	return conds;
 }
 
-static void patch_status(struct rec *r, const json_t *body)
-{
-	struct kc_resp resp = {0};
-	struct ll_err err;
-	int rc = kc_patch(r->kc, &LL_TENANTS, NULL, r->name, "status", KC_PATCH_JSON, body,
-	                  LANDLORD_FIELD_MANAGER, &resp, &err);
-
-	if (resp.http_status != 404)
-		write_ok(r, rc, &resp, &err, "write status", NULL, r->name, false);
-	kc_resp_release(&resp);
-}
-
 static json_t *desired_status(struct rec *r, bool deleting)
 {
 	long long gen = jx_generation(r->tenant);
@@ -979,17 +968,15 @@ static json_t *desired_status(struct rec *r, bool deleting)
 static void write_status(struct rec *r, json_t *status)
 {
 	const json_t *old = jx_get(r->tenant, "status", NULL);
-	json_t *body;
 	const char *old_reason = NULL, *new_reason = NULL;
+	char why[512];
 	json_t *c;
 	size_t i;
 
 	if (json_equal(status, old))
 		return;
-	/* maps and lists shrink: replace the status wholesale rather than merging into it */
-	body = json_pack("[{s:s,s:s,s:O}]", "op", "add", "path", "/status", "value", status);
-	patch_status(r, body);
-	json_decref(body);
+	if (status_write(r->kc, &LL_TENANTS, r->name, status, STATUS_REPLACE, why, sizeof(why)) < 0)
+		failf(r, "write status %s: %s", r->name, why);
 	json_array_foreach(jx_get(old, "conditions", NULL), i,
 	                   c) if (strcmp(jx_str(c, "type", NULL), "Ready") == 0) old_reason =
 	        jx_str(c, "message", NULL);
