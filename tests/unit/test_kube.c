@@ -1533,7 +1533,7 @@ static void test_kube__live_list_pipelined_pages_in_order(void **state)
 	kc_resp_release(&resp);
 }
 
-/* List pages travel on an HTTP/1.1 connection of their own, reused page after page. */
+/* With HTTP/2, list pages travel on an HTTP/1.1 connection of their own, reused page after page. */
 static void test_kube__live_list_pages_use_their_own_connection(void **state)
 {
 	struct live *l = live_or_skip(state);
@@ -1543,7 +1543,7 @@ static void test_kube__live_list_pages_use_their_own_connection(void **state)
 	struct kc_client *c = NULL;
 	struct ll_err err = {{0}};
 
-	if (kc_client_new(&l->cfg, &(struct kc_opts){.qps = -1}, &c, &err) != 0)
+	if (kc_client_new(&l->cfg, &(struct kc_opts){.qps = -1, .http2 = true}, &c, &err) != 0)
 		fail_msg("kc_client_new: %s", err.msg);
 	expect_answer(kc_get(c, &KC_NAMESPACES, NULL, l->ns, &resp, &e_), &resp, 200);
 	kc_resp_release(&resp);
