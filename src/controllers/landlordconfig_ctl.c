@@ -477,7 +477,6 @@ static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict
 {
 	const json_t *c;
 	const char *msg = "";
-	json_t *ref;
 	size_t i;
 
 	json_array_foreach(json_object_get(status, "conditions"), i, c)
@@ -487,13 +486,9 @@ static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict
 		if (type != NULL && m != NULL && strcmp(type, "Accepted") == 0)
 			msg = m;
 	}
-	/* Listed objects may lack apiVersion and kind; the Event's involvedObject needs them. */
-	ref = json_pack("{s:s,s:s,s:O?}", "apiVersion", LANDLORD_API_VERSION, "kind",
-	                "LandlordConfig", "metadata", jx_get(obj, "metadata", NULL));
-	if (ref != NULL)
-		event_record(kc, ref, v == VERDICT_ACCEPTED ? EVENT_NORMAL : EVENT_WARNING,
-		             verdict_reason(v), "%s", msg);
-	json_decref(ref);
+	/* cached objects carry apiVersion and kind, which the Event's involvedObject needs */
+	event_record(kc, obj, v == VERDICT_ACCEPTED ? EVENT_NORMAL : EVENT_WARNING,
+	             verdict_reason(v), "%s", msg);
 }
 
 static bool role_in_cache(const char *name, void *ud)

@@ -34,7 +34,9 @@ const struct kc_gvr LL_PLANS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "plans", 
 #define IDX_MANAGED    "managed-for" /* namespaces: the tenant in managed-metadata */
 #define IDX_CLAIMS     "claims"      /* tenants: the namespace names they claim */
 #define IDX_RELEASED   "released"    /* namespaces: landlord.dev/released-from */
-#define NOT_READY_POLL 30000         /* safety net while not Ready; drift comes by watch */
+#define IDX_UNTENANTED "untenanted"  /* namespaces without a tenant label, under one value */
+#define UNTENANTED     "-"
+#define NOT_READY_POLL 30000 /* safety net while not Ready; drift comes by watch */
 
 /* The kinds landlord stamps into tenant namespaces, in the order they are torn down. */
 enum owned_kind { OWN_RB, OWN_NP, OWN_LR, OWN_RQ, N_OWNED };
@@ -89,6 +91,14 @@ static void index_released(const json_t *obj, void (*emit)(const char *, void *)
 	(void)ud;
 	if (t)
 		emit(t, ctx);
+}
+
+static void index_untenanted(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+                             void *ud)
+{
+	(void)ud;
+	if (jx_label(obj, LABEL_TENANT) == NULL)
+		emit(UNTENANTED, ctx);
 }
 
 static void index_claims(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
@@ -215,6 +225,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 		rc = add_index(t->namespaces, IDX_MANAGED, index_managed_for, NULL);
 	if (rc == 0)
 		rc = add_index(t->namespaces, IDX_RELEASED, index_released, NULL);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_UNTENANTED, index_untenanted, NULL);
 	if (rc < 0)
 		return rc;
 	ctrl_watch_primary(c, t->tenants);
@@ -595,11 +607,12 @@ static void sync_namespaces(struct rec *r)
 
 static json_t *privileged_namespaces(struct rec *r)
 {
-	json_t *all = inf_list(r->t->namespaces, NULL), *set = json_object(), *o, *out;
+	/* tenant namespaces are never privileged: only the others are matched */
+	json_t *all = inf_by_index(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
+	json_t *set = json_object(), *o, *out;
 	size_t i;
 
-	json_array_foreach(all, i, o) if (!jx_label(o, LABEL_TENANT) &&
-	                                  lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
+	json_array_foreach(all, i, o) if (lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
 	        json_object_set_new(set, jx_name(o), json_true());
 	out = tm_sorted_keys(set); /* the allow-list must be stable */
 	json_decref(set);
