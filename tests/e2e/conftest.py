@@ -203,3 +203,18 @@ def make_namespace(cluster):
 @pytest.fixture
 def namespace(make_namespace):
     return make_namespace()
+
+
+@pytest.fixture(scope="session")
+def tenants_installed(cluster):
+    """landlord's namespace, CRDs and least-privilege RBAC, as deploy/ ships them."""
+    import tenants
+    return tenants.install(cluster)
+
+
+@pytest.fixture
+def kit(tenants_installed, tmp_path):
+    """A tenants.Kit: this test's landlord, Plans, Tenants and namespaces, cleaned up after."""
+    import tenants
+    with tenants.Kit(tenants_installed, tmp_path) as k:
+        yield k

@@ -3,7 +3,6 @@ errors, probes, metrics and shutdown."""
 
 import datetime
 import json
-import time
 import uuid
 
 import pytest

@@ -35,17 +35,6 @@ CHECKS = {
 USERS = ("alice", "bob", "carol", "dave", "erin", "frank")
 
 
-@pytest.fixture(scope="module")
-def installed(cluster):
-    return tenants.install(cluster)
-
-
-@pytest.fixture
-def kit(installed, tmp_path):
-    with tenants.Kit(installed, tmp_path) as k:
-        yield k
-
-
 def access_plan(kit):
     return kit.plan(hard=HARD, limits=LIMITS)
 

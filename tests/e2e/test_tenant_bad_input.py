@@ -1,21 +1,5 @@
 """Bad input to a Tenant is reported and never costs what is already provisioned."""
 
-import pytest
-
-import tenants
-
-
-@pytest.fixture(scope="module")
-def installed(cluster):
-    return tenants.install(cluster)
-
-
-@pytest.fixture
-def kit(installed, tmp_path):
-    with tenants.Kit(installed, tmp_path) as k:
-        yield k
-
-
 def test_a_new_name_colliding_with_a_sandbox_keeps_the_sandbox_provisioned(kit):
     plan = kit.plan(hard={"pods": "10"})
     t = kit.tenant(plan=plan, owners={"users": ["dev"]}, sandboxes={"enabled": True})

@@ -196,17 +196,6 @@ def test_evaluator_on_hand_built_policies():
 
 # ---------- fixtures ----------
 
-@pytest.fixture(scope="module")
-def installed(cluster):
-    return tenants.install(cluster)
-
-
-@pytest.fixture
-def kit(installed, tmp_path):
-    with tenants.Kit(installed, tmp_path) as k:
-        yield k
-
-
 @pytest.fixture
 def privileged_namespaces(kit):
     """LandlordConfig "landlord" (a singleton) with privileged namespaces, restored afterwards.

@@ -21,17 +21,6 @@ LIMITS = [{"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"
 POD_CPU = "100m"
 
 
-@pytest.fixture(scope="module")
-def installed(cluster):
-    return tenants.install(cluster)
-
-
-@pytest.fixture
-def kit(installed, tmp_path):
-    with tenants.Kit(installed, tmp_path) as k:
-        yield k
-
-
 def provisioned_tenant(kit, plan, names):
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=names)
     nss = [kit.expect_namespace(f"{t}-{n}") for n in names]
