@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/buf.h"
-#include "landlord/json.h"
-#include "landlord/mem.h"
-#include "landlord/probe.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/mem.h"
+#include "http/probe.h"
 #include "webhook/admission.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/json.h"
-#include "landlord/watchsplit.h"
+#include "base/json.h"
+#include "kube/watchsplit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "landlord/err.h"
-#include "landlord/kubeconfig.h"
+#include "base/err.h"
+#include "kube/kubeconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/buf.h"
-#include "landlord/mem.h"
-#include "landlord/metrics.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "base/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/names.h"
+#include "tenancy/names.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

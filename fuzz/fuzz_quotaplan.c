@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "landlord/quantity.h"
-#include "landlord/quotaplan.h"
+#include "kube/quantity.h"
+#include "tenancy/quotaplan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/buf.h"
-#include "landlord/mem.h"
-#include "landlord/selector.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "kube/selector.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/landlordconfig.h"
-#include "controllers/tenant_model.h"
-#include "landlord/json.h"
+#include "base/json.h"
+#include "tenancy/landlordconfig.h"
+#include "tenancy/tenant_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

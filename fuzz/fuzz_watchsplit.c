@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/buf.h"
-#include "landlord/watchsplit.h"
+#include "base/buf.h"
+#include "kube/watchsplit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

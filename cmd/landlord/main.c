@@ -17,15 +17,15 @@
 #include <microhttpd.h>
 #include <openssl/opensslv.h>
 
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "controllers/controllers.h"
-#include "landlord/buf.h"
-#include "landlord/discovery.h"
-#include "landlord/err.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/log.h"
-#include "landlord/manager.h"
-#include "landlord/probe.h"
+#include "http/probe.h"
+#include "kube/discovery.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "kube/manager.h"
 #include "webhook/admission.h"
 
 struct config {
@@ -496,6 +496,7 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	        .client = client,
 	        .lease_client = lease_client,
 	        .lease_ns = cfg->lease_ns,
+	        .lease_name = LANDLORD_LEASE_NAME,
 	        .lease_duration_ms = (int)cfg->lease_duration_ms,
 	        .renew_deadline_ms = (int)cfg->renew_deadline_ms,
 	        .retry_period_ms = (int)cfg->retry_period_ms,
@@ -529,7 +530,7 @@ int main(int argc, char **argv)
 	        .webhook_addr = "127.0.0.1",
 	        .webhook_port = 9443,
 	        .leader_elect = true,
-	        .lease_ns = "landlord-system",
+	        .lease_ns = LANDLORD_SYSTEM_NAMESPACE,
 	        .qps = 500,
 	        .burst = 1000,
 	};

@@ -14,31 +14,8 @@
 #ifndef LANDLORD_CONTROLLERS_H
 #define LANDLORD_CONTROLLERS_H
 
-#include "landlord/kube.h"
-#include "landlord/manager.h"
-
-#define LANDLORD_GROUP         "landlord.dev"
-#define LANDLORD_VERSION_V1A1  "v1alpha1"
-#define LANDLORD_API_VERSION   "landlord.dev/v1alpha1"
-#define LANDLORD_FIELD_MANAGER "landlord"
-#define LANDLORD_FINALIZER     "landlord.dev/finalizer"
-
-/* Labels and annotations (DESIGN.md, "API"). */
-#define LABEL_TENANT     "landlord.dev/tenant"
-#define LABEL_KIND       "landlord.dev/kind"
-#define LABEL_PLAN       "landlord.dev/plan"
-#define LABEL_USERNAME   "landlord.dev/username"
-#define LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
-#define MANAGED_BY_VALUE "landlord"
-
-/* Where landlord keeps what outlives a process. */
-#define LANDLORD_SYSTEM_NAMESPACE "landlord-system"
-#define LANDLORD_CONFIG_NAME      "landlord"
-#define ACCEPTED_CONFIG_CONFIGMAP "landlord-config-accepted"
-
-extern const struct kc_gvr LL_TENANTS;
-extern const struct kc_gvr LL_PLANS;
-extern const struct kc_gvr LL_LANDLORDCONFIGS;
+#include "api/api.h"
+#include "kube/manager.h"
 
 /** tenant_controller_def() - the Tenant controller. */
 struct controller_def tenant_controller_def(void);

@@ -42,17 +42,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/current.h"
-#include "config/landlordconfig.h"
-#include "controllers/conditions.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
 #include "controllers/controllers.h"
-#include "controllers/events.h"
-#include "controllers/status.h"
-#include "landlord/buf.h"
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/log.h"
-#include "landlord/mem.h"
+#include "kube/conditions.h"
+#include "kube/events.h"
+#include "kube/status.h"
+#include "tenancy/landlordconfig.h"
+#include "tenancy/landlordconfig_current.h"
 
 /* The data key of the accepted configuration in the ConfigMap. */
 #define ACCEPTED_CONFIG_KEY "config.json"
@@ -332,9 +332,6 @@ static void config_digest(const char *text, char out[65])
 
 /* ---- The controller ---- */
 
-const struct kc_gvr LL_LANDLORDCONFIGS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "landlordconfigs",
-                                          "LandlordConfig", false};
-
 struct lcfg_ctl {
 	struct inf *configs;
 	struct inf *roles;  /* metadata only: existence is all that is read */
@@ -463,8 +460,8 @@ static struct ctrl_result write_status(struct kc_client *kc, const char *name, j
 	char why[512];
 
 	/* merged: lastAppliedGeneration stays while a newer object is rejected */
-	if (status_write(kc, &LL_LANDLORDCONFIGS, name, status, STATUS_MERGE, why, sizeof(why)) ==
-	    0)
+	if (status_write(kc, &LL_LANDLORDCONFIGS, name, status, STATUS_MERGE,
+	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) == 0)
 		return CTRL_RESULT_DONE;
 	log_warn("LandlordConfig status write failed", "{s:s,s:s}", "landlordconfig", name, "error",
 	         why);
@@ -487,8 +484,9 @@ static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict
 			msg = m;
 	}
 	/* cached objects carry apiVersion and kind, which the Event's involvedObject needs */
-	event_record(kc, obj, v == VERDICT_ACCEPTED ? EVENT_NORMAL : EVENT_WARNING,
-	             verdict_reason(v), "%s", msg);
+	event_record(kc, LANDLORD_COMPONENT, obj,
+	             v == VERDICT_ACCEPTED ? EVENT_NORMAL : EVENT_WARNING, verdict_reason(v), "%s",
+	             msg);
 }
 
 static bool role_in_cache(const char *name, void *ud)

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "controllers/conditions.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
 #include "controllers/controllers.h"
-#include "controllers/status.h"
-#include "controllers/tenant_model.h"
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/log.h"
-#include "landlord/quotaplan.h"
+#include "kube/conditions.h"
+#include "kube/status.h"
+#include "tenancy/quotaplan.h"
+#include "tenancy/tenant_model.h"
 
 /* Plan status changes with every tenant on the plan; coalesce bursts into one write a second. */
 #define STATUS_WRITE_INTERVAL_MS 1000
@@ -137,8 +137,8 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	json_object_set_new(p->last_write, key, json_integer(now_ms()));
-	if (status_write(mgr_client(ctrl_mgr(c)), &LL_PLANS, key, status, STATUS_REPLACE, why,
-	                 sizeof(why)) < 0) {
+	if (status_write(mgr_client(ctrl_mgr(c)), &LL_PLANS, key, status, STATUS_REPLACE,
+	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) < 0) {
 		log_warn("plan status write failed", "{s:s,s:s}", "plan", key, "error", why);
 		r = CTRL_RESULT_RETRY;
 	}

@@ -15,20 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/current.h"
-#include "controllers/conditions.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
 #include "controllers/controllers.h"
-#include "controllers/events.h"
-#include "controllers/status.h"
-#include "controllers/tenant_model.h"
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/log.h"
-#include "landlord/quotaplan.h"
-
-const struct kc_gvr LL_TENANTS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "tenants", "Tenant",
-                                  false};
-const struct kc_gvr LL_PLANS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "plans", "Plan", false};
+#include "kube/conditions.h"
+#include "kube/events.h"
+#include "kube/status.h"
+#include "tenancy/landlordconfig_current.h"
+#include "tenancy/quotaplan.h"
+#include "tenancy/tenant_model.h"
 
 #define IDX_TENANT     "tenant"      /* label landlord.dev/tenant */
 #define IDX_MANAGED    "managed-for" /* namespaces: the tenant in managed-metadata */
@@ -348,8 +344,8 @@ static void collision(struct rec *r, const char *name, const char *reason)
 	json_array_append_new(r->collisions,
 	                      json_pack("{s:s,s:s}", "name", name, "reason", reason));
 	if (!reported_before(r, name))
-		event_record(r->kc, r->tenant, EVENT_WARNING, "NamespaceCollision",
-		             "namespace %s cannot be used: %s", name, reason);
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING,
+		             "NamespaceCollision", "namespace %s cannot be used: %s", name, reason);
 }
 
 static bool claimed_by_other_tenant(struct rec *r, const char *ns)
@@ -418,8 +414,8 @@ static json_t *sync_metadata(struct rec *r, json_t *ns, const struct tm_ns *clai
 		                 "/metadata/annotations", "value", annots);
 		if (body &&
 		    patch(r, &KC_NAMESPACES, NULL, jx_name(ns), KC_PATCH_JSON, body, &updated))
-			event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceAdopted",
-			             "adopted namespace %s", jx_name(ns));
+			event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL,
+			             "NamespaceAdopted", "adopted namespace %s", jx_name(ns));
 	} else {
 		body = tm_metadata_patch(ns, want);
 		if (body)
@@ -478,8 +474,9 @@ static void let_go(struct rec *r, const json_t *ns)
 		int rc = kc_delete(r->kc, &KC_NAMESPACES, NULL, name, &o, &resp, &err);
 
 		if (write_ok(r, rc, &resp, &err, "delete namespace", NULL, name, true))
-			event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespacePurged",
-			             "deleting namespace %s (onDeletePurge)", name);
+			event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL,
+			             "NamespacePurged", "deleting namespace %s (onDeletePurge)",
+			             name);
 		kc_resp_release(&resp);
 		return;
 	}
@@ -487,7 +484,8 @@ static void let_go(struct rec *r, const json_t *ns)
 	body = tm_release_patch(ns, r->name);
 	if (patch(r, &KC_NAMESPACES, NULL, name, KC_PATCH_MERGE, body, NULL)) {
 		json_array_append_new(r->released, json_string(name));
-		event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceReleased",
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL,
+		             "NamespaceReleased",
 		             "released namespace %s: landlord's access, quota, policies and "
 		             "labels were removed; the namespace and its contents stay",
 		             name);
@@ -569,7 +567,7 @@ static void record_created(struct rec *r)
 		len += (size_t)n;
 	}
 	if (json_array_size(r->created) > 0)
-		event_record(r->kc, r->tenant, EVENT_NORMAL, "NamespaceCreated",
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL, "NamespaceCreated",
 		             "created namespace%s %s", json_array_size(r->created) > 1 ? "s" : "",
 		             list);
 }
@@ -988,7 +986,8 @@ static void write_status(struct rec *r, json_t *status)
 
 	if (json_equal(status, old))
 		return;
-	if (status_write(r->kc, &LL_TENANTS, r->name, status, STATUS_REPLACE, why, sizeof(why)) < 0)
+	if (status_write(r->kc, &LL_TENANTS, r->name, status, STATUS_REPLACE,
+	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) < 0)
 		failf(r, "write status %s: %s", r->name, why);
 	json_array_foreach(jx_get(old, "conditions", NULL), i,
 	                   c) if (strcmp(jx_str(c, "type", NULL), "Ready") == 0) old_reason =
@@ -998,7 +997,8 @@ static void write_status(struct rec *r, json_t *status)
 	                          strcmp(jx_str(c, "status", NULL), "False") == 0) new_reason =
 	        jx_str(c, "message", NULL);
 	if (r->failed && new_reason && (!old_reason || strcmp(old_reason, new_reason) != 0))
-		event_record(r->kc, r->tenant, EVENT_WARNING, "ApplyFailed", "%s", new_reason);
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ApplyFailed",
+		             "%s", new_reason);
 }
 
 /* ---- reconcile ---- */

@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "landlord/buf.h"
-#include "landlord/json.h"
-#include "landlord/log.h"
-#include "landlord/mem.h"
-#include "landlord/metrics.h"
-#include "landlord/probe.h"
-#include "landlord/ratelimit.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/metrics.h"
+#include "base/ratelimit.h"
+#include "http/probe.h"
 #include "webhook/admission.h"
 
 struct validator {

@@ -39,13 +39,13 @@
 
 #include <curl/curl.h>
 
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/log.h"
-#include "landlord/mem.h"
-#include "landlord/ratelimit.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/ratelimit.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 
 #define MAX_KINDS   16
 #define MAX_THREADS 64

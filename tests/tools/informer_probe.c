@@ -17,14 +17,14 @@
 
 #include <curl/curl.h>
 
-#include "landlord/err.h"
-#include "landlord/informer.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/log.h"
-#include "landlord/manager.h"
-#include "landlord/mem.h"
-#include "landlord/ratelimit.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/ratelimit.h"
+#include "kube/informer.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "kube/manager.h"
 
 #define MAX_RESOURCES 8
 

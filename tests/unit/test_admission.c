@@ -7,10 +7,10 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
-#include "landlord/json.h"
-#include "landlord/metrics.h"
-#include "landlord/probe.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/metrics.h"
+#include "http/probe.h"
 #include "webhook/admission.h"
 
 static const char *const review_ok =

@@ -1,4 +1,4 @@
-/* Unit tests for the capped buffer (lib/buf.c). */
+/* Unit tests for the capped buffer (lib/base/buf.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
+#include "base/buf.h"
 
 static void test_buf__appends_and_stays_nul_terminated(void **state)
 {

@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "landlord/discovery.h"
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "kube/discovery.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 
 static long long now_ms(void)
 {

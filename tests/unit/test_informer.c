@@ -20,15 +20,15 @@
 
 #include "live.h"
 
-#include "informer_internal.h"
-#include "landlord/buf.h"
-#include "landlord/err.h"
-#include "landlord/informer.h"
-#include "landlord/json.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/log.h"
-#include "landlord/metrics.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "kube/informer.h"
+#include "kube/informer_internal.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 
 static const struct kc_gvr test_gvr = {"", "v1", "configmaps", "ConfigMap", true};
 

@@ -1,4 +1,4 @@
-/* Unit tests for the jansson helpers (lib/json.c). */
+/* Unit tests for the jansson helpers (lib/base/json.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "landlord/err.h"
-#include "landlord/json.h"
+#include "base/err.h"
+#include "base/json.h"
 
 static json_t *obj(const char *text)
 {

@@ -31,13 +31,13 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "kube_internal.h"
-#include "landlord/buf.h"
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/metrics.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/metrics.h"
+#include "kube/kube.h"
+#include "kube/kube_internal.h"
+#include "kube/kubeconfig.h"
 
 extern char **environ;
 

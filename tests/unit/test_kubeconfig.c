@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "landlord/err.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/mem.h"
+#include "base/err.h"
+#include "base/mem.h"
+#include "kube/kubeconfig.h"
 
 /* The kubeconfig fixture directory: $LANDLORD_TEST_DATA/kubeconfig. */
 static char *fixture_dir(void)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/landlordconfig.h"
+#include "tenancy/landlordconfig.h"
 
 static json_t *load(const char *text)
 {

@@ -18,9 +18,9 @@
 
 #include "live.h"
 
-#include "config/current.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/metrics.h"
+#include "base/metrics.h"
+#include "kube/kubeconfig.h"
+#include "tenancy/landlordconfig_current.h"
 
 #define LCFGCTL_HELPERS_ONLY
 #include "controllers/landlordconfig_ctl.c"

@@ -21,13 +21,13 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/lease.h"
-#include "landlord/metrics.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/metrics.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "kube/lease.h"
 
 #define TEST_NS      "landlord-system"
 #define MICROTIME_RE "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$"
@@ -85,7 +85,8 @@ static void test_lease__microtime_has_six_zero_padded_digits(void **state)
 static void test_lease__default_identity_is_host_pid_random(void **state)
 {
 	char host[HOST_NAME_MAX + 1] = "", prefix[HOST_NAME_MAX + 32];
-	struct lease *a = lease_new(NULL, NULL), *b = lease_new(NULL, NULL);
+	struct lease_opts o = {.ns = "ns-d", .name = "default-identity"};
+	struct lease *a = lease_new(NULL, &o), *b = lease_new(NULL, &o);
 	const char *ia, *ib;
 
 	assert_non_null(a);
@@ -105,7 +106,7 @@ static void test_lease__default_identity_is_host_pid_random(void **state)
 
 static void test_lease__explicit_identity_is_kept(void **state)
 {
-	struct lease_opts o = {.identity = "replica-1"};
+	struct lease_opts o = {.ns = "ns-i", .name = "identity", .identity = "replica-1"};
 	struct lease *l = lease_new(NULL, &o);
 
 	assert_non_null(l);
@@ -120,11 +121,13 @@ static void test_lease__rejects_inconsistent_timings(void **state)
 	struct lease_opts deadline_too_long = {.lease_duration_ms = 3000,
 	                                       .renew_deadline_ms = 3000};
 	struct lease_opts retry_too_long = {.renew_deadline_ms = 2000, .retry_period_ms = 2000};
-	struct lease_opts empty_name = {.name = ""};
+	struct lease_opts empty_name = {.ns = "ns-e", .name = ""};
+	struct lease_opts no_namespace = {.name = "no-namespace"};
 
 	assert_null(lease_new(NULL, &deadline_too_long));
 	assert_null(lease_new(NULL, &retry_too_long));
 	assert_null(lease_new(NULL, &empty_name));
+	assert_null(lease_new(NULL, &no_namespace));
 }
 
 static void test_lease__gauge_starts_at_zero(void **state)

@@ -1,4 +1,4 @@
-/* Unit tests for structured logging (lib/log.c). */
+/* Unit tests for structured logging (lib/base/log.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "landlord/json.h"
-#include "landlord/log.h"
+#include "base/json.h"
+#include "base/log.h"
 
 /* Capture records through a pipe and return them as a JSON array. */
 static json_t *capture(void (*emit)(void))

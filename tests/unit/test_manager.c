@@ -16,12 +16,12 @@
 
 #include "live.h"
 
-#include "landlord/err.h"
-#include "landlord/json.h"
-#include "landlord/kube.h"
-#include "landlord/kubeconfig.h"
-#include "landlord/manager.h"
-#include "landlord/metrics.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/metrics.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "kube/manager.h"
 
 struct seen {
 	pthread_mutex_t mu;

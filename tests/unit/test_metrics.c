@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
-#include "landlord/metrics.h"
+#include "base/buf.h"
+#include "base/metrics.h"
 
 static char *render(void)
 {

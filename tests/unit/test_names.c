@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "landlord/err.h"
-#include "landlord/names.h"
+#include "base/err.h"
+#include "tenancy/names.h"
 
 /*
  * Independent validators: the regular expressions apimachinery uses (validation.IsDNS1123Label

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
-#include "landlord/mem.h"
-#include "landlord/metrics.h"
-#include "landlord/probe.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "base/metrics.h"
+#include "http/probe.h"
 
 struct reply {
 	long status;

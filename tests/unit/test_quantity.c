@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "landlord/quantity.h"
+#include "kube/quantity.h"
 
 #define NANO ((__int128)1000000000)
 

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "landlord/err.h"
-#include "landlord/quantity.h"
-#include "landlord/quotaplan.h"
+#include "base/err.h"
+#include "kube/quantity.h"
+#include "tenancy/quotaplan.h"
 
 /* The simulation the fuzzer runs; the property test below feeds it seeded random bytes. */
 #include "../../fuzz/fuzz_quotaplan.c"

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "landlord/ratelimit.h"
+#include "base/ratelimit.h"
 
 #define MS 1000000LL
 

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
-#include "landlord/err.h"
-#include "landlord/selector.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "kube/selector.h"
 
 static struct sel *parse_ok(const char *s)
 {

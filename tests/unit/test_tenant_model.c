@@ -8,10 +8,10 @@
 
 #include <cmocka.h>
 
-#include "config/landlordconfig.h"
+#include "base/json.h"
 #include "controllers/controllers.h"
-#include "controllers/tenant_model.h"
-#include "landlord/json.h"
+#include "tenancy/landlordconfig.h"
+#include "tenancy/tenant_model.h"
 
 static json_t *js(const char *text)
 {

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "landlord/buf.h"
-#include "landlord/err.h"
-#include "landlord/watchsplit.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "kube/watchsplit.h"
 
 /* Collects lines joined by '|' so a test can compare the whole sequence at once. */
 struct sink {

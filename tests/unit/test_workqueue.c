@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "landlord/metrics.h"
-#include "landlord/ratelimit.h"
-#include "landlord/workqueue.h"
+#include "base/metrics.h"
+#include "base/ratelimit.h"
+#include "kube/workqueue.h"
 
 #define MS 1000000LL
 

@@ -1,0 +1,69 @@
+/* ratelimit.c - token bucket on CLOCK_MONOTONIC (see ratelimit.h). */
+#include <errno.h>
+#include <time.h>
+
+#include "base/ratelimit.h"
+
+#define NS_PER_SEC 1000000000LL
+
+int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+void tbucket_init(struct tbucket *tb, double qps, int burst)
+{
+	pthread_mutex_init(&tb->lock, NULL);
+	tb->qps = qps;
+	/* A bucket that can never hold a whole token would block forever. */
+	tb->burst = burst < 1 ? 1 : burst;
+	tb->tokens = tb->burst;
+	tb->last_ns = mono_ns();
+}
+
+void tbucket_destroy(struct tbucket *tb)
+{
+	pthread_mutex_destroy(&tb->lock);
+}
+
+/*
+ * Like golang.org/x/time/rate's Reserve(): the token is taken even when the bucket is empty, so
+ * tokens go negative and every later reservation queues up behind the earlier ones.
+ */
+int64_t tbucket_reserve(struct tbucket *tb)
+{
+	int64_t now, wait = 0;
+
+	if (tb->qps <= 0)
+		return 0;
+	pthread_mutex_lock(&tb->lock);
+	now = mono_ns();
+	if (now > tb->last_ns) {
+		tb->tokens += (double)(now - tb->last_ns) * tb->qps / NS_PER_SEC;
+		if (tb->tokens > tb->burst)
+			tb->tokens = tb->burst;
+		tb->last_ns = now;
+	}
+	tb->tokens -= 1;
+	if (tb->tokens < 0)
+		wait = (int64_t)(-tb->tokens * NS_PER_SEC / tb->qps) + 1;
+	pthread_mutex_unlock(&tb->lock);
+	return wait;
+}
+
+void tbucket_wait(struct tbucket *tb)
+{
+	int64_t wait = tbucket_reserve(tb), until;
+	struct timespec ts;
+
+	if (wait <= 0)
+		return;
+	until = mono_ns() + wait;
+	ts.tv_sec = until / NS_PER_SEC;
+	ts.tv_nsec = until % NS_PER_SEC;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}

@@ -1,0 +1,55 @@
+/* conditions.c - status condition lists (see conditions.h). */
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/json.h"
+#include "kube/conditions.h"
+
+void cond_now(char out[32])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static json_t *condition(const char *type, const char *status, const char *reason,
+                         const char *message, const char *since, long long observed_generation)
+{
+	char now[32];
+
+	cond_now(now);
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "type", type, "status", status, "reason",
+	                 reason, "message", message, "lastTransitionTime", since ? since : now,
+	                 "observedGeneration", (json_int_t)observed_generation);
+}
+
+json_t *cond_set(const json_t *current, const char *type, const char *status, const char *reason,
+                 const char *message, long long observed_generation)
+{
+	json_t *out = json_array(), *c;
+	bool replaced = false;
+	size_t i;
+
+	json_array_foreach((json_t *)current, i, c)
+	{
+		const char *ctype = jx_str(c, "type", NULL), *old = jx_str(c, "status", NULL);
+		const char *since = NULL;
+
+		if (ctype == NULL || strcmp(ctype, type) != 0) {
+			json_array_append(out, c);
+			continue;
+		}
+		if (old && strcmp(old, status) == 0)
+			since = jx_str(c, "lastTransitionTime", NULL);
+		json_array_append_new(
+		        out, condition(type, status, reason, message, since, observed_generation));
+		replaced = true;
+	}
+	if (!replaced)
+		json_array_append_new(
+		        out, condition(type, status, reason, message, NULL, observed_generation));
+	return out;
+}

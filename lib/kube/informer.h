@@ -1,0 +1,119 @@
+/*
+ * informer.h - shared informer: a local cache of one resource kept current by list + watch.
+ *
+ * A reflector thread lists (paginated), then watches from the list's resourceVersion with
+ * bookmarks, reconnecting with jittered exponential back-off (0.5 s .. 30 s). On 410 Gone (an
+ * HTTP answer or an ERROR event inside a 200 stream), or an expired continue token, it relists
+ * and reconciles the cache with the new list: objects that vanished meanwhile are emitted as
+ * deletes, changed ones as updates, new ones as adds. 429/5xx answers back off and retry.
+ *
+ * Cache: keyed "namespace/name" (or "name"); values are immutable, reference-counted jansson
+ * trees (c-style §1.9.9) - readers get references, never copies, and must not modify them.
+ * Before an object is cached, managedFields entries are stripped (all of them, or all but
+ * those of opts.keep_manager), listed items get the apiVersion and kind that only the list
+ * carried (when gvr.kind is set; metadata-only objects carry neither), and the optional
+ * transform runs. Secondary indexes map index
+ * values (e.g. a label value or an owner UID) to keys. Handlers run on the reflector thread
+ * after the cache has changed; they must be quick (enqueue keys, no API calls).
+ *
+ * Metrics: landlord_informer_objects{resource}, landlord_informer_relists_total{resource},
+ * landlord_watch_restarts_total{resource,reason}, landlord_informer_events_total{resource,type}.
+ */
+#ifndef LANDLORD_INFORMER_H
+#define LANDLORD_INFORMER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/kube.h"
+
+struct inf;
+
+struct inf_opts {
+	struct kc_gvr gvr;          /* strings are copied */
+	const char *ns;             /* NULL: all namespaces */
+	const char *label_selector; /* or NULL */
+	const char *field_selector; /* or NULL */
+	bool metadata_only;         /* PartialObjectMetadata lists and watches */
+	long page_size;             /* default 500 */
+	/* managedFields entries kept for this manager; NULL (the default): none. They are about
+	 * half of a small object's cached size, and reconcilers compare content, not fields. */
+	const char *keep_manager;
+	/* Runs on every object before it is cached; may modify @obj in place. */
+	void (*transform)(json_t *obj, void *ud);
+	void *transform_ud;
+	const char *name; /* metrics/log label; default gvr.resource */
+};
+
+struct inf_handler {
+	void (*on_add)(const json_t *obj, void *ud);
+	void (*on_update)(const json_t *old_obj, const json_t *new_obj, void *ud);
+	/* @obj is the last state the cache held (possibly stale after a relist). */
+	void (*on_delete)(const json_t *obj, void *ud);
+	void *ud;
+};
+
+/** Index function: call @emit(value, ctx) once for each index value of @obj. */
+typedef void (*inf_index_fn)(const json_t *obj, void (*emit)(const char *value, void *ctx),
+                             void *ctx, void *ud);
+
+struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts);
+/** inf_free() - stop (if started) and free the cache. */
+void inf_free(struct inf *inf);
+
+/**
+ * inf_add_handler() - before inf_start(), or later: then every cached object is first
+ * delivered to the new handler as an add (on the caller's thread).
+ */
+void inf_add_handler(struct inf *inf, const struct inf_handler *h);
+/** inf_add_index() - before inf_start() only. Return: 0, -EEXIST, -EBUSY (already started). */
+int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud);
+
+/** inf_start() - start the reflector thread. */
+int inf_start(struct inf *inf);
+/** inf_stop() - cancel the watch and join the reflector thread; the cache stays readable. */
+void inf_stop(struct inf *inf);
+/** inf_has_synced() - the first list has been fully applied to the cache. */
+bool inf_has_synced(struct inf *inf);
+/** inf_wait_synced() - wait up to @timeout_ms (<0: forever). Return: synced? */
+bool inf_wait_synced(struct inf *inf, long timeout_ms);
+
+/** inf_get() - the cached object, a new reference (json_decref() it), or NULL. */
+json_t *inf_get(struct inf *inf, const char *ns, const char *name);
+json_t *inf_get_key(struct inf *inf, const char *key);
+/** inf_list() - a new array holding references to every cached object (in @ns if not NULL). */
+json_t *inf_list(struct inf *inf, const char *ns);
+/** inf_by_index() - a new array of the objects whose index @name has value @value. */
+json_t *inf_by_index(struct inf *inf, const char *name, const char *value);
+size_t inf_len(struct inf *inf);
+/** inf_resource_version() - last resourceVersion seen (list, event or bookmark); caller frees. */
+char *inf_resource_version(struct inf *inf);
+const struct kc_gvr *inf_gvr(const struct inf *inf);
+
+struct inf_stats {
+	uint64_t lists;          /* successful full lists, including the first */
+	uint64_t relists;        /* lists after the first */
+	uint64_t watch_restarts; /* watch requests after the first */
+	uint64_t events;         /* watch events applied */
+};
+void inf_get_stats(struct inf *inf, struct inf_stats *out /* OUT */);
+
+/**
+ * inf_pause_watch() - test-only fault hook: while paused the reflector cancels its watch and
+ * does not reconnect; on unpause it resumes from the last resourceVersion it saw (which may
+ * by then be too old, forcing the 410 relist path). Once pausing returns, nothing changes the
+ * cache until unpaused. Not to be called from a handler.
+ */
+void inf_pause_watch(struct inf *inf, bool paused);
+
+/* Ready-made index functions. @ud is the label key (a const char *) for inf_index_label. */
+void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
+                     void *ud);
+void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
+                         void *ud);
+void inf_index_namespace(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
+                         void *ud);
+
+#endif

@@ -1,0 +1,240 @@
+/*
+ * kube.h - untyped Kubernetes REST client on libcurl + jansson.
+ *
+ * One struct kc_client talks to one API server. It owns one I/O thread driving a libcurl multi
+ * handle. By default every request and watch in flight has an HTTP/1.1 keep-alive connection of
+ * its own, reused from a pool. With kc_opts.http2, requests and watches are multiplexed as
+ * HTTP/2 streams over one TLS connection instead (CURLOPT_PIPEWAIT), except LIST pages, which
+ * stay on HTTP/1.1; libcurl 7.88's HTTP/2 multiplexing was measured to stall streams, lists
+ * first and then ordinary requests beside a dozen watches (docs/internals/kube.md), which is
+ * why it is not the default. Calls block the calling thread until their answer is
+ * complete; watch events are delivered on the thread that called kc_watch(). Components that
+ * must not share fate with the main connection (the leader-election Lease) use their own client.
+ *
+ * Two kinds of failure are never mixed (c-style §1.9.3): a call that got an HTTP answer returns
+ * 0, whatever the status; resp->http_status and resp->status (the parsed metav1.Status: reason,
+ * message, code) say what the server thought. A negative errno means no usable answer:
+ * -ECONNREFUSED / -EHOSTUNREACH (cannot connect), -ETIMEDOUT, -EPROTO (TLS or malformed body),
+ * -EMSGSIZE (a body over the cap), -ECANCELED, -ENOMEM, -EINVAL (bad arguments).
+ *
+ * Client-side limits: a token bucket (qps/burst) delays every request except watches; each
+ * non-watch request has a timeout; response bodies are capped (KC_MAX_BODY). Every request is
+ * counted in landlord_api_requests_total{client,verb,code} and timed in
+ * landlord_api_request_duration_seconds{client,verb}.
+ * All functions are thread-safe.
+ */
+#ifndef LANDLORD_KUBE_H
+#define LANDLORD_KUBE_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kube/watchsplit.h"
+
+struct buf;
+struct kcfg;
+struct ll_err;
+struct kc_client;
+
+#define KC_MAX_BODY (256u << 20) /* largest non-watch response body accepted */
+
+/** A resource: group ("" for core), version, plural resource, kind, scope. Strings borrowed. */
+struct kc_gvr {
+	const char *group;
+	const char *version;
+	const char *resource;
+	const char *kind;
+	bool namespaced;
+};
+
+extern const struct kc_gvr KC_NAMESPACES;
+extern const struct kc_gvr KC_CONFIGMAPS;
+extern const struct kc_gvr KC_SECRETS;
+extern const struct kc_gvr KC_SERVICEACCOUNTS;
+extern const struct kc_gvr KC_PODS;
+extern const struct kc_gvr KC_EVENTS;
+extern const struct kc_gvr KC_RESOURCEQUOTAS;
+extern const struct kc_gvr KC_LIMITRANGES;
+extern const struct kc_gvr KC_PODTEMPLATES;
+extern const struct kc_gvr KC_LEASES;
+extern const struct kc_gvr KC_ROLEBINDINGS;
+extern const struct kc_gvr KC_CLUSTERROLES;
+extern const struct kc_gvr KC_CLUSTERROLEBINDINGS;
+extern const struct kc_gvr KC_NETWORKPOLICIES;
+extern const struct kc_gvr KC_CRDS;
+
+struct kc_opts {
+	double qps;              /* default 50; <0 disables the limit */
+	int burst;               /* default 100 */
+	long timeout_ms;         /* per non-watch request; default 30000 */
+	const char *user_agent;  /* default "landlord/<version>" */
+	const char *client_name; /* metrics label; default "main" */
+	bool http2; /* default false: HTTP/1.1; true: one multiplexed HTTP/2 connection */
+};
+
+/** metav1.Status as returned on errors (and by some deletes). */
+struct kc_status {
+	int code;        /* Status.code, or the HTTP status when the body was not a Status */
+	char reason[64]; /* "NotFound", "AlreadyExists", "Conflict", "Expired", "Invalid"... */
+	char message[1024];
+};
+
+struct kc_resp {
+	long http_status;        /* 0 when there was no answer */
+	json_t *body;            /* parsed JSON body (new reference) or NULL */
+	struct kc_status status; /* filled when http_status >= 400 or the body is a Status */
+};
+
+/** kc_resp_release() - drop the body; the struct can be reused. Accepts a zeroed struct. */
+void kc_resp_release(struct kc_resp *resp);
+/** kc_resp_ok() - 2xx. */
+bool kc_resp_ok(const struct kc_resp *resp);
+
+/**
+ * kc_client_new() - connect nothing yet; validate the TLS material and start the I/O thread.
+ * Return: 0 or -EINVAL (bad PEM, bad server URL) with @err set.
+ */
+int kc_client_new(const struct kcfg *cfg, const struct kc_opts *opts /* NULL: defaults */,
+                  struct kc_client **out /* OUT, kc_client_free() */, struct ll_err *err);
+/**
+ * kc_client_free() - cancel outstanding calls (they return -ECANCELED), stop the thread, and
+ * wait until every call has returned. Not from a callback (kc_item_fn, kc_event_fn) of @c.
+ */
+void kc_client_free(struct kc_client *c);
+/** kc_server() - the server URL (borrowed). */
+const char *kc_server(const struct kc_client *c);
+
+/**
+ * kc_path() - append the API path of a resource to @out:
+ * /api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] or /apis/G/V/... . @ns is ignored for
+ * cluster-scoped resources; segments are percent-encoded. Return: 0 or -EMSGSIZE.
+ */
+int kc_path(struct buf *out, const struct kc_gvr *gvr, const char *ns, const char *name,
+            const char *subresource);
+
+/**
+ * kc_request() - one raw request. @path includes any query string. @body may be NULL.
+ * @accept NULL means application/json. The response body, if JSON, is parsed into resp->body.
+ */
+int kc_request(struct kc_client *c, const char *method, const char *path, const char *content_type,
+               const char *body, size_t body_len, const char *accept,
+               struct kc_resp *resp /* OUT */, struct ll_err *err);
+
+int kc_get(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+           struct kc_resp *resp /* OUT */, struct ll_err *err);
+/** kc_create() - POST. Namespaces are always created this way, never applied. */
+int kc_create(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const json_t *obj,
+              struct kc_resp *resp /* OUT */, struct ll_err *err);
+/** kc_replace() - PUT (optimistic concurrency through metadata.resourceVersion in @obj). */
+int kc_replace(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+               const char *subresource, const json_t *obj, struct kc_resp *resp /* OUT */,
+               struct ll_err *err);
+/**
+ * kc_apply() - server-side apply: PATCH application/apply-patch+yaml (the body is JSON, which
+ * is YAML) with ?fieldManager=@field_manager and force=true when @force. A conflict is an answer
+ * (409, reason "Conflict") whose message names the conflicting managers and fields.
+ */
+int kc_apply(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+             const char *subresource, const json_t *obj, const char *field_manager, bool force,
+             struct kc_resp *resp /* OUT */, struct ll_err *err);
+
+enum kc_patch_type {
+	KC_PATCH_MERGE,     /* application/merge-patch+json */
+	KC_PATCH_JSON,      /* application/json-patch+json (supports "test" guards) */
+	KC_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in kinds only) */
+};
+int kc_patch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+             const char *subresource, enum kc_patch_type type, const json_t *patch,
+             const char *field_manager /* or NULL */, struct kc_resp *resp /* OUT */,
+             struct ll_err *err);
+
+struct kc_delete_opts {
+	const char *precondition_uid; /* or NULL */
+	const char *precondition_rv;  /* or NULL */
+	const char *propagation;      /* "Foreground", "Background", "Orphan" or NULL */
+	long grace_seconds;           /* <0: server default */
+};
+/** kc_delete() - DELETE with a DeleteOptions body. A 404 is an answer, not an error. */
+int kc_delete(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+              const struct kc_delete_opts *opts /* or NULL */, struct kc_resp *resp /* OUT */,
+              struct ll_err *err);
+
+struct kc_list_opts {
+	const char *label_selector;   /* or NULL */
+	const char *field_selector;   /* or NULL */
+	long limit;                   /* page size; default 500; 0 keeps the default */
+	const char *resource_version; /* or NULL (a consistent read) */
+	const char *accept;           /* e.g. metadata-only; NULL: application/json */
+};
+
+/**
+ * Item callback for kc_list(): @item is borrowed, nobody else holds it, and it may be modified
+ * in place or kept with json_incref(). Return non-zero to stop listing with that value.
+ */
+typedef int (*kc_item_fn)(json_t *item, void *ud);
+
+/**
+ * kc_list() - paginated LIST (limit/continue), calling @on_item for each item of each page.
+ * *list_rv receives the list's resourceVersion (caller frees). An expired continue token
+ * surfaces as a 410 answer in @resp (return 0, resp->http_status 410): the caller relists.
+ * On a non-2xx page, the listing stops there and @resp holds that answer.
+ */
+int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+            const struct kc_list_opts *opts, kc_item_fn on_item, void *ud,
+            char **list_rv /* OUT, or NULL */, struct kc_resp *resp /* OUT */, struct ll_err *err);
+
+struct kc_watch_opts {
+	const char *resource_version; /* start after this RV; NULL/"" = server's choice */
+	const char *label_selector;
+	const char *field_selector;
+	bool allow_bookmarks;
+	int timeout_seconds;      /* server-side timeout; 0: a random 300..600 */
+	int idle_timeout_seconds; /* watchdog: no bytes for this long ends the watch with
+	                           * -ETIMEDOUT; 0: timeout_seconds + 60 */
+	size_t max_event_bytes;   /* 0: WATCHSPLIT_DEFAULT_MAX_LINE */
+	const char *accept;       /* NULL: application/json */
+	atomic_int *cancel;       /* optional: the watch ends with -ECANCELED once non-zero */
+};
+
+/**
+ * Event callback for kc_watch(): runs on the thread that called kc_watch(). @obj is borrowed,
+ * nobody else holds it, it may be modified or kept with json_incref(). For WATCH_ERROR, @obj is
+ * a metav1.Status (a 410 here means "relist"). Return non-zero to end the watch with that value.
+ */
+typedef int (*kc_event_fn)(enum watch_event_type type, json_t *obj, void *ud);
+
+/**
+ * kc_watch() - one watch request (?watch=1), running until the server ends the stream (0),
+ * @on_event returns non-zero (that value), the cancel flag is set (-ECANCELED), the watchdog
+ * fires (-ETIMEDOUT), an event exceeds the cap (-EMSGSIZE) or is malformed (-EPROTO), or the
+ * connection fails (negative errno). A non-200 answer (e.g. 410 Gone, 429, 5xx) returns 0 with
+ * resp->http_status and resp->status set and no events. Slow consumers apply back-pressure to
+ * the stream (the transfer is paused); at most a bounded number of bytes is buffered per watch.
+ */
+int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+             const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud,
+             struct kc_resp *resp /* OUT */, struct ll_err *err);
+
+/*
+ * kc_test_crash_after_writes() - test-only fault hook: when @n > 0, the process exits at once
+ * (status KC_TEST_CRASH_EXIT, no cleanup) right after the @n-th successful POST, PUT, PATCH or
+ * DELETE of any client, before the caller sees the answer: a crash between a write and
+ * whatever would have followed it. 0 turns it off.
+ */
+#define KC_TEST_CRASH_EXIT 86
+void kc_test_crash_after_writes(long n);
+
+/** Accept header for metadata-only (PartialObjectMetadata) lists. */
+#define KC_ACCEPT_METADATA                                                  \
+	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," \
+	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+/*
+ * ... and for watches: the API server takes the first acceptable type, and a watch's events are
+ * single objects, so offering the List type first makes it fail on the first event.
+ */
+#define KC_ACCEPT_METADATA_WATCH \
+	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+#endif

@@ -1,0 +1,661 @@
+/* manager.c - controllers, shared informers, workers and leader election (see manager.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/metrics.h"
+#include "base/ratelimit.h"
+#include "http/probe.h"
+#include "kube/lease.h"
+#include "kube/manager.h"
+#include "kube/workqueue.h"
+
+enum map_kind {
+	MAP_PRIMARY,
+	MAP_OWNED,
+	MAP_FN,
+};
+
+struct mapping {
+	enum map_kind kind;
+	struct controller *c;
+	char *owner_kind;
+	ctrl_map_fn fn;
+	void *ud;
+	struct mapping *next;
+};
+
+struct controller {
+	struct controller_def def;
+	struct mgr *m;
+	pthread_rwlock_t qlock; /* guards queue: handlers read it, leadership changes swap it */
+	struct wq *queue;       /* NULL while not leading */
+	pthread_t *workers;
+	int n_workers;
+	struct inf **primaries;
+	size_t n_primaries;
+	struct mapping *mappings;
+	struct controller *next;
+};
+
+struct shared_inf {
+	char *signature;
+	struct inf *inf;
+	char *name;
+	struct shared_inf *next;
+};
+
+struct mgr {
+	struct mgr_opts o;
+	struct shared_inf *infs;
+	struct controller *ctrls;
+	struct lease *lease;
+	struct probe *probe;
+	atomic_bool stop;
+	atomic_bool synced;
+	pthread_mutex_t lead_lock; /* serialises starting and stopping the workers */
+	bool workers_running;
+};
+
+static const double reconcile_buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                           0.25,  0.5,   1,    2.5,   5,    10};
+
+struct mgr *mgr_new(const struct mgr_opts *opts)
+{
+	struct mgr *m = xcalloc(1, sizeof(*m));
+
+	m->o = *opts;
+	pthread_mutex_init(&m->lead_lock, NULL);
+	metrics_describe("landlord_reconcile_total", METRIC_COUNTER,
+	                 "Reconciles by controller and result (success, requeue, error).", NULL, 0);
+	metrics_describe("landlord_reconcile_duration_seconds", METRIC_HISTOGRAM,
+	                 "Time spent in one reconcile.", reconcile_buckets,
+	                 sizeof(reconcile_buckets) / sizeof(reconcile_buckets[0]));
+	return m;
+}
+
+struct kc_client *mgr_client(struct mgr *m)
+{
+	return m->o.client;
+}
+
+static char *informer_signature(const struct inf_opts *o)
+{
+	return xasprintf("%s/%s/%s|%s|%s|%s|%d", o->gvr.group ? o->gvr.group : "", o->gvr.version,
+	                 o->gvr.resource, o->ns ? o->ns : "",
+	                 o->label_selector ? o->label_selector : "",
+	                 o->field_selector ? o->field_selector : "", o->metadata_only);
+}
+
+struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts)
+{
+	struct shared_inf *s;
+	char *sig = informer_signature(opts);
+
+	for (s = m->infs; s; s = s->next) {
+		if (strcmp(s->signature, sig) == 0) {
+			free(sig);
+			return s->inf;
+		}
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->signature = sig;
+	s->inf = inf_new(m->o.client, opts);
+	s->name = xstrdup(opts->name ? opts->name : opts->gvr.resource);
+	s->next = m->infs;
+	m->infs = s;
+	return s->inf;
+}
+
+struct controller *mgr_add_controller(struct mgr *m, const struct controller_def *def)
+{
+	struct controller *c = xcalloc(1, sizeof(*c)), **tail = &m->ctrls;
+
+	c->def = *def;
+	if (c->def.workers <= 0)
+		c->def.workers = 2;
+	c->m = m;
+	pthread_rwlock_init(&c->qlock, NULL);
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = c;
+	return c;
+}
+
+const char *ctrl_name(const struct controller *c)
+{
+	return c->def.name;
+}
+
+struct mgr *ctrl_mgr(struct controller *c)
+{
+	return c->m;
+}
+
+void ctrl_enqueue(struct controller *c, const char *key)
+{
+	pthread_rwlock_rdlock(&c->qlock);
+	if (c->queue)
+		wq_add(c->queue, key);
+	pthread_rwlock_unlock(&c->qlock);
+}
+
+static void enqueue_emit(const char *key, void *ctx)
+{
+	ctrl_enqueue(ctx, key);
+}
+
+/* The key of the controller's primary object named by an ownerReference of @obj. */
+static void enqueue_owners(struct mapping *map, const json_t *obj)
+{
+	json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL), *ref;
+	bool namespaced = map->c->n_primaries && inf_gvr(map->c->primaries[0])->namespaced;
+	size_t i;
+
+	json_array_foreach(refs, i, ref)
+	{
+		const char *kind = jx_str(ref, "kind", NULL), *name = jx_str(ref, "name", NULL);
+		const char *ns = jx_namespace(obj);
+		char *key;
+
+		if (kind == NULL || name == NULL || strcmp(kind, map->owner_kind) != 0)
+			continue;
+		key = namespaced && ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
+		ctrl_enqueue(map->c, key);
+		free(key);
+	}
+}
+
+static void map_object(struct mapping *map, const json_t *obj)
+{
+	char *key;
+
+	switch (map->kind) {
+	case MAP_PRIMARY:
+		key = jx_object_key(obj);
+		if (key)
+			ctrl_enqueue(map->c, key);
+		free(key);
+		break;
+	case MAP_OWNED:
+		enqueue_owners(map, obj);
+		break;
+	case MAP_FN:
+		map->fn(obj, enqueue_emit, map->c, map->ud);
+		break;
+	}
+}
+
+static void on_add(const json_t *obj, void *ud)
+{
+	map_object(ud, obj);
+}
+
+static void on_update(const json_t *old_obj, const json_t *new_obj, void *ud)
+{
+	struct mapping *map = ud;
+
+	if (map->kind != MAP_PRIMARY)
+		map_object(map, old_obj);
+	map_object(map, new_obj);
+}
+
+static void on_delete(const json_t *obj, void *ud)
+{
+	map_object(ud, obj);
+}
+
+static struct mapping *add_mapping(struct controller *c, struct inf *inf, enum map_kind kind)
+{
+	struct mapping *map = xcalloc(1, sizeof(*map));
+	struct inf_handler h = {on_add, on_update, on_delete, map};
+
+	map->kind = kind;
+	map->c = c;
+	map->next = c->mappings;
+	c->mappings = map;
+	inf_add_handler(inf, &h);
+	return map;
+}
+
+void ctrl_watch_primary(struct controller *c, struct inf *inf)
+{
+	c->primaries = xrealloc(c->primaries, (c->n_primaries + 1) * sizeof(*c->primaries));
+	c->primaries[c->n_primaries++] = inf;
+	add_mapping(c, inf, MAP_PRIMARY);
+}
+
+void ctrl_watch_owned(struct controller *c, struct inf *inf, const char *owner_kind)
+{
+	add_mapping(c, inf, MAP_OWNED)->owner_kind = xstrdup(owner_kind);
+}
+
+void ctrl_watch_mapped(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud)
+{
+	struct mapping *map = add_mapping(c, inf, MAP_FN);
+
+	map->fn = fn;
+	map->ud = ud;
+}
+
+static void record_reconcile(struct controller *c, const char *result, double seconds)
+{
+	char labels[256];
+
+	metrics_labels(labels, sizeof(labels), "controller", c->def.name, "result", result, NULL);
+	metrics_add("landlord_reconcile_total", labels, 1);
+	metrics_labels(labels, sizeof(labels), "controller", c->def.name, NULL);
+	metrics_observe("landlord_reconcile_duration_seconds", labels, seconds);
+}
+
+struct worker_arg {
+	struct controller *c;
+	struct wq *q;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker_arg *wa = arg;
+	struct controller *c = wa->c;
+	struct wq *q = wa->q;
+	const char *key;
+
+	free(wa);
+	while (wq_get(q, &key) == 0) {
+		int64_t t0 = mono_ns();
+		struct ctrl_result r = c->def.reconcile(c, key, c->def.ud);
+		double secs = (double)(mono_ns() - t0) / 1e9;
+
+		switch (r.outcome) {
+		case CTRL_DONE:
+			wq_forget(q, key);
+			record_reconcile(c, "success", secs);
+			break;
+		case CTRL_REQUEUE_AFTER:
+			wq_forget(q, key);
+			wq_add_after(q, key, r.after_ms);
+			record_reconcile(c, "requeue", secs);
+			break;
+		case CTRL_RETRY:
+			log_debug("reconcile failed; retrying with back-off", "{s:s,s:s,s:i}",
+			          "controller", c->def.name, "key", key, "requeues",
+			          wq_num_requeues(q, key));
+			wq_add_rate_limited(q, key);
+			record_reconcile(c, "error", secs);
+			break;
+		}
+		wq_done(q, key);
+	}
+	return NULL;
+}
+
+static void enqueue_primaries(struct controller *c, struct wq *q)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->n_primaries; i++) {
+		json_t *all = inf_list(c->primaries[i], NULL), *obj;
+
+		json_array_foreach(all, j, obj)
+		{
+			char *key = jx_object_key(obj);
+
+			if (key)
+				wq_add(q, key);
+			free(key);
+		}
+		json_decref(all);
+	}
+}
+
+static void start_controller(struct controller *c)
+{
+	struct wq_opts qo = {.name = c->def.name};
+	struct wq *q = wq_new(&qo);
+	int i;
+
+	pthread_rwlock_wrlock(&c->qlock);
+	c->queue = q;
+	pthread_rwlock_unlock(&c->qlock);
+	enqueue_primaries(c, q);
+	c->workers = xcalloc((size_t)c->def.workers, sizeof(*c->workers));
+	for (i = 0; i < c->def.workers; i++) {
+		struct worker_arg *wa = xmalloc(sizeof(*wa));
+
+		wa->c = c;
+		wa->q = q;
+		if (pthread_create(&c->workers[i], NULL, worker_main, wa) != 0) {
+			free(wa);
+			break;
+		}
+	}
+	c->n_workers = i;
+}
+
+static void stop_controller(struct controller *c)
+{
+	struct wq *q;
+	int i;
+
+	pthread_rwlock_wrlock(&c->qlock);
+	q = c->queue;
+	c->queue = NULL;
+	pthread_rwlock_unlock(&c->qlock);
+	if (q == NULL)
+		return;
+	wq_shutdown(q);
+	for (i = 0; i < c->n_workers; i++)
+		pthread_join(c->workers[i], NULL);
+	free(c->workers);
+	c->workers = NULL;
+	c->n_workers = 0;
+	wq_free(q);
+}
+
+static void start_workers(void *ud)
+{
+	struct mgr *m = ud;
+	struct controller *c;
+
+	pthread_mutex_lock(&m->lead_lock);
+	if (!m->workers_running && !atomic_load(&m->stop)) {
+		for (c = m->ctrls; c; c = c->next)
+			start_controller(c);
+		m->workers_running = true;
+		log_info("workers started", NULL);
+	}
+	pthread_mutex_unlock(&m->lead_lock);
+}
+
+/* Returns only when no worker runs any more: the Lease may be released after this. */
+static void stop_workers(void *ud)
+{
+	struct mgr *m = ud;
+	struct controller *c;
+
+	pthread_mutex_lock(&m->lead_lock);
+	if (m->workers_running) {
+		for (c = m->ctrls; c; c = c->next)
+			stop_controller(c);
+		m->workers_running = false;
+		log_info("workers stopped", NULL);
+	}
+	pthread_mutex_unlock(&m->lead_lock);
+}
+
+static void on_new_leader(const char *identity, void *ud)
+{
+	log_info("leader observed", "{s:s?}", "identity", identity);
+}
+
+bool mgr_is_leader(struct mgr *m)
+{
+	bool running;
+
+	pthread_mutex_lock(&m->lead_lock);
+	running = m->workers_running;
+	pthread_mutex_unlock(&m->lead_lock);
+	return running;
+}
+
+static bool ready_fn(void *ud, char *why, size_t why_len)
+{
+	struct mgr *m = ud;
+
+	if (atomic_load(&m->stop)) {
+		snprintf(why, why_len, "shutting down");
+		return false;
+	}
+	if (!atomic_load(&m->synced)) {
+		snprintf(why, why_len, "informer caches not synced yet");
+		return false;
+	}
+	return true;
+}
+
+static struct shared_inf *find_informer(struct mgr *m, const char *query)
+{
+	struct shared_inf *s;
+	const char *p = strstr(query, "resource=");
+	size_t len;
+
+	if (p == NULL)
+		return NULL;
+	p += strlen("resource=");
+	len = strcspn(p, "&");
+	for (s = m->infs; s; s = s->next)
+		if (strlen(s->name) == len && strncmp(s->name, p, len) == 0)
+			return s;
+	return NULL;
+}
+
+/* Test hook: /debug/pause-watch?resource=NAME&paused=true|false */
+static int hook_pause_watch(void *ud, const char *method, const char *query, const char *body,
+                            struct buf *out)
+{
+	struct shared_inf *s = find_informer(ud, query);
+	bool paused = strstr(query, "paused=true") != NULL;
+
+	if (s == NULL) {
+		buf_append_str(out, "unknown resource\n");
+		return 404;
+	}
+	inf_pause_watch(s->inf, paused);
+	log_info("test hook: watch pause changed", "{s:s,s:b}", "resource", s->name, "paused",
+	         paused);
+	buf_appendf(out, "%s paused=%s\n", s->name, paused ? "true" : "false");
+	return 200;
+}
+
+/* Test hook: /debug/cache?resource=NAME -> {"objects":{key: resourceVersion},"stats":{...}} */
+static int hook_cache(void *ud, const char *method, const char *query, const char *body,
+                      struct buf *out)
+{
+	struct shared_inf *s = find_informer(ud, query);
+	json_t *all, *obj, *objects, *doc;
+	struct inf_stats st;
+	char *text;
+	size_t i;
+
+	if (s == NULL) {
+		buf_append_str(out, "unknown resource\n");
+		return 404;
+	}
+	objects = json_object();
+	all = inf_list(s->inf, NULL);
+	json_array_foreach(all, i, obj)
+	{
+		char *key = jx_object_key(obj);
+
+		if (key)
+			json_object_set_new(objects, key,
+			                    json_string(jx_resource_version(obj) ?: ""));
+		free(key);
+	}
+	json_decref(all);
+	inf_get_stats(s->inf, &st);
+	doc = json_pack("{s:o,s:b,s:{s:I,s:I,s:I,s:I}}", "objects", objects, "synced",
+	                inf_has_synced(s->inf), "stats", "lists", (json_int_t)st.lists, "relists",
+	                (json_int_t)st.relists, "watch_restarts", (json_int_t)st.watch_restarts,
+	                "events", (json_int_t)st.events);
+	text = jx_dumps(doc);
+	buf_append_str(out, text);
+	free(text);
+	json_decref(doc);
+	return 200;
+}
+
+static int start_probe(struct mgr *m)
+{
+	int rc;
+
+	if (m->o.probe_port < 0)
+		return 0;
+	m->probe = probe_new(m->o.probe_addr, m->o.probe_port);
+	probe_set_ready(m->probe, ready_fn, m);
+	if (m->o.test_hooks) {
+		probe_handle(m->probe, "/debug/pause-watch", hook_pause_watch, m);
+		probe_handle(m->probe, "/debug/cache", hook_cache, m);
+	}
+	rc = probe_start(m->probe);
+	if (rc) {
+		log_error("probe server failed to start", "{s:s,s:i,s:i}", "addr",
+		          m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", m->o.probe_port,
+		          "errno", -rc);
+		return rc;
+	}
+	log_info("probe server listening", "{s:s,s:i,s:b}", "addr",
+	         m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", probe_port(m->probe),
+	         "test_hooks", m->o.test_hooks);
+	return 0;
+}
+
+int mgr_probe_port(struct mgr *m)
+{
+	return m->probe ? probe_port(m->probe) : -1;
+}
+
+void mgr_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+void mgr_request_stop(struct mgr *m)
+{
+	atomic_store(&m->stop, true);
+}
+
+/* Wait for SIGTERM/SIGINT or mgr_request_stop(); signals are blocked, so poll sigtimedwait. */
+static void wait_for_stop(struct mgr *m)
+{
+	struct timespec tick = {0, 200 * 1000 * 1000};
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	while (!atomic_load(&m->stop)) {
+		sig = sigtimedwait(&set, NULL, &tick);
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_info("signal received; shutting down", "{s:s}", "signal",
+			         sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			atomic_store(&m->stop, true);
+		}
+	}
+}
+
+static bool wait_synced(struct mgr *m)
+{
+	struct shared_inf *s;
+
+	for (s = m->infs; s; s = s->next) {
+		while (!inf_wait_synced(s->inf, 1000)) {
+			if (atomic_load(&m->stop))
+				return false;
+			log_info("waiting for informer cache to sync", "{s:s}", "resource",
+			         s->name);
+		}
+	}
+	atomic_store(&m->synced, true);
+	log_info("informer caches synced", NULL);
+	return true;
+}
+
+static int start_leading_or_electing(struct mgr *m)
+{
+	struct lease_opts lo = {
+	        .ns = m->o.lease_ns,
+	        .name = m->o.lease_name,
+	        .lease_duration_ms = m->o.lease_duration_ms,
+	        .renew_deadline_ms = m->o.renew_deadline_ms,
+	        .retry_period_ms = m->o.retry_period_ms,
+	        .on_started_leading = start_workers,
+	        .on_stopped_leading = stop_workers,
+	        .on_new_leader = on_new_leader,
+	        .ud = m,
+	};
+
+	if (m->o.lease_client == NULL) {
+		start_workers(m);
+		return 0;
+	}
+	m->lease = lease_new(m->o.lease_client, &lo);
+	log_info("leader election started", "{s:s,s:s,s:s}", "lease_namespace", lo.ns, "lease",
+	         lo.name, "identity", lease_identity(m->lease));
+	return lease_start(m->lease);
+}
+
+int mgr_run(struct mgr *m)
+{
+	struct controller *c;
+	struct shared_inf *s;
+	int rc;
+
+	rc = start_probe(m);
+	for (c = m->ctrls; c && rc == 0; c = c->next) {
+		rc = c->def.setup ? c->def.setup(c, m, c->def.ud) : 0;
+		if (rc)
+			log_error("controller setup failed", "{s:s,s:i}", "controller", c->def.name,
+			          "errno", -rc);
+	}
+	for (s = m->infs; s && rc == 0; s = s->next)
+		rc = inf_start(s->inf);
+	if (rc == 0 && wait_synced(m))
+		rc = start_leading_or_electing(m);
+	if (rc == 0)
+		wait_for_stop(m);
+	atomic_store(&m->stop, true);
+	if (m->lease)
+		lease_stop(m->lease); /* stops the workers first, then releases the Lease */
+	stop_workers(m);
+	for (s = m->infs; s; s = s->next)
+		inf_stop(s->inf);
+	log_info("stopped", "{s:i}", "rc", rc);
+	return rc;
+}
+
+void mgr_free(struct mgr *m)
+{
+	struct controller *c, *cn;
+	struct shared_inf *s, *sn;
+	struct mapping *map, *mn;
+
+	if (m == NULL)
+		return;
+	probe_free(m->probe);
+	lease_free(m->lease);
+	for (c = m->ctrls; c; c = cn) {
+		cn = c->next;
+		for (map = c->mappings; map; map = mn) {
+			mn = map->next;
+			free(map->owner_kind);
+			free(map);
+		}
+		free(c->primaries);
+		pthread_rwlock_destroy(&c->qlock);
+		free(c);
+	}
+	for (s = m->infs; s; s = sn) {
+		sn = s->next;
+		inf_free(s->inf);
+		free(s->signature);
+		free(s->name);
+		free(s);
+	}
+	pthread_mutex_destroy(&m->lead_lock);
+	free(m);
+}

@@ -1,0 +1,8 @@
+/* api.c - the landlord.dev resources (see api.h). */
+#include "api/api.h"
+
+const struct kc_gvr LL_TENANTS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "tenants", "Tenant",
+                                  false};
+const struct kc_gvr LL_PLANS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "plans", "Plan", false};
+const struct kc_gvr LL_LANDLORDCONFIGS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "landlordconfigs",
+                                          "LandlordConfig", false};

@@ -1,0 +1,65 @@
+/*
+ * api.h - the landlord.dev API in one place: group, version, kinds and their resources, and the
+ * labels, annotations, finalizer and object names landlord reads and writes on other objects.
+ *
+ * Everything landlord-specific that crosses a process boundary (what is stored in the API server,
+ * what users and tests see) is named here, so a rename is one edit and a reader finds every name
+ * landlord owns in one file. lib/ knows none of these names. The user-facing description of each
+ * is in docs/tenants.md and docs/config.md.
+ */
+#ifndef LANDLORD_API_H
+#define LANDLORD_API_H
+
+#include "kube/kube.h"
+
+#define LANDLORD_GROUP        "landlord.dev"
+#define LANDLORD_VERSION_V1A1 "v1alpha1"
+#define LANDLORD_API_VERSION  "landlord.dev/v1alpha1"
+/* The prefix of every label and annotation key landlord owns. */
+#define LANDLORD_KEY_PREFIX "landlord.dev/"
+
+/* The kinds of the group (cluster-scoped). */
+extern const struct kc_gvr LL_TENANTS;
+extern const struct kc_gvr LL_PLANS;
+extern const struct kc_gvr LL_LANDLORDCONFIGS;
+
+/* Who landlord is to the API server: field manager, Event source, user agent. */
+#define LANDLORD_FIELD_MANAGER "landlord"
+#define LANDLORD_COMPONENT     "landlord"
+#define LANDLORD_FINALIZER     "landlord.dev/finalizer"
+
+/* Labels (DESIGN.md, "API"). */
+#define LABEL_TENANT     "landlord.dev/tenant"
+#define LABEL_KIND       "landlord.dev/kind"
+#define LABEL_PLAN       "landlord.dev/plan"
+#define LABEL_USERNAME   "landlord.dev/username"
+#define LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
+#define MANAGED_BY_VALUE "landlord"
+
+/* Annotations landlord writes on tenant namespaces, and their values. */
+#define ANNOT_MANAGED_METADATA "landlord.dev/managed-metadata"
+#define ANNOT_USERNAME_RAW     "landlord.dev/username-raw"
+#define ANNOT_SOURCE           "landlord.dev/source"
+#define ANNOT_RELEASED_FROM    "landlord.dev/released-from"
+#define SOURCE_SPEC            "spec"
+#define SOURCE_ADOPTED         "adopted"
+/* landlord.dev/kind values that are not a name from the Tenant's spec. */
+#define KIND_SANDBOX "sandbox"
+#define KIND_ADOPTED "adopted"
+
+/* Objects landlord keeps in every tenant namespace. */
+#define QUOTA_NAME     "landlord-quota"
+#define LIMITS_NAME    "landlord-limits"
+#define ISOLATION_NAME "landlord-isolation"
+/* RoleBindings are "landlord-<role>-<clusterrole>"; the per-tenant ClusterRole and its binding
+ * are "landlord:tenant:<tenant>". */
+#define ROLEBINDING_PREFIX     "landlord-"
+#define TENANT_CLUSTERROLE_FMT "landlord:tenant:%s"
+
+/* Where landlord keeps what outlives a process. */
+#define LANDLORD_SYSTEM_NAMESPACE "landlord-system"
+#define LANDLORD_LEASE_NAME       "landlord"
+#define LANDLORD_CONFIG_NAME      "landlord"
+#define ACCEPTED_CONFIG_CONFIGMAP "landlord-config-accepted"
+
+#endif

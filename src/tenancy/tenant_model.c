@@ -1,0 +1,604 @@
+/* tenant_model.c - the desired state of a Tenant (see tenant_model.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/json.h"
+#include "kube/quantity.h"
+#include "tenancy/tenant_model.h"
+
+#define RBAC_GROUP "rbac.authorization.k8s.io"
+
+static const char *const ROLES[] = {"owners", "editors", "viewers"};
+
+/* ---- claims ---- */
+
+static int add_claim(struct tm_claims *c, struct names_claim *claims, const char *tenant,
+                     const char *prefix, const char *name, const char *suffix, const char *kind,
+                     const char *user)
+{
+	struct tm_ns *ns = &c->ns[c->n];
+
+	claims[c->n] = (struct names_claim){
+	        .owner = tenant, .prefix = prefix, .name = name, .suffix = suffix};
+	memset(ns, 0, sizeof(*ns));
+	snprintf(ns->kind, sizeof(ns->kind), "%s", kind);
+	ns->user = user;
+	c->n++;
+	return 0;
+}
+
+static bool user_seen(const struct tm_claims *c, const char *user)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ns[i].user && strcmp(c->ns[i].user, user) == 0)
+			return true;
+	return false;
+}
+
+static size_t max_claims(const json_t *tenant)
+{
+	return json_array_size(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL)) +
+	       json_array_size(jx_get(tenant, "spec", "namespaces", "withoutTenantPrefix", NULL)) +
+	       json_array_size(jx_get(tenant, "spec", "accessControl", "owners", "users", NULL)) +
+	       json_array_size(jx_get(tenant, "spec", "accessControl", "editors", "users", NULL));
+}
+
+int tm_claims_build(const json_t *tenant, struct tm_claims *out)
+{
+	const char *t = jx_name(tenant);
+	size_t cap = max_claims(tenant), i;
+	struct names_claim *claims = calloc(cap ? cap : 1, sizeof(*claims));
+	json_t *v;
+	int rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	out->ns = calloc(cap ? cap : 1, sizeof(*out->ns));
+	if (claims == NULL || out->ns == NULL || t == NULL)
+		goto out;
+	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL), i,
+	                   v) if (json_is_string(v))
+	        add_claim(out, claims, t, t, json_string_value(v), NULL, json_string_value(v),
+	                  NULL);
+	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withoutTenantPrefix", NULL), i,
+	                   v) if (json_is_string(v))
+	        add_claim(out, claims, t, NULL, json_string_value(v), NULL, json_string_value(v),
+	                  NULL);
+	if (jx_bool(tenant, 0, "spec", "namespaces", "sandboxes", "enabled", NULL)) {
+		for (size_t r = 0; r < 2; r++) {
+			json_array_foreach(
+			        jx_get(tenant, "spec", "accessControl", ROLES[r], "users", NULL), i,
+			        v)
+			{
+				const char *u = json_string_value(v);
+
+				if (u != NULL && !user_seen(out, u))
+					add_claim(out, claims, t, t, u, KIND_SANDBOX, KIND_SANDBOX,
+					          u);
+			}
+		}
+	}
+	rc = names_claims_check(claims, out->n, NULL, NULL);
+	for (i = 0; rc == 0 && i < out->n; i++) {
+		memcpy(out->ns[i].name, claims[i].final, NAMES_BUF);
+		out->ns[i].collides = claims[i].collides_with != NAMES_NO_COLLISION;
+		/* the collision is symmetric: mark the claim it collides with too */
+		if (out->ns[i].collides)
+			out->ns[claims[i].collides_with].collides = true;
+	}
+	/* A kind label must be a valid label value. */
+	for (i = 0; rc == 0 && i < out->n; i++) {
+		char kind[NAMES_BUF];
+
+		rc = names_label_value(out->ns[i].kind, kind);
+		memcpy(out->ns[i].kind, kind, NAMES_BUF);
+	}
+out:
+	free(claims);
+	if (rc < 0)
+		tm_claims_release(out);
+	return rc;
+}
+
+void tm_claims_release(struct tm_claims *c)
+{
+	free(c->ns);
+	c->ns = NULL;
+	c->n = 0;
+}
+
+const struct tm_ns *tm_claims_find(const struct tm_claims *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->ns[i].name, name) == 0)
+			return &c->ns[i];
+	return NULL;
+}
+
+/* ---- namespace metadata ---- */
+
+/* Replace {{ TENANT.NAME }} and {{ TENANT.USERNAME }} (spaces inside the braces optional). */
+static char *substitute(const char *in, const char *tenant, const char *user)
+{
+	size_t cap = strlen(in) + 1, len = 0;
+	char *out = malloc(cap);
+
+	if (out == NULL)
+		return NULL;
+	while (*in) {
+		const char *end, *val = NULL, *p = in + 2;
+
+		if (in[0] != '{' || in[1] != '{') {
+			out[len++] = *in++;
+			continue;
+		}
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "TENANT.NAME", 11) == 0)
+			val = tenant, p += 11;
+		else if (strncmp(p, "TENANT.USERNAME", 15) == 0)
+			val = user ? user : "", p += 15;
+		while (val && *p == ' ')
+			p++;
+		end = val && p[0] == '}' && p[1] == '}' ? p + 2 : NULL;
+		if (end == NULL) {
+			out[len++] = *in++;
+			continue;
+		}
+		cap += strlen(val);
+		char *grown = realloc(out, cap);
+
+		if (grown == NULL) {
+			free(out);
+			return NULL;
+		}
+		out = grown;
+		memcpy(out + len, val, strlen(val));
+		len += strlen(val);
+		in = end;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+static void merge_map(json_t *dst, const json_t *src, const char *tenant, const char *user,
+                      bool label_values)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)src, k, v)
+	{
+		char *s = json_is_string(v) ? substitute(json_string_value(v), tenant, user) : NULL;
+		char value[NAMES_BUF];
+
+		if (s == NULL)
+			continue;
+		if (label_values && names_label_value(s, value) == 0)
+			json_object_set_new(dst, k, json_string(value));
+		else if (!label_values)
+			json_object_set_new(dst, k, json_string(s));
+		free(s);
+	}
+}
+
+static bool listed(const json_t *names, const char *name)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(names, i, v) if (json_is_string(v) &&
+	                                    strcmp(json_string_value(v), name) == 0) return true;
+	return false;
+}
+
+json_t *tm_sorted_keys(const json_t *obj)
+{
+	json_t *keys = json_array();
+	const char *k;
+	json_t *v;
+
+	/* jansson iterates in insertion order; sort for a stable annotation */
+	json_object_foreach((json_t *)obj, k, v)
+	{
+		size_t i = 0;
+
+		while (i < json_array_size(keys) &&
+		       strcmp(json_string_value(json_array_get(keys, i)), k) < 0)
+			i++;
+		json_array_insert_new(keys, i, json_string(k));
+	}
+	return keys;
+}
+
+const char *tm_pod_security(const json_t *tenant, const struct lcfg *cfg)
+{
+	static const char *const levels[] = {"privileged", "baseline", "restricted"};
+	const char *p = jx_str(tenant, "spec", "podSecurity", NULL);
+
+	for (size_t i = 0; p && i < 3; i++)
+		if (strcmp(p, levels[i]) == 0)
+			return levels[i];
+	return lcfg_default_pod_security(cfg);
+}
+
+bool tm_network_isolation(const json_t *tenant, const struct lcfg *cfg)
+{
+	json_t *v = jx_get(tenant, "spec", "networkIsolation", NULL);
+
+	return json_is_boolean(v) ? json_is_true(v) : lcfg_default_network_isolation(cfg);
+}
+
+json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, const char *plan,
+                              const char *ns_name, const struct tm_ns *ns, const char *adopted_kind)
+{
+	const char *t = jx_name(tenant), *user = ns ? ns->user : NULL;
+	const char *level = tm_pod_security(tenant, cfg);
+	json_t *labels = json_object(), *annots = json_object(), *spec, *managed, *out;
+	char user_label[NAMES_BUF] = "", plan_label[NAMES_BUF] = "", *dumped;
+	size_t i;
+
+	if (user)
+		names_label_value(user, user_label);
+	names_label_value(plan ? plan : "", plan_label);
+	merge_map(labels, lcfg_namespace_labels(cfg), t, user_label, true);
+	merge_map(annots, lcfg_namespace_annotations(cfg), t, user, false);
+	spec = jx_get(tenant, "spec", "namespaces", "metadata", NULL);
+	merge_map(labels, jx_get(spec, "common", "labels", NULL), t, user_label, true);
+	merge_map(annots, jx_get(spec, "common", "annotations", NULL), t, user, false);
+	if (user) {
+		merge_map(labels, jx_get(spec, "sandbox", "labels", NULL), t, user_label, true);
+		merge_map(annots, jx_get(spec, "sandbox", "annotations", NULL), t, user, false);
+	}
+	json_array_foreach(jx_get(spec, "specific", NULL), i, spec)
+	{
+		if (!listed(jx_get(spec, "namespaces", NULL), ns_name))
+			continue;
+		merge_map(labels, jx_get(spec, "labels", NULL), t, user_label, true);
+		merge_map(annots, jx_get(spec, "annotations", NULL), t, user, false);
+	}
+	/* landlord's own keys win over anything configured */
+	json_object_set_new(labels, LABEL_TENANT, json_string(t));
+	json_object_set_new(labels, LABEL_KIND, json_string(ns ? ns->kind : adopted_kind));
+	json_object_set_new(labels, LABEL_PLAN, json_string(plan_label));
+	json_object_set_new(labels, LABEL_MANAGED_BY, json_string(MANAGED_BY_VALUE));
+	json_object_set_new(labels, "pod-security.kubernetes.io/enforce", json_string(level));
+	json_object_set_new(labels, "pod-security.kubernetes.io/warn", json_string(level));
+	json_object_set_new(labels, "pod-security.kubernetes.io/audit", json_string(level));
+	json_object_set_new(annots, ANNOT_SOURCE, json_string(ns ? SOURCE_SPEC : SOURCE_ADOPTED));
+	if (user) {
+		json_object_set_new(labels, LABEL_USERNAME, json_string(user_label));
+		json_object_set_new(annots, ANNOT_USERNAME_RAW, json_string(user));
+	}
+	managed = json_pack("{s:s,s:o,s:o}", "tenant", t, "labels", tm_sorted_keys(labels),
+	                    "annotations", tm_sorted_keys(annots));
+	dumped = jx_dumps(managed);
+	json_object_set_new(annots, ANNOT_MANAGED_METADATA, json_string(dumped ? dumped : "{}"));
+	free(dumped);
+	json_decref(managed);
+	out = json_pack("{s:o,s:o}", "labels", labels, "annotations", annots);
+	return out;
+}
+
+json_t *tm_managed_keys(const json_t *namespace_obj)
+{
+	const char *a = jx_annotation(namespace_obj, ANNOT_MANAGED_METADATA);
+	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
+
+	if (m && (!json_is_object(m) || !json_is_string(json_object_get(m, "tenant")))) {
+		json_decref(m);
+		m = NULL;
+	}
+	return m;
+}
+
+/* Add to @patch_map: desired values that differ, and null for keys no longer wanted. */
+static void diff_map(json_t *patch_map, const json_t *current, const json_t *desired,
+                     const json_t *previously_set)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach((json_t *)desired, k,
+	                    v) if (!json_equal(json_object_get(current, k), v))
+	        json_object_set(patch_map, k, v);
+	json_array_foreach(previously_set, i, v)
+	{
+		k = json_string_value(v);
+		if (k && !json_object_get(desired, k) && json_object_get(current, k))
+			json_object_set_new(patch_map, k, json_null());
+	}
+}
+
+json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
+{
+	json_t *prev = tm_managed_keys(current), *empty = json_object();
+	json_t *labels = json_object(), *annots = json_object(), *patch = NULL;
+	const json_t *want_labels = desired ? json_object_get(desired, "labels") : empty;
+	const json_t *want_annots = desired ? json_object_get(desired, "annotations") : empty;
+	json_t *prev_labels = json_object_get(prev, "labels");
+	json_t *prev_annots = json_deep_copy(json_object_get(prev, "annotations"));
+
+	if (prev_annots == NULL)
+		prev_annots = json_array();
+	/* the bookkeeping annotation itself is landlord's too */
+	json_array_append_new(prev_annots, json_string(ANNOT_MANAGED_METADATA));
+	diff_map(labels, jx_get(current, "metadata", "labels", NULL), want_labels, prev_labels);
+	diff_map(annots, jx_get(current, "metadata", "annotations", NULL), want_annots,
+	         prev_annots);
+	if (desired == NULL) {
+		/* releasing: landlord.dev labels go whether or not they were recorded */
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(
+		        jx_get(current, "metadata", "labels", NULL), k,
+		        v) if (strncmp(k, LANDLORD_KEY_PREFIX, strlen(LANDLORD_KEY_PREFIX)) == 0)
+		        json_object_set_new(labels, k, json_null());
+	}
+	if (desired && jx_annotation(current, ANNOT_RELEASED_FROM))
+		json_object_set_new(annots, ANNOT_RELEASED_FROM, json_null());
+	if (json_object_size(labels) || json_object_size(annots)) {
+		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
+		                  jx_resource_version(current));
+		if (json_object_size(labels))
+			json_object_set(json_object_get(patch, "metadata"), "labels", labels);
+		if (json_object_size(annots))
+			json_object_set(json_object_get(patch, "metadata"), "annotations", annots);
+	}
+	json_decref(labels);
+	json_decref(annots);
+	json_decref(prev);
+	json_decref(prev_annots);
+	json_decref(empty);
+	return patch;
+}
+
+json_t *tm_release_patch(const json_t *current, const char *tenant)
+{
+	json_t *patch = tm_metadata_patch(current, NULL), *meta;
+
+	if (patch == NULL)
+		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
+		                  jx_resource_version(current));
+	meta = json_object_get(patch, "metadata");
+	if (json_object_get(meta, "annotations") == NULL)
+		json_object_set_new(meta, "annotations", json_object());
+	json_object_set_new(json_object_get(meta, "annotations"), ANNOT_RELEASED_FROM,
+	                    json_string(tenant));
+	return patch;
+}
+
+/* ---- access ---- */
+
+static int kind_rank(const json_t *subject)
+{
+	const char *k = jx_str(subject, "kind", NULL);
+
+	return strcmp(k, "User") == 0 ? 0 : strcmp(k, "Group") == 0 ? 1 : 2;
+}
+
+/* Insert keeping users, then groups, then service accounts, each sorted; drop duplicates. */
+static void append_sorted(json_t *arr, json_t *subject)
+{
+	const char *name = jx_str(subject, "name", NULL);
+	const char *ns = jx_str(subject, "namespace", NULL) ?: "";
+	size_t i = 0;
+
+	for (; i < json_array_size(arr); i++) {
+		json_t *o = json_array_get(arr, i);
+		int c = kind_rank(o) - kind_rank(subject);
+
+		if (c == 0)
+			c = strcmp(jx_str(o, "name", NULL), name);
+		if (c == 0)
+			c = strcmp(jx_str(o, "namespace", NULL) ?: "", ns);
+		if (c == 0) {
+			json_decref(subject); /* listed twice */
+			return;
+		}
+		if (c > 0)
+			break;
+	}
+	json_array_insert_new(arr, i, subject);
+}
+
+json_t *tm_subjects(const json_t *tenant, const char *role)
+{
+	const json_t *ac = jx_get(tenant, "spec", "accessControl", role, NULL);
+	json_t *out = json_array(), *v;
+	size_t i;
+
+	json_array_foreach(jx_get(ac, "users", NULL), i, v) if (json_is_string(v)) append_sorted(
+	        out, json_pack("{s:s,s:s,s:O}", "kind", "User", "apiGroup", RBAC_GROUP, "name", v));
+	json_array_foreach(jx_get(ac, "groups", NULL), i, v) if (json_is_string(v))
+	        append_sorted(out, json_pack("{s:s,s:s,s:O}", "kind", "Group", "apiGroup",
+	                                     RBAC_GROUP, "name", v));
+	json_array_foreach(jx_get(ac, "serviceAccounts", NULL), i, v)
+	{
+		const char *ns = jx_str(v, "namespace", NULL), *name = jx_str(v, "name", NULL);
+
+		if (ns && name)
+			append_sorted(out, json_pack("{s:s,s:s,s:s}", "kind", "ServiceAccount",
+			                             "name", name, "namespace", ns));
+	}
+	return out;
+}
+
+static json_t *object_meta(const json_t *tenant, const char *name, const char *ns)
+{
+	json_t *m = json_pack("{s:s,s:{s:s,s:s}}", "name", name, "labels", LABEL_MANAGED_BY,
+	                      MANAGED_BY_VALUE, LABEL_TENANT, jx_name(tenant));
+
+	if (ns)
+		json_object_set_new(m, "namespace", json_string(ns));
+	return m;
+}
+
+static void add_binding(json_t *out, const json_t *tenant, const char *ns, const char *role,
+                        const char *cluster_role, json_t *subjects)
+{
+	char name[512];
+
+	if (json_array_size(subjects) == 0) {
+		json_decref(subjects);
+		return;
+	}
+	snprintf(name, sizeof(name), ROLEBINDING_PREFIX "%s-%s", role, cluster_role);
+	json_object_set_new(out, name,
+	                    json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s},s:o}", "apiVersion",
+	                              RBAC_GROUP "/v1", "kind", "RoleBinding", "metadata",
+	                              object_meta(tenant, name, ns), "roleRef", "apiGroup",
+	                              RBAC_GROUP, "kind", "ClusterRole", "name", cluster_role,
+	                              "subjects", subjects));
+}
+
+json_t *tm_rolebindings(const json_t *tenant, const struct lcfg *cfg, const char *ns_name,
+                        const json_t *ns_labels, const struct tm_ns *claim, bool private_sandbox)
+{
+	const char *roles[3];
+	json_t *out = json_object();
+	bool sandbox = claim && claim->user;
+
+	lcfg_roles_for_namespace(cfg, ns_labels, &roles[0], &roles[1], &roles[2]);
+	for (size_t r = 0; r < 3; r++) {
+		json_t *subjects =
+		        sandbox && private_sandbox ? json_array() : tm_subjects(tenant, ROLES[r]);
+
+		if (sandbox && r == 0)
+			append_sorted(subjects,
+			              json_pack("{s:s,s:s,s:s}", "kind", "User", "apiGroup",
+			                        RBAC_GROUP, "name", claim->user));
+		add_binding(out, tenant, ns_name, ROLES[r], roles[r], subjects);
+	}
+	return out;
+}
+
+/* ---- policies and quota ---- */
+
+json_t *tm_canonical_quantities(const json_t *list)
+{
+	json_t *out = json_object(), *v;
+	const char *k;
+
+	json_object_foreach((json_t *)list, k, v)
+	{
+		struct qty q;
+		char s[QTY_STR_MAX];
+		const char *str = json_string_value(v);
+
+		if (json_is_integer(v)) {
+			q = qty_from_int(json_integer_value(v));
+			json_object_set_new(out, k, json_string(qty_format(&q, s)));
+		} else if (str && qty_parse(str, &q) == 0) {
+			json_object_set_new(out, k, json_string(qty_format(&q, s)));
+		} else {
+			json_object_set(out, k, v);
+		}
+	}
+	return out;
+}
+
+json_t *tm_limitrange(const json_t *tenant, const json_t *plan, const char *ns_name)
+{
+	static const char *const maps[] = {"max", "min", "default", "defaultRequest",
+	                                   "maxLimitRequestRatio"};
+	const json_t *limits = jx_get(plan, "spec", "limitRange", "limits", NULL);
+	json_t *items = json_array(), *item;
+	size_t i;
+
+	if (json_array_size(limits) == 0) {
+		json_decref(items);
+		return NULL;
+	}
+	json_array_foreach(limits, i, item)
+	{
+		json_t *copy = json_deep_copy(item);
+
+		for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++)
+			if (json_is_object(json_object_get(item, maps[m])))
+				json_object_set_new(
+				        copy, maps[m],
+				        tm_canonical_quantities(json_object_get(item, maps[m])));
+		json_array_append_new(items, copy);
+	}
+	return json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "v1", "kind", "LimitRange",
+	                 "metadata", object_meta(tenant, LIMITS_NAME, ns_name), "spec", "limits",
+	                 items);
+}
+
+json_t *tm_networkpolicy(const json_t *tenant, const char *ns_name, const json_t *privileged)
+{
+	json_t *ingress = json_pack("[{s:[{s:{s:{s:s}}}]}]", "from", "namespaceSelector",
+	                            "matchLabels", LABEL_TENANT, jx_name(tenant));
+
+	if (json_array_size(privileged) > 0)
+		json_array_append_new(ingress, json_pack("{s:[{s:{s:[{s:s,s:s,s:O}]}}]}", "from",
+		                                         "namespaceSelector", "matchExpressions",
+		                                         "key", "kubernetes.io/metadata.name",
+		                                         "operator", "In", "values", privileged));
+	return json_pack("{s:s,s:s,s:o,s:{s:{},s:[s],s:o}}", "apiVersion", "networking.k8s.io/v1",
+	                 "kind", "NetworkPolicy", "metadata",
+	                 object_meta(tenant, ISOLATION_NAME, ns_name), "spec", "podSelector",
+	                 "policyTypes", "Ingress", "ingress", ingress);
+}
+
+json_t *tm_resourcequota(const json_t *tenant, const char *ns_name, const json_t *hard)
+{
+	return json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "v1", "kind", "ResourceQuota",
+	                 "metadata", object_meta(tenant, QUOTA_NAME, ns_name), "spec", "hard",
+	                 tm_canonical_quantities(hard));
+}
+
+void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20])
+{
+	snprintf(out, NAMES_BUF + 20, TENANT_CLUSTERROLE_FMT, tenant);
+}
+
+json_t *tm_clusterrole(const json_t *tenant)
+{
+	char name[NAMES_BUF + 20];
+
+	tm_tenant_role_name(jx_name(tenant), name);
+	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s],s:[s,s]}]}", "apiVersion",
+	                 RBAC_GROUP "/v1", "kind", "ClusterRole", "metadata",
+	                 object_meta(tenant, name, NULL), "rules", "apiGroups", LANDLORD_GROUP,
+	                 "resources", "tenants", "resourceNames", jx_name(tenant), "verbs", "get",
+	                 "watch");
+}
+
+json_t *tm_clusterrolebinding(const json_t *tenant)
+{
+	char name[NAMES_BUF + 20];
+	json_t *subjects = json_array();
+
+	for (size_t r = 0; r < 3; r++) {
+		json_t *s = tm_subjects(tenant, ROLES[r]), *v;
+		size_t i;
+
+		json_array_foreach(s, i, v) append_sorted(subjects, json_incref(v));
+		json_decref(s);
+	}
+	if (json_array_size(subjects) == 0) {
+		json_decref(subjects);
+		return NULL;
+	}
+	tm_tenant_role_name(jx_name(tenant), name);
+	return json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s},s:o}", "apiVersion", RBAC_GROUP "/v1",
+	                 "kind", "ClusterRoleBinding", "metadata", object_meta(tenant, name, NULL),
+	                 "roleRef", "apiGroup", RBAC_GROUP, "kind", "ClusterRole", "name", name,
+	                 "subjects", subjects);
+}
+
+void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
+                   void *ud)
+{
+	const char *p = jx_str(tenant, "spec", "plan", NULL);
+
+	(void)ud;
+	if (p)
+		emit(p, ctx);
+}

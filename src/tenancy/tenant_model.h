@@ -1,0 +1,134 @@
+/*
+ * tenant_model.h - what a Tenant should become, computed without I/O.
+ *
+ * The Tenant controller reads a Tenant, its Plan and the LandlordConfig in force from caches and
+ * asks this module for the desired state: which namespaces the tenant claims, the metadata of each
+ * namespace, and the objects landlord stamps into it (RoleBindings, LimitRange, NetworkPolicy) or
+ * keeps cluster-wide (the per-tenant ClusterRole and ClusterRoleBinding). docs/tenants.md is the
+ * user-facing description of the same rules.
+ *
+ * Invariants:
+ *  - Pure and deterministic: the same inputs give the same JSON (keys sorted by jansson's dump,
+ *    arrays in a documented order), so "desired equals cached" checks are stable and a steady
+ *    state costs no writes.
+ *  - Inputs are borrowed and never modified; every returned json_t is a new reference.
+ *  - Quantities in the objects built here are in the API server's canonical form (quantity.h), so
+ *    they compare equal to what the API server returns.
+ */
+#ifndef LANDLORD_TENANT_MODEL_H
+#define LANDLORD_TENANT_MODEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/api.h"
+#include "tenancy/landlordconfig.h"
+#include "tenancy/names.h"
+
+/* One namespace a tenant asks for. */
+struct tm_ns {
+	char name[NAMES_BUF];
+	char kind[NAMES_BUF]; /* landlord.dev/kind: the name given, or "sandbox" */
+	const char *user;     /* sandboxes: the raw user (borrowed from the Tenant); else NULL */
+	bool collides;        /* with another claim of this tenant (names_claims_check) */
+};
+
+struct tm_claims {
+	struct tm_ns *ns; /* in spec order: withTenantPrefix, withoutTenantPrefix, sandboxes */
+	size_t n;
+};
+
+/**
+ * tm_claims_build() - the namespaces @tenant asks for, with collisions among them marked.
+ * Sandboxes exist for the users (not groups) among owners and editors, once per user, when
+ * spec.namespaces.sandboxes.enabled. Return: 0, -ENOMEM or -EIO (hashing failed).
+ */
+int tm_claims_build(const json_t *tenant, struct tm_claims *out /* OUT */);
+void tm_claims_release(struct tm_claims *c);
+/** tm_claims_find() - the claim for namespace @name, or NULL. */
+const struct tm_ns *tm_claims_find(const struct tm_claims *c, const char *name);
+
+/**
+ * tm_namespace_metadata() - the labels and annotations landlord sets on a tenant namespace.
+ * @ns: the claim, or NULL for an adopted namespace (then @adopted_kind is the kind label to set).
+ * Returns {"labels": {...}, "annotations": {...}} where annotations include
+ * landlord.dev/managed-metadata: {"tenant":T,"labels":[keys],"annotations":[keys]} naming every
+ * key set here except that annotation itself.
+ */
+json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, const char *plan,
+                              const char *ns_name, const struct tm_ns *ns,
+                              const char *adopted_kind);
+
+/**
+ * tm_managed_keys() - parse a namespace's landlord.dev/managed-metadata annotation.
+ * Return: {"tenant":T,"labels":[...],"annotations":[...]} (new reference) or NULL when absent
+ * or malformed.
+ */
+json_t *tm_managed_keys(const json_t *namespace_obj);
+
+/**
+ * tm_metadata_patch() - a merge patch turning @current (the namespace as cached) into one
+ * carrying @desired ({labels, annotations}, or NULL to remove everything landlord set): keys
+ * landlord set earlier and no longer wants become null. Returns NULL when nothing changes.
+ * The patch carries metadata.resourceVersion, so it fails with 409 if the namespace changed.
+ * A namespace that joins a tenant loses its landlord.dev/released-from annotation.
+ */
+json_t *tm_metadata_patch(const json_t *current, const json_t *desired);
+
+/**
+ * tm_release_patch() - tm_metadata_patch(@current, NULL), plus the annotation
+ * landlord.dev/released-from: @tenant, which is how the tenant's status.released is known
+ * (it survives restarts and stale caches). Never NULL.
+ */
+json_t *tm_release_patch(const json_t *current, const char *tenant);
+
+/** The subjects of a role ("owners", "editors", "viewers") as RBAC subjects, sorted. */
+json_t *tm_subjects(const json_t *tenant, const char *role);
+
+/**
+ * tm_rolebindings() - the RoleBindings for namespace @ns_name: an object mapping binding name
+ * ("landlord-owners-admin") to the RoleBinding. @ns_labels are the namespace's labels as landlord
+ * sets them (for the custom role mapping). @claim is NULL for adopted namespaces.
+ */
+json_t *tm_rolebindings(const json_t *tenant, const struct lcfg *cfg, const char *ns_name,
+                        const json_t *ns_labels, const struct tm_ns *claim, bool private_sandbox);
+
+/** tm_limitrange() - LimitRange landlord-limits from the Plan, or NULL when it has none. */
+json_t *tm_limitrange(const json_t *tenant, const json_t *plan, const char *ns_name);
+
+/**
+ * tm_networkpolicy() - NetworkPolicy landlord-isolation: ingress from the tenant's namespaces
+ * and from @privileged (sorted namespace names, may be empty).
+ */
+json_t *tm_networkpolicy(const json_t *tenant, const char *ns_name, const json_t *privileged);
+
+/** tm_resourcequota() - ResourceQuota landlord-quota with spec.hard @hard (borrowed). */
+json_t *tm_resourcequota(const json_t *tenant, const char *ns_name, const json_t *hard);
+
+/** tm_clusterrole()/tm_clusterrolebinding() - landlord:tenant:<name>: get/watch the Tenant. */
+json_t *tm_clusterrole(const json_t *tenant);
+/** Returns NULL when the tenant has no members. */
+json_t *tm_clusterrolebinding(const json_t *tenant);
+/** tm_tenant_role_name() - "landlord:tenant:<tenant>" into @out. */
+void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20]);
+
+/** tm_pod_security() - spec.podSecurity or the configured default (static string). */
+const char *tm_pod_security(const json_t *tenant, const struct lcfg *cfg);
+bool tm_network_isolation(const json_t *tenant, const struct lcfg *cfg);
+
+/**
+ * tm_canonical_quantities() - a copy of a ResourceList (or LimitRange item) with every quantity
+ * string in canonical form; values that do not parse are kept as written.
+ */
+json_t *tm_canonical_quantities(const json_t *list);
+
+/** tm_sorted_keys() - a new array of the keys of object @obj, sorted (byte order). */
+json_t *tm_sorted_keys(const json_t *obj);
+
+/* Tenants informer index: the Plan a Tenant names (shared by the Tenant and Plan controllers). */
+#define TM_INDEX_PLAN "plan"
+void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
+                   void *ud);
+
+#endif
