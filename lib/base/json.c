@@ -16,15 +16,25 @@ static json_t *vget(const json_t *root, va_list ap)
 	return cur;
 }
 
-json_t *jx_get(const json_t *root, ...)
+const json_t *jx_get(const json_t *root, ...)
 {
 	va_list ap;
-	json_t *v;
+	const json_t *v;
 
 	va_start(ap, root);
 	v = vget(root, ap);
 	va_end(ap);
 	return v;
+}
+
+json_t *jx_ref(const json_t *v)
+{
+	return json_incref((json_t *)v);
+}
+
+void jx_unref(const json_t *v)
+{
+	json_decref((json_t *)v);
 }
 
 const char *jx_str(const json_t *root, ...)

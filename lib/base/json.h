@@ -12,8 +12,19 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/** jx_get() - borrowed value at the key path (NULL-terminated varargs), or NULL. */
-json_t *jx_get(const json_t *root, ...) __attribute__((sentinel));
+/**
+ * jx_get() - the value at the key path (NULL-terminated varargs), or NULL. Borrowed from @root
+ * and read-only: it may be part of a shared cached object.
+ */
+const json_t *jx_get(const json_t *root, ...) __attribute__((sentinel));
+/**
+ * jx_ref() - a new reference to the read-only @v (NULL gives NULL), e.g. to place a cached
+ * subtree into a document being built: json_object_set_new(doc, "spec", jx_ref(spec)). The
+ * document then shares @v, so nothing may modify that part of it either.
+ */
+json_t *jx_ref(const json_t *v);
+/** jx_unref() - drop a reference to a read-only value (NULL is fine). */
+void jx_unref(const json_t *v);
 /** jx_str() - string at the key path, or NULL when missing or not a string. */
 const char *jx_str(const json_t *root, ...) __attribute__((sentinel));
 /** jx_int() - integer at the key path, or @dflt. */

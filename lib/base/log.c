@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 
 static atomic_int verbosity;
@@ -31,21 +32,10 @@ bool log_enabled(enum log_level level)
 	return level != LOG_DEBUG || atomic_load(&verbosity) >= 4;
 }
 
-static void timestamp(char out[40])
-{
-	struct timespec ts;
-	struct tm tm;
-	size_t n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + n, 40 - n, ".%03ldZ", ts.tv_nsec / 1000000);
-}
-
 void log_kv(enum log_level level, const char *msg, const char *fmt, ...)
 {
-	char ts[40];
+	char ts[CLOCK_UTC_MAX];
+	struct timespec now = clock_wall_now();
 	json_t *rec = NULL, *fields = NULL;
 	json_error_t je;
 	va_list ap;
@@ -54,7 +44,7 @@ void log_kv(enum log_level level, const char *msg, const char *fmt, ...)
 
 	if (!log_enabled(level))
 		return;
-	timestamp(ts);
+	clock_format_utc(&now, 3, ts);
 	rec = json_pack("{s:s,s:s,s:s}", "ts", ts, "level", level_names[level], "msg",
 	                msg ? msg : "");
 	if (rec == NULL)

@@ -2,17 +2,8 @@
 #include <errno.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/ratelimit.h"
-
-#define NS_PER_SEC 1000000000LL
-
-int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
 
 void tbucket_init(struct tbucket *tb, double qps, int burst)
 {
@@ -21,10 +12,10 @@ void tbucket_init(struct tbucket *tb, double qps, int burst)
 	/* A bucket that can never hold a whole token would block forever. */
 	tb->burst = burst < 1 ? 1 : burst;
 	tb->tokens = tb->burst;
-	tb->last_ns = mono_ns();
+	tb->last_ns = clock_mono_ns();
 }
 
-void tbucket_destroy(struct tbucket *tb)
+void tbucket_release(struct tbucket *tb)
 {
 	pthread_mutex_destroy(&tb->lock);
 }
@@ -40,30 +31,24 @@ int64_t tbucket_reserve(struct tbucket *tb)
 	if (tb->qps <= 0)
 		return 0;
 	pthread_mutex_lock(&tb->lock);
-	now = mono_ns();
+	now = clock_mono_ns();
 	if (now > tb->last_ns) {
-		tb->tokens += (double)(now - tb->last_ns) * tb->qps / NS_PER_SEC;
+		tb->tokens += (double)(now - tb->last_ns) * tb->qps / CLOCK_NS_PER_SEC;
 		if (tb->tokens > tb->burst)
 			tb->tokens = tb->burst;
 		tb->last_ns = now;
 	}
 	tb->tokens -= 1;
 	if (tb->tokens < 0)
-		wait = (int64_t)(-tb->tokens * NS_PER_SEC / tb->qps) + 1;
+		wait = (int64_t)(-tb->tokens * CLOCK_NS_PER_SEC / tb->qps) + 1;
 	pthread_mutex_unlock(&tb->lock);
 	return wait;
 }
 
 void tbucket_wait(struct tbucket *tb)
 {
-	int64_t wait = tbucket_reserve(tb), until;
-	struct timespec ts;
+	int64_t wait = tbucket_reserve(tb);
 
-	if (wait <= 0)
-		return;
-	until = mono_ns() + wait;
-	ts.tv_sec = until / NS_PER_SEC;
-	ts.tv_nsec = until % NS_PER_SEC;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	if (wait > 0)
+		clock_sleep_until(clock_mono_ns() + wait);
 }

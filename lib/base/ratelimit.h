@@ -20,13 +20,10 @@ struct tbucket {
 
 /** tbucket_init() - start full; a @burst below 1 counts as 1. */
 void tbucket_init(struct tbucket *tb, double qps, int burst);
-void tbucket_destroy(struct tbucket *tb);
+void tbucket_release(struct tbucket *tb);
 /** tbucket_reserve() - take one token; return how many ns the caller must wait before acting. */
 int64_t tbucket_reserve(struct tbucket *tb);
 /** tbucket_wait() - reserve and sleep for the wait. */
 void tbucket_wait(struct tbucket *tb);
-
-/** mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
-int64_t mono_ns(void);
 
 #endif

@@ -3,24 +3,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/json.h"
 #include "kube/conditions.h"
-
-void cond_now(char out[32])
-{
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static json_t *condition(const char *type, const char *status, const char *reason,
                          const char *message, const char *since, long long observed_generation)
 {
-	char now[32];
+	char now[CLOCK_UTC_MAX];
+	struct timespec wall = clock_wall_now();
 
-	cond_now(now);
+	clock_format_utc(&wall, 0, now);
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "type", type, "status", status, "reason",
 	                 reason, "message", message, "lastTransitionTime", since ? since : now,
 	                 "observedGeneration", (json_int_t)observed_generation);

@@ -16,7 +16,4 @@
 json_t *cond_set(const json_t *current, const char *type, const char *status, const char *reason,
                  const char *message, long long observed_generation);
 
-/** cond_now() - the current time as an RFC 3339 "2026-11-22T05:00:00Z" string into @out. */
-void cond_now(char out[32]);
-
 #endif

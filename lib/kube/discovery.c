@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/mem.h"
@@ -37,14 +38,6 @@ struct res_vec {
 	struct disc_res *v;
 	size_t n, cap;
 };
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
-}
 
 /* Caller holds d->mu. The result lives until disc_free(). */
 static const char *intern(struct disc *d, const char *s)
@@ -243,7 +236,7 @@ static int refresh_locked(struct disc *d, struct ll_err *err)
 		d->n_res = rv.n;
 		rv.v = NULL;
 	}
-	d->last_refresh_ms = mono_ms();
+	d->last_refresh_ms = clock_mono_ms();
 	d->last_rc = first;
 	if (first)
 		d->last_err = *err;
@@ -307,7 +300,7 @@ static bool refresh_due(struct disc *d, int *last_rc, struct ll_err *err)
 	bool due;
 
 	pthread_mutex_lock(&d->mu);
-	due = d->last_refresh_ms == 0 || mono_ms() - d->last_refresh_ms >= REFRESH_MIN_MS;
+	due = d->last_refresh_ms == 0 || clock_mono_ms() - d->last_refresh_ms >= REFRESH_MIN_MS;
 	*last_rc = d->last_rc;
 	if (!due && d->last_rc)
 		ll_err_set(err, d->last_rc, "%s", d->last_err.msg);

@@ -2,10 +2,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "kube/conditions.h"
 #include "kube/events.h"
 #include "kube/kube.h"
 
@@ -13,7 +13,8 @@ void event_record(struct kc_client *c, const char *component, const json_t *obj,
                   const char *reason, const char *fmt, ...)
 {
 	const char *ns = jx_namespace(obj) ? jx_namespace(obj) : "default";
-	char message[1024], now[32], prefix[300];
+	char message[1024], now[CLOCK_UTC_MAX], prefix[300];
+	struct timespec wall = clock_wall_now();
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	json_t *ev;
@@ -22,7 +23,7 @@ void event_record(struct kc_client *c, const char *component, const json_t *obj,
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	cond_now(now);
+	clock_format_utc(&wall, 0, now);
 	snprintf(prefix, sizeof(prefix), "%s.", jx_name(obj) ? jx_name(obj) : component);
 	ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s?,s:s?,s:s?,s:s?,s:s?},s:s,s:s,s:s,s:{s:s},"
 	               "s:s,s:s,s:i,s:s}",

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -86,28 +87,6 @@ struct delta {
 };
 
 /* ---- small helpers ---- */
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static struct timespec deadline_after(long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
 
 static const char *or_empty(const char *s)
 {
@@ -416,7 +395,6 @@ void inf__replace(struct inf *inf, json_t *take_fresh)
 struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 {
 	struct inf *inf = xcalloc(1, sizeof(*inf));
-	pthread_condattr_t ca;
 
 	inf->c = c;
 	inf->gvr = (struct kc_gvr){xstrdup(opts->gvr.group ? opts->gvr.group : ""),
@@ -440,10 +418,7 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	pthread_rwlock_init(&inf->lock, NULL);
 	pthread_mutex_init(&inf->dispatch_mu, NULL);
 	pthread_mutex_init(&inf->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&inf->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock_cond_init(&inf->cond);
 	describe_metrics();
 	return inf;
 }
@@ -484,7 +459,7 @@ void inf_add_handler(struct inf *inf, const struct inf_handler *h)
 	size_t i;
 
 	pthread_mutex_lock(&inf->dispatch_mu);
-	objs = inf_list(inf, NULL);
+	objs = inf_list_ref(inf, NULL);
 	json_array_foreach(objs, i, obj)
 	{
 		if (h->on_add)
@@ -521,9 +496,9 @@ out:
 	return rc;
 }
 
-json_t *inf_get_key(struct inf *inf, const char *key)
+const json_t *inf_get_key_ref(struct inf *inf, const char *key)
 {
-	json_t *obj;
+	const json_t *obj;
 
 	pthread_rwlock_rdlock(&inf->lock);
 	obj = json_incref(json_object_get(inf->items, key));
@@ -531,16 +506,16 @@ json_t *inf_get_key(struct inf *inf, const char *key)
 	return obj;
 }
 
-json_t *inf_get(struct inf *inf, const char *ns, const char *name)
+const json_t *inf_get_ref(struct inf *inf, const char *ns, const char *name)
 {
 	char *key = inf__key(ns, name);
-	json_t *obj = inf_get_key(inf, key);
+	const json_t *obj = inf_get_key_ref(inf, key);
 
 	free(key);
 	return obj;
 }
 
-json_t *inf_list(struct inf *inf, const char *ns)
+json_t *inf_list_ref(struct inf *inf, const char *ns)
 {
 	json_t *out = json_array(), *obj;
 	const char *key, *ons;
@@ -556,7 +531,7 @@ json_t *inf_list(struct inf *inf, const char *ns)
 	return out;
 }
 
-json_t *inf_by_index(struct inf *inf, const char *name, const char *value)
+json_t *inf_by_index_ref(struct inf *inf, const char *name, const char *value)
 {
 	json_t *out = json_array(), *set = NULL, *v;
 	const char *key;
@@ -621,7 +596,7 @@ bool inf_has_synced(struct inf *inf)
 
 bool inf_wait_synced(struct inf *inf, long timeout_ms)
 {
-	struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
+	int64_t deadline = clock_mono_ns() + (int64_t)timeout_ms * CLOCK_NS_PER_MS;
 	bool synced;
 	int rc = 0;
 
@@ -630,7 +605,7 @@ bool inf_wait_synced(struct inf *inf, long timeout_ms)
 		if (timeout_ms < 0)
 			pthread_cond_wait(&inf->cond, &inf->mu);
 		else
-			rc = pthread_cond_timedwait(&inf->cond, &inf->mu, &deadline);
+			rc = clock_cond_wait_until(&inf->cond, &inf->mu, deadline);
 	}
 	synced = inf->synced;
 	pthread_mutex_unlock(&inf->mu);
@@ -651,7 +626,8 @@ void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ct
 void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
                          void *ud)
 {
-	json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL), *ref;
+	const json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL);
+	json_t *ref;
 	size_t i;
 
 	json_array_foreach(refs, i, ref)
@@ -904,13 +880,13 @@ static enum outcome watch_once(struct inf *inf, bool *progressed)
 	struct ll_err err = {{0}};
 	const char *reason = "error";
 	enum outcome o;
-	long long start = mono_ms();
+	long long start = clock_mono_ms();
 	char *rv = inf_resource_version(inf);
 	int rc;
 
 	wo.resource_version = rv;
 	rc = kc_watch(inf->c, &inf->gvr, inf->ns, &wo, on_watch_event, &wc, &resp, &err);
-	o = watch_outcome(inf, rc, &wc, &resp, &err, mono_ms() - start, &reason);
+	o = watch_outcome(inf, rc, &wc, &resp, &err, clock_mono_ms() - start, &reason);
 	if (!(o == OUT_CANCELED && is_stopping(inf)))
 		count_with(inf, M_RESTARTS, "reason", reason);
 	*progressed = wc.got_event;
@@ -927,7 +903,7 @@ long inf__backoff_ms(unsigned fails)
 	if (base > BACKOFF_MAX_MS)
 		base = BACKOFF_MAX_MS;
 	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		r = (unsigned int)mono_ms();
+		r = (unsigned int)clock_mono_ms();
 	base += (long)(r % (unsigned int)(base / 2 + 1));
 	return base > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : base;
 }
@@ -936,13 +912,13 @@ long inf__backoff_ms(unsigned fails)
 static void backoff_sleep(struct inf *inf, unsigned fails)
 {
 	long ms = inf__backoff_ms(fails);
-	struct timespec deadline = deadline_after(ms);
+	int64_t deadline = clock_mono_ns() + ms * CLOCK_NS_PER_MS;
 	int rc = 0;
 
 	log_info("informer backing off", "{s:s,s:i}", "resource", inf->name, "delay_ms", (int)ms);
 	pthread_mutex_lock(&inf->mu);
 	while (!inf->stopping && rc != ETIMEDOUT)
-		rc = pthread_cond_timedwait(&inf->cond, &inf->mu, &deadline);
+		rc = clock_cond_wait_until(&inf->cond, &inf->mu, deadline);
 	pthread_mutex_unlock(&inf->mu);
 }
 

@@ -80,13 +80,20 @@ bool inf_has_synced(struct inf *inf);
 /** inf_wait_synced() - wait up to @timeout_ms (<0: forever). Return: synced? */
 bool inf_wait_synced(struct inf *inf, long timeout_ms);
 
-/** inf_get() - the cached object, a new reference (json_decref() it), or NULL. */
-json_t *inf_get(struct inf *inf, const char *ns, const char *name);
-json_t *inf_get_key(struct inf *inf, const char *key);
-/** inf_list() - a new array holding references to every cached object (in @ns if not NULL). */
-json_t *inf_list(struct inf *inf, const char *ns);
-/** inf_by_index() - a new array of the objects whose index @name has value @value. */
-json_t *inf_by_index(struct inf *inf, const char *name, const char *value);
+/*
+ * Reading the cache. Every reader ending in _ref hands over a new reference, which the caller
+ * owns and drops with jx_unref() (an object) or json_decref() (an array); the objects are the
+ * cache's own, shared and read-only, and stay valid for as long as the reference is held,
+ * whatever the cache does meanwhile.
+ */
+/** inf_get_ref() - the cached object @ns/@name (@ns NULL: cluster-scoped), or NULL. */
+const json_t *inf_get_ref(struct inf *inf, const char *ns, const char *name);
+/** inf_get_key_ref() - the cached object of cache key "namespace/name" or "name", or NULL. */
+const json_t *inf_get_key_ref(struct inf *inf, const char *key);
+/** inf_list_ref() - a new array of every cached object (in @ns if not NULL). */
+json_t *inf_list_ref(struct inf *inf, const char *ns);
+/** inf_by_index_ref() - a new array of the objects whose index @name has value @value. */
+json_t *inf_by_index_ref(struct inf *inf, const char *name, const char *value);
 size_t inf_len(struct inf *inf);
 /** inf_resource_version() - last resourceVersion seen (list, event or bookmark); caller frees. */
 char *inf_resource_version(struct inf *inf);

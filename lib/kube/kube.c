@@ -29,6 +29,7 @@
 #include <openssl/x509.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -44,14 +45,11 @@
 #define LANDLORD_VERSION "dev"
 #endif
 
-#define NS_PER_MS  1000000LL
-#define NS_PER_SEC 1000000000LL
-
 #define WATCH_QUEUE_MAX    (4u << 20) /* watch bytes buffered before the stream is paused */
 #define WATCH_POLL_MS      200        /* how often a waiting watch checks cancel and idleness */
 #define ERROR_BODY_MAX     (1u << 20) /* kept of a non-200 watch answer */
 #define STATUS_MESSAGE_RAW 1024       /* bytes of a non-Status error body used as the message */
-#define TOKEN_TTL_NS       (60 * NS_PER_SEC)
+#define TOKEN_TTL_NS       (60 * CLOCK_NS_PER_SEC)
 #define TOKEN_FILE_MAX     (64u << 10)
 #define CONNECT_TIMEOUT_MS 10000L
 #define IO_POLL_MS         1000
@@ -445,7 +443,7 @@ static char *token_dup(struct kc_client *c)
 	if (c->token_file == NULL)
 		return xstrdup(c->token);
 	pthread_mutex_lock(&c->token_lock);
-	now = mono_ns();
+	now = clock_mono_ns();
 	if (c->token_cached == NULL || now - c->token_read_ns >= TOKEN_TTL_NS) {
 		t = read_token_file(c->token_file);
 		if (t && *t && header_safe(t)) {
@@ -479,16 +477,12 @@ static void headers_add(struct curl_slist **list, const char *h)
 static struct xfer *xfer_new(struct kc_client *c, const struct req *rq, bool watch)
 {
 	struct xfer *x = xcalloc(1, sizeof(*x));
-	pthread_condattr_t attr;
 	char *token = token_dup(c), *h;
 
 	x->c = c;
 	link_init(&x->node);
 	link_init(&x->cmd_node);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&x->cond, &attr);
-	pthread_condattr_destroy(&attr);
+	clock_cond_init(&x->cond);
 	x->method = rq->method;
 	x->url = xasprintf("%s%s", c->base, rq->path);
 	x->body = rq->body;
@@ -538,7 +532,7 @@ static int submit(struct kc_client *c, struct xfer *x)
 		return -ECANCELED;
 	}
 	x->state = XFER_QUEUED;
-	x->last_rx_ns = mono_ns();
+	x->last_rx_ns = clock_mono_ns();
 	link_add_tail(&c->incoming, &x->node);
 	pthread_mutex_unlock(&c->lock);
 	curl_multi_wakeup(c->multi);
@@ -612,7 +606,7 @@ static size_t watch_header(char *p, size_t size, size_t n, void *ud)
 	pthread_mutex_lock(&c->lock);
 	note_status(x);
 	if (x->http_status) {
-		x->headers_ns = mono_ns();
+		x->headers_ns = clock_mono_ns();
 		x->last_rx_ns = x->headers_ns;
 		pthread_cond_signal(&x->cond);
 	}
@@ -636,7 +630,7 @@ static size_t watch_write(char *p, size_t size, size_t n, void *ud)
 		x->overflow = true; /* a single write over twice the queue: curl never sends one */
 		ret = 0;
 	} else {
-		x->last_rx_ns = mono_ns();
+		x->last_rx_ns = clock_mono_ns();
 		pthread_cond_signal(&x->cond);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -776,7 +770,7 @@ static void finish(struct kc_client *c, struct xfer *x, int rc)
 		x->http_status = status;
 	x->json = json;
 	c->connects += connects;
-	x->done_ns = mono_ns();
+	x->done_ns = clock_mono_ns();
 	x->state = XFER_DONE;
 	pthread_cond_signal(&x->cond);
 	pthread_mutex_unlock(&c->lock);
@@ -906,7 +900,7 @@ static void *io_main(void *arg)
 		if (mc != CURLM_OK) {
 			log_error("curl_multi_poll failed", "{s:s}", "error",
 			          curl_multi_strerror(mc));
-			nanosleep(&(struct timespec){0, 10 * NS_PER_MS}, NULL);
+			nanosleep(&(struct timespec){0, 10 * CLOCK_NS_PER_MS}, NULL);
 		}
 	}
 	cancel_all(c);
@@ -972,10 +966,10 @@ static void record(struct kc_client *c, const struct req *rq, long status, int64
 	metrics_observe(
 	        M_DURATION,
 	        metrics_labels(labels, sizeof(labels), "client", c->name, "verb", rq->verb, NULL),
-	        (double)(end_ns - start_ns) / NS_PER_SEC);
+	        (double)(end_ns - start_ns) / CLOCK_NS_PER_SEC);
 	log_debug("api request", "{s:s,s:s,s:s,s:i,s:I}", "client", c->name, "method", rq->method,
 	          "path", rq->path, "status", (int)status, "ms",
-	          (json_int_t)((end_ns - start_ns) / NS_PER_MS));
+	          (json_int_t)((end_ns - start_ns) / CLOCK_NS_PER_MS));
 	maybe_crash_after_write(rq, status);
 }
 
@@ -1014,7 +1008,7 @@ static int request(struct kc_client *c, const struct req *rq, struct kc_resp *re
 
 	memset(resp, 0, sizeof(*resp));
 	tbucket_wait(&c->rl);
-	start = mono_ns();
+	start = clock_mono_ns();
 	x = xfer_new(c, rq, false);
 	rc = submit(c, x);
 	if (rc) {
@@ -1026,7 +1020,7 @@ static int request(struct kc_client *c, const struct req *rq, struct kc_resp *re
 		else
 			rc = fill_resp(x->http_status, x->json, &x->rbody, resp, err);
 	}
-	record(c, rq, rc ? 0 : resp->http_status, start, mono_ns());
+	record(c, rq, rc ? 0 : resp->http_status, start, clock_mono_ns());
 	xfer_free(x);
 	return rc;
 }
@@ -1440,31 +1434,25 @@ static void page_prepare(struct lister *ls, struct page *pg, const char *cont)
 	pg->prepared = true;
 	pg->rc = list_page_path(&pg->path, ls->gvr, ls->ns, ls->o, cont);
 	pg->rq.path = buf_cstr(&pg->path);
-	pg->not_before = mono_ns() + tbucket_reserve(&ls->c->rl);
+	pg->not_before = clock_mono_ns() + tbucket_reserve(&ls->c->rl);
 }
 
 static bool page_due(const struct page *pg)
 {
-	return pg->not_before <= mono_ns();
+	return pg->not_before <= clock_mono_ns();
 }
 
 static void page_send(struct lister *ls, struct page *pg)
 {
-	struct timespec ts;
-
 	if (pg->rc || pg->x)
 		return;
-	if (!page_due(pg)) {
-		ts.tv_sec = pg->not_before / NS_PER_SEC;
-		ts.tv_nsec = pg->not_before % NS_PER_SEC;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-	}
-	pg->start_ns = mono_ns();
+	if (!page_due(pg))
+		clock_sleep_until(pg->not_before);
+	pg->start_ns = clock_mono_ns();
 	pg->x = xfer_new(ls->c, &pg->rq, false);
 	pg->rc = submit(ls->c, pg->x);
 	if (pg->rc) {
-		record(ls->c, &pg->rq, 0, pg->start_ns, mono_ns());
+		record(ls->c, &pg->rq, 0, pg->start_ns, clock_mono_ns());
 		xfer_free(pg->x);
 		pg->x = NULL;
 	}
@@ -1633,17 +1621,6 @@ static int take_bytes(struct watch *w, long status, const struct buf *bytes)
 	return rc;
 }
 
-static void timeout_at(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * NS_PER_MS;
-	if (ts->tv_nsec >= NS_PER_SEC) {
-		ts->tv_sec++;
-		ts->tv_nsec -= NS_PER_SEC;
-	}
-}
-
 /*
  * Wait for bytes or the end of the transfer, handing bytes to take_bytes() outside the lock.
  * Return: 0 once the transfer is DONE and drained, or why the consumer stopped it.
@@ -1653,7 +1630,6 @@ static int pump(struct watch *w)
 	struct kc_client *c = w->c;
 	struct xfer *x = w->x;
 	struct buf batch = BUF_INIT(2 * (size_t)WATCH_QUEUE_MAX), tmp;
-	struct timespec ts;
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
@@ -1681,19 +1657,19 @@ static int pump(struct watch *w)
 				buf_reset(&batch);
 			pthread_mutex_lock(&c->lock);
 			/* time spent in callbacks says nothing about the connection */
-			x->last_rx_ns = mono_ns();
+			x->last_rx_ns = clock_mono_ns();
 			continue;
 		}
 		if (x->state == XFER_DONE)
 			break;
 		if (cancelled(w)) {
 			rc = ll_err_set(w->err, -ECANCELED, "watch cancelled");
-		} else if (mono_ns() - x->last_rx_ns > w->idle_ns) {
+		} else if (clock_mono_ns() - x->last_rx_ns > w->idle_ns) {
 			rc = ll_err_set(w->err, -ETIMEDOUT, "no watch data for %lld s",
-			                (long long)(w->idle_ns / NS_PER_SEC));
+			                (long long)(w->idle_ns / CLOCK_NS_PER_SEC));
 		} else {
-			timeout_at(&ts, WATCH_POLL_MS);
-			pthread_cond_timedwait(&x->cond, &c->lock, &ts);
+			clock_cond_wait_until(&x->cond, &c->lock,
+			                      clock_mono_ns() + WATCH_POLL_MS * CLOCK_NS_PER_MS);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -1721,7 +1697,7 @@ static int random_timeout(void)
 	uint32_t r;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-		r = (uint32_t)mono_ns();
+		r = (uint32_t)clock_mono_ns();
 	return 300 + (int)(r % 301);
 }
 
@@ -1747,7 +1723,7 @@ static int watch_path(struct buf *path, const struct kc_gvr *gvr, const char *ns
 
 static int run_watch(struct watch *w, const struct req *rq, struct kc_resp *resp)
 {
-	int64_t start = mono_ns();
+	int64_t start = clock_mono_ns();
 	int rc;
 
 	w->x = xfer_new(w->c, rq, true);
@@ -1762,7 +1738,8 @@ static int run_watch(struct watch *w, const struct req *rq, struct kc_resp *resp
 			rc = watch_outcome(w, rq, resp);
 	}
 	/* A watch's latency is the time to its response headers. */
-	record(w->c, rq, w->x->http_status, start, w->x->headers_ns ? w->x->headers_ns : mono_ns());
+	record(w->c, rq, w->x->http_status, start,
+	       w->x->headers_ns ? w->x->headers_ns : clock_mono_ns());
 	xfer_free(w->x);
 	return rc;
 }
@@ -1792,7 +1769,7 @@ int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 		return rc;
 	}
 	rq.path = buf_cstr(&path);
-	w.idle_ns = (int64_t)idle_s * NS_PER_SEC;
+	w.idle_ns = (int64_t)idle_s * CLOCK_NS_PER_SEC;
 	watchsplit_init(&w.ws, opts ? opts->max_event_bytes : 0);
 	buf_init(&w.error_body, ERROR_BODY_MAX);
 	rc = run_watch(&w, &rq, resp);
@@ -2031,7 +2008,7 @@ int kc_client_new(const struct kcfg *cfg, const struct kc_opts *opts, struct kc_
 		pthread_cond_destroy(&c->idle);
 		pthread_mutex_destroy(&c->lock);
 		pthread_mutex_destroy(&c->token_lock);
-		tbucket_destroy(&c->rl);
+		tbucket_release(&c->rl);
 		client_free_fields(c);
 		return rc;
 	}
@@ -2057,7 +2034,7 @@ void kc_client_free(struct kc_client *c)
 	pthread_cond_destroy(&c->idle);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->token_lock);
-	tbucket_destroy(&c->rl);
+	tbucket_release(&c->rl);
 	client_free_fields(c);
 }
 

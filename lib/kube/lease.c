@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -85,14 +86,6 @@ struct lease {
 	char *reported; /* last identity given to on_new_leader (elector thread only) */
 };
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void fill_random(void *p, size_t n)
 {
 	ssize_t got;
@@ -104,30 +97,16 @@ static void fill_random(void *p, size_t n)
 	if (got == (ssize_t)n)
 		return;
 	/* No kernel randomness: the clock still tells processes apart. */
-	clock_gettime(CLOCK_REALTIME, &ts);
+	ts = clock_wall_now();
 	memcpy(p, &ts.tv_nsec, n < sizeof(ts.tv_nsec) ? n : sizeof(ts.tv_nsec));
 }
 
-void lease_format_microtime(const struct timespec *ts, char out[32])
+/* A MicroTime: six fractional digits, which the API server requires for renewTime. */
+static void now_microtime(char out[CLOCK_UTC_MAX])
 {
-	struct tm tm;
-	long usec = 0;
+	struct timespec now = clock_wall_now();
 
-	if (ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000)
-		usec = ts->tv_nsec / 1000;
-	if (gmtime_r(&ts->tv_sec, &tm) == NULL)
-		memset(&tm, 0, sizeof(tm));
-	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-
-	snprintf(out + n, 32 - n, ".%06ldZ", usec);
-}
-
-static void now_microtime(char out[32])
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	lease_format_microtime(&ts, out);
+	clock_format_utc(&now, 6, out);
 }
 
 static char *default_identity(void)
@@ -191,13 +170,13 @@ static void observe(struct lease *l, const json_t *lease)
 	l->obs.renew_time = xstrdup(renew);
 	l->obs.rv = xstrdup(rv);
 	l->obs.duration_ms = secs > 0 && secs <= INT_MAX ? secs * 1000 : l->duration_ms;
-	l->obs.at_ms = mono_ms();
+	l->obs.at_ms = clock_mono_ms();
 }
 
 static bool may_take(const struct lease *l)
 {
 	return l->obs.holder[0] == '\0' || strcmp(l->obs.holder, l->identity) == 0 ||
-	       mono_ms() - l->obs.at_ms >= l->obs.duration_ms;
+	       clock_mono_ms() - l->obs.at_ms >= l->obs.duration_ms;
 }
 
 static json_t *spec_of(json_t *lease)
@@ -220,7 +199,7 @@ static void claim(struct lease *l, json_t *lease, bool fresh)
 	json_t *spec = spec_of(lease);
 	bool ours = strcmp(spec_str(lease, "holderIdentity"), l->identity) == 0;
 	json_int_t transitions = jx_int(lease, 0, "spec", "leaseTransitions", NULL);
-	char now[32];
+	char now[CLOCK_UTC_MAX];
 
 	now_microtime(now);
 	json_object_set_new(spec, "holderIdentity", json_string(l->identity));
@@ -329,7 +308,7 @@ static int release_lease(struct lease *l)
 {
 	struct kc_resp resp = {0};
 	json_t *spec;
-	char now[32];
+	char now[CLOCK_UTC_MAX];
 	int res;
 
 	res = get_lease(l, &resp);
@@ -376,23 +355,13 @@ static void *io_main(void *arg)
 	return NULL;
 }
 
-static void ms_to_timespec(long long ms, struct timespec *ts)
-{
-	ts->tv_sec = ms / 1000;
-	ts->tv_nsec = (ms % 1000) * 1000000;
-}
-
 /* wait_locked() - one timed wait on the condvar until monotonic @until_ms (<0: no limit). */
 static void wait_locked(struct lease *l, long long until_ms)
 {
-	struct timespec ts;
-
-	if (until_ms < 0) {
+	if (until_ms < 0)
 		pthread_cond_wait(&l->cond, &l->mu);
-		return;
-	}
-	ms_to_timespec(until_ms, &ts);
-	pthread_cond_timedwait(&l->cond, &l->mu, &ts);
+	else
+		clock_cond_wait_until(&l->cond, &l->mu, until_ms * CLOCK_NS_PER_MS);
 }
 
 /* wait_until() - sleep until monotonic @until_ms or lease_stop(). Return: true when stopping. */
@@ -401,7 +370,7 @@ static bool wait_until(struct lease *l, long long until_ms)
 	bool stop;
 
 	pthread_mutex_lock(&l->mu);
-	while (!l->stopping && mono_ms() < until_ms)
+	while (!l->stopping && clock_mono_ms() < until_ms)
 		wait_locked(l, until_ms);
 	stop = l->stopping;
 	pthread_mutex_unlock(&l->mu);
@@ -437,7 +406,7 @@ static bool job_wait(struct lease *l, long long until_ms, bool stop_interrupts, 
 
 	pthread_mutex_lock(&l->mu);
 	while (!l->job_done && !(stop_interrupts && l->stopping) &&
-	       (until_ms < 0 || mono_ms() < until_ms))
+	       (until_ms < 0 || clock_mono_ms() < until_ms))
 		wait_locked(l, until_ms);
 	done = l->job_done;
 	*result = l->job_result;
@@ -515,12 +484,12 @@ static int campaign(struct lease *l, long long *start_ms)
 	for (;;) {
 		if (is_stopping(l))
 			return -ECANCELED;
-		*start_ms = mono_ms();
+		*start_ms = clock_mono_ms();
 		res = run_job(l, JOB_TRY);
 		report_leader(l);
 		if (res == TRY_LEADING)
 			break;
-		if (wait_until(l, mono_ms() + jittered(l->retry_ms)))
+		if (wait_until(l, clock_mono_ms() + jittered(l->retry_ms)))
 			return -ECANCELED;
 	}
 	if (is_stopping(l)) {
@@ -542,12 +511,12 @@ static const char *renew(struct lease *l, long long last_ms, bool *in_flight)
 
 	for (;;) {
 		deadline = last_ms + l->deadline_ms;
-		next = mono_ms() + l->retry_ms;
+		next = clock_mono_ms() + l->retry_ms;
 		if (wait_until(l, next < deadline ? next : deadline))
 			return "stopping";
-		if (mono_ms() >= deadline)
+		if (clock_mono_ms() >= deadline)
 			return "renew deadline exceeded";
-		start = mono_ms();
+		start = clock_mono_ms();
 		job_start(l, JOB_TRY);
 		if (!job_wait(l, deadline, true, &res)) {
 			*in_flight = true;
@@ -608,13 +577,8 @@ static bool valid_opts(const struct lease_opts *o, long long dur, long long dl, 
 
 static void init_sync(struct lease *l)
 {
-	pthread_condattr_t ca;
-
 	pthread_mutex_init(&l->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&l->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock_cond_init(&l->cond);
 }
 
 struct lease *lease_new(struct kc_client *own_client, const struct lease_opts *opts)

@@ -61,8 +61,4 @@ void lease_stop(struct lease *l);
 /** lease_free() - lease_stop() if needed, then free. Accepts NULL. */
 void lease_free(struct lease *l);
 
-/** lease_format_microtime() - "2006-01-02T15:04:05.000000Z" from a realtime timespec. */
-#include <time.h>
-void lease_format_microtime(const struct timespec *ts, char out[32]);
-
 #endif

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -156,7 +157,8 @@ static void enqueue_emit(const char *key, void *ctx)
 /* The key of the controller's primary object named by an ownerReference of @obj. */
 static void enqueue_owners(struct mapping *map, const json_t *obj)
 {
-	json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL), *ref;
+	const json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL);
+	json_t *ref;
 	bool namespaced = map->c->n_primaries && inf_gvr(map->c->primaries[0])->namespaced;
 	size_t i;
 
@@ -270,9 +272,9 @@ static void *worker_main(void *arg)
 
 	free(wa);
 	while (wq_get(q, &key) == 0) {
-		int64_t t0 = mono_ns();
+		int64_t t0 = clock_mono_ns();
 		struct ctrl_result r = c->def.reconcile(c, key, c->def.ud);
-		double secs = (double)(mono_ns() - t0) / 1e9;
+		double secs = (double)(clock_mono_ns() - t0) / 1e9;
 
 		switch (r.outcome) {
 		case CTRL_DONE:
@@ -302,7 +304,7 @@ static void enqueue_primaries(struct controller *c, struct wq *q)
 	size_t i, j;
 
 	for (i = 0; i < c->n_primaries; i++) {
-		json_t *all = inf_list(c->primaries[i], NULL), *obj;
+		json_t *all = inf_list_ref(c->primaries[i], NULL), *obj;
 
 		json_array_foreach(all, j, obj)
 		{
@@ -470,7 +472,7 @@ static int hook_cache(void *ud, const char *method, const char *query, const cha
 		return 404;
 	}
 	objects = json_object();
-	all = inf_list(s->inf, NULL);
+	all = inf_list_ref(s->inf, NULL);
 	json_array_foreach(all, i, obj)
 	{
 		char *key = jx_object_key(obj);

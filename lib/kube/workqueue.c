@@ -14,14 +14,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "base/ratelimit.h"
 #include "kube/workqueue.h"
-
-#define NS_PER_MS  1000000LL
-#define NS_PER_SEC 1000000000LL
 
 #define DEPTH_METRIC   "landlord_workqueue_depth"
 #define ADDS_METRIC    "landlord_workqueue_adds_total"
@@ -254,7 +252,7 @@ static struct entry *heap_pop(struct wq *q)
 /* Arm (or pull forward) the timer of @e; a later deadline than the pending one is ignored. */
 static void add_after_locked(struct wq *q, struct entry *e, int64_t delay_ns)
 {
-	int64_t deadline = mono_ns() + delay_ns;
+	int64_t deadline = clock_mono_ns() + delay_ns;
 
 	if (e->heap_idx != NOT_IN_HEAP) {
 		if (deadline >= e->deadline_ns)
@@ -272,18 +270,15 @@ static void add_after_locked(struct wq *q, struct entry *e, int64_t delay_ns)
 static void *timer_main(void *arg)
 {
 	struct wq *q = arg;
-	struct timespec ts;
 
 	pthread_mutex_lock(&q->lock);
 	while (!q->shutting_down) {
 		if (q->heap_len == 0) {
 			pthread_cond_wait(&q->timer_wake, &q->lock);
-		} else if (q->heap[0]->deadline_ns <= mono_ns()) {
+		} else if (q->heap[0]->deadline_ns <= clock_mono_ns()) {
 			add_locked(q, heap_pop(q));
 		} else {
-			ts.tv_sec = q->heap[0]->deadline_ns / NS_PER_SEC;
-			ts.tv_nsec = q->heap[0]->deadline_ns % NS_PER_SEC;
-			pthread_cond_timedwait(&q->timer_wake, &q->lock, &ts);
+			clock_cond_wait_until(&q->timer_wake, &q->lock, q->heap[0]->deadline_ns);
 		}
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -304,13 +299,12 @@ struct wq *wq_new(const struct wq_opts *opts)
 {
 	static const struct wq_opts defaults = {0};
 	struct wq *q = xcalloc(1, sizeof(*q));
-	pthread_condattr_t attr;
 	int rc;
 
 	if (opts == NULL)
 		opts = &defaults;
-	q->base_delay_ns = (opts->base_delay_ms > 0 ? opts->base_delay_ms : 5) * NS_PER_MS;
-	q->max_delay_ns = (opts->max_delay_ms > 0 ? opts->max_delay_ms : 1000000) * NS_PER_MS;
+	q->base_delay_ns = (opts->base_delay_ms > 0 ? opts->base_delay_ms : 5) * CLOCK_NS_PER_MS;
+	q->max_delay_ns = (opts->max_delay_ms > 0 ? opts->max_delay_ms : 1000000) * CLOCK_NS_PER_MS;
 	tbucket_init(&q->bucket, opts->qps == 0 ? 10 : opts->qps,
 	             opts->burst > 0 ? opts->burst : 100);
 	metrics_labels(q->labels, sizeof(q->labels), "name", opts->name ? opts->name : "workqueue",
@@ -322,10 +316,7 @@ struct wq *wq_new(const struct wq_opts *opts)
 	q->table = xcalloc(q->table_len, sizeof(*q->table));
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->ready, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->timer_wake, &attr);
-	pthread_condattr_destroy(&attr);
+	clock_cond_init(&q->timer_wake);
 
 	rc = pthread_create(&q->timer, NULL, timer_main, q);
 	if (rc != 0) {
@@ -376,7 +367,7 @@ void wq_free(struct wq *q)
 	free(q->table);
 	free(q->fifo);
 	free(q->heap);
-	tbucket_destroy(&q->bucket);
+	tbucket_release(&q->bucket);
 	pthread_cond_destroy(&q->timer_wake);
 	pthread_cond_destroy(&q->ready);
 	pthread_mutex_destroy(&q->lock);
@@ -406,7 +397,7 @@ void wq_add_after(struct wq *q, const char *key, int64_t delay_ms)
 	pthread_mutex_lock(&q->lock);
 	if (!q->shutting_down) {
 		e = lookup_or_create(q, key);
-		add_after_locked(q, e, delay_ms * NS_PER_MS);
+		add_after_locked(q, e, delay_ms * CLOCK_NS_PER_MS);
 	}
 	pthread_mutex_unlock(&q->lock);
 }

@@ -491,10 +491,10 @@ static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict
 
 static bool role_in_cache(const char *name, void *ud)
 {
-	json_t *role = inf_get_key(ud, name);
+	const json_t *role = inf_get_key_ref(ud, name);
 	bool found = role != NULL;
 
-	json_decref(role);
+	jx_unref(role);
 	return found;
 }
 
@@ -524,14 +524,15 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 {
 	struct kc_client *kc = mgr_client(ctrl_mgr(c));
 	struct ctrl_result r = CTRL_RESULT_DONE, written;
-	json_t *obj = NULL, *invalid = NULL, *status = NULL;
+	const json_t *obj = NULL;
+	json_t *invalid = NULL, *status = NULL;
 	struct lcfg *cfg = NULL;
 	enum verdict v;
 	char *summary;
 
 	if (!atomic_load(&ctl->loaded) && load_persisted(kc, ctl) < 0)
 		return CTRL_RESULT_RETRY;
-	obj = inf_get_key(ctl->configs, LANDLORD_CONFIG_NAME);
+	obj = inf_get_key_ref(ctl->configs, LANDLORD_CONFIG_NAME);
 	if (obj == NULL) {
 		cfg = lcfg_defaults();
 		if (lcfg_install(cfg))
@@ -565,7 +566,7 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 out:
 	json_decref(status);
 	json_decref(invalid);
-	json_decref(obj);
+	jx_unref(obj);
 	lcfg_unref(cfg);
 	return r;
 }
@@ -575,7 +576,7 @@ static bool role_matters(struct lcfg_ctl *ctl, const char *name)
 {
 	struct lcfg *cur = lcfg_current();
 	const char *const *names;
-	json_t *obj = NULL;
+	const json_t *obj = NULL;
 	bool found = false;
 	size_t n, i;
 
@@ -584,9 +585,9 @@ static bool role_matters(struct lcfg_ctl *ctl, const char *name)
 		found = strcmp(names[i], name) == 0;
 	lcfg_unref(cur);
 	if (!found) {
-		obj = inf_get_key(ctl->configs, LANDLORD_CONFIG_NAME);
+		obj = inf_get_key_ref(ctl->configs, LANDLORD_CONFIG_NAME);
 		found = spec_names_role(obj, name);
-		json_decref(obj);
+		jx_unref(obj);
 	}
 	return found;
 }
@@ -595,14 +596,15 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 {
 	struct lcfg_ctl *ctl = ud;
 	struct ctrl_result r = CTRL_RESULT_DONE;
-	json_t *obj, *status = NULL;
+	const json_t *obj;
+	json_t *status = NULL;
 
 	if (strcmp(key, LANDLORD_CONFIG_NAME) == 0)
 		return reconcile_singleton(c, ctl);
 	/* A ClusterRole key (or another LandlordConfig's): does "landlord" care about the role? */
 	if (role_matters(ctl, key))
 		ctrl_enqueue(c, LANDLORD_CONFIG_NAME);
-	obj = inf_get_key(ctl->configs, key);
+	obj = inf_get_key_ref(ctl->configs, key);
 	if (obj == NULL)
 		goto out;
 	status = desired_status(obj, VERDICT_IGNORED_NAME, NULL);
@@ -613,7 +615,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	}
 out:
 	json_decref(status);
-	json_decref(obj);
+	jx_unref(obj);
 	return r;
 }
 

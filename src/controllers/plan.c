@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -29,14 +30,6 @@ struct plan_ctl {
 	struct inf *plans, *tenants;
 	json_t *last_write; /* plan name -> monotonic ms of its last status write (one worker) */
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void map_tenant(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
 {
@@ -89,7 +82,7 @@ static json_t *desired_status(const json_t *plan, const json_t *tenants)
 	json_array_foreach(tenants, i, t)
 	{
 		json_int_t n = jx_int(t, 0, "status", "namespaceCount", NULL);
-		json_t *q = jx_get(t, "status", "quota", NULL);
+		const json_t *q = jx_get(t, "status", "quota", NULL);
 
 		namespaces += n;
 		json_object_set_new(per, jx_name(t),
@@ -118,7 +111,8 @@ static json_t *desired_status(const json_t *plan, const json_t *tenants)
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct plan_ctl *p = ud;
-	json_t *plan = inf_get_key(p->plans, key), *tenants = NULL, *status = NULL;
+	const json_t *plan = inf_get_key_ref(p->plans, key);
+	json_t *tenants = NULL, *status = NULL;
 	struct ctrl_result r = CTRL_RESULT_DONE;
 	long long since;
 	char why[512];
@@ -127,16 +121,16 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		json_object_del(p->last_write, key);
 		goto out;
 	}
-	tenants = inf_by_index(p->tenants, TM_INDEX_PLAN, key);
+	tenants = inf_by_index_ref(p->tenants, TM_INDEX_PLAN, key);
 	status = desired_status(plan, tenants);
 	if (json_equal(status, jx_get(plan, "status", NULL)))
 		goto out;
-	since = now_ms() - jx_int(p->last_write, -STATUS_WRITE_INTERVAL_MS, key, NULL);
+	since = clock_mono_ms() - jx_int(p->last_write, -STATUS_WRITE_INTERVAL_MS, key, NULL);
 	if (since < STATUS_WRITE_INTERVAL_MS) {
 		r = CTRL_RESULT_AFTER(STATUS_WRITE_INTERVAL_MS - since);
 		goto out;
 	}
-	json_object_set_new(p->last_write, key, json_integer(now_ms()));
+	json_object_set_new(p->last_write, key, json_integer(clock_mono_ms()));
 	if (status_write(mgr_client(ctrl_mgr(c)), &LL_PLANS, key, status, STATUS_REPLACE,
 	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) < 0) {
 		log_warn("plan status write failed", "{s:s,s:s}", "plan", key, "error", why);
@@ -145,7 +139,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 out:
 	json_decref(status);
 	json_decref(tenants);
-	json_decref(plan);
+	jx_unref(plan);
 	return r;
 }
 

@@ -52,7 +52,7 @@ struct rec {
 	const json_t *tenant;
 	const char *name;
 	struct lcfg *cfg;
-	json_t *plan; /* NULL: missing */
+	const json_t *plan; /* NULL: missing */
 	struct tm_claims claims;
 	json_t *active;     /* ns name -> cached (or just created) namespace object */
 	json_t *let_go;     /* ns name -> true: released or purged in this pass */
@@ -127,7 +127,7 @@ static void map_rivals(const json_t *obj, void (*emit)(const char *, void *), vo
 	if (tm_claims_build(obj, &c) < 0)
 		return;
 	for (size_t i = 0; i < c.n; i++)
-		emit_all(inf_by_index(t->tenants, IDX_CLAIMS, c.ns[i].name), emit, ctx);
+		emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, c.ns[i].name), emit, ctx);
 	tm_claims_release(&c);
 }
 
@@ -135,7 +135,7 @@ static void map_plan(const json_t *obj, void (*emit)(const char *, void *), void
 {
 	struct tenant_ctl *t = ud;
 
-	emit_all(inf_by_index(t->tenants, TM_INDEX_PLAN, jx_name(obj)), emit, ctx);
+	emit_all(inf_by_index_ref(t->tenants, TM_INDEX_PLAN, jx_name(obj)), emit, ctx);
 }
 
 static void map_by_label(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
@@ -157,17 +157,17 @@ static void map_namespace(const json_t *obj, void (*emit)(const char *, void *),
 	index_managed_for(obj, emit, ctx, ud);
 	index_released(obj, emit, ctx, ud);
 	/* a namespace someone claims appeared or went away */
-	emit_all(inf_by_index(t->tenants, IDX_CLAIMS, jx_name(obj)), emit, ctx);
+	emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, jx_name(obj)), emit, ctx);
 	cfg = lcfg_current();
 	if (jx_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jx_name(obj)))
-		emit_all(inf_list(t->tenants, NULL), emit, ctx); /* the isolation allow-list */
+		emit_all(inf_list_ref(t->tenants, NULL), emit, ctx); /* the isolation allow-list */
 	lcfg_unref(cfg);
 }
 
 static void on_config_change(void *ud)
 {
 	struct tenant_ctl *t = ud;
-	json_t *all = inf_list(t->tenants, NULL), *o;
+	json_t *all = inf_list_ref(t->tenants, NULL), *o;
 	size_t i;
 
 	json_array_foreach(all, i, o) ctrl_enqueue(t->c, jx_name(o));
@@ -350,7 +350,7 @@ static void collision(struct rec *r, const char *name, const char *reason)
 
 static bool claimed_by_other_tenant(struct rec *r, const char *ns)
 {
-	json_t *claimants = inf_by_index(r->t->tenants, IDX_CLAIMS, ns), *o;
+	json_t *claimants = inf_by_index_ref(r->t->tenants, IDX_CLAIMS, ns), *o;
 	bool other = false;
 	size_t i;
 
@@ -389,7 +389,7 @@ static json_t *create_namespace(struct rec *r, const struct tm_ns *claim)
 }
 
 /* Bring an owned namespace's metadata to what the tenant wants. Returns the namespace. */
-static json_t *sync_metadata(struct rec *r, json_t *ns, const struct tm_ns *claim)
+static json_t *sync_metadata(struct rec *r, const json_t *ns, const struct tm_ns *claim)
 {
 	const char *kind = jx_label(ns, LABEL_KIND);
 	json_t *want =
@@ -426,14 +426,14 @@ static json_t *sync_metadata(struct rec *r, json_t *ns, const struct tm_ns *clai
 	json_decref(want);
 	if (updated)
 		return updated;
-	return body ? NULL : json_incref(ns);
+	return body ? NULL : jx_ref(ns);
 }
 
 /* Delete landlord's objects labelled for this tenant in @ns (NULL: in every namespace). */
 static void delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active)
 {
 	for (int k = 0; k < N_OWNED; k++) {
-		json_t *objs = inf_by_index(r->t->owned[k], IDX_TENANT, r->name), *o;
+		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name), *o;
 		size_t i;
 
 		json_array_foreach(objs, i, o)
@@ -497,8 +497,8 @@ static void let_go(struct rec *r, const json_t *ns)
 static json_t *owned_namespaces(struct rec *r)
 {
 	json_t *out = json_object(), *o;
-	json_t *by_label = inf_by_index(r->t->namespaces, IDX_TENANT, r->name);
-	json_t *by_annot = inf_by_index(r->t->namespaces, IDX_MANAGED, r->name);
+	json_t *by_label = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
+	json_t *by_annot = inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name);
 	size_t i;
 
 	json_array_foreach(by_label, i, o) json_object_set(out, jx_name(o), o);
@@ -517,14 +517,15 @@ static bool labelled_ours(struct rec *r, const json_t *ns)
 
 static void sync_claim(struct rec *r, const struct tm_ns *claim)
 {
-	json_t *ns = inf_get(r->t->namespaces, NULL, claim->name), *now = NULL;
+	const json_t *ns = inf_get_ref(r->t->namespaces, NULL, claim->name);
+	json_t *now = NULL;
 
 	if (claim->collides) {
 		collision(r, claim->name, "claimed twice by this tenant");
 		/* bad input never costs what is already provisioned: keep it as it is */
 		if (ns && labelled_ours(r, ns) &&
 		    !jx_get(ns, "metadata", "deletionTimestamp", NULL))
-			json_object_set(r->active, claim->name, ns);
+			json_object_set_new(r->active, claim->name, jx_ref(ns));
 	} else if (lcfg_is_privileged_namespace(r->cfg, claim->name)) {
 		collision(r, claim->name, "a privileged namespace; landlord never touches it");
 	} else if (ns && !labelled_ours(r, ns)) {
@@ -538,7 +539,7 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 	} else if (ns) {
 		/* ours: even if the metadata update fails now, its contents stay managed */
 		now = sync_metadata(r, ns, claim);
-		json_object_set(r->active, claim->name, now ? now : ns);
+		json_object_set_new(r->active, claim->name, jx_ref(now ? now : ns));
 	} else {
 		now = create_namespace(r, claim);
 		if (now == NULL)
@@ -547,7 +548,7 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 			json_object_set(r->active, claim->name, now);
 	}
 	json_decref(now);
-	json_decref(ns);
+	jx_unref(ns);
 }
 
 /* One Event for all the namespaces a pass created (a new tenant creates several at once). */
@@ -606,7 +607,7 @@ static void sync_namespaces(struct rec *r)
 static json_t *privileged_namespaces(struct rec *r)
 {
 	/* tenant namespaces are never privileged: only the others are matched */
-	json_t *all = inf_by_index(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
+	json_t *all = inf_by_index_ref(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
 	json_t *set = json_object(), *o, *out;
 	size_t i;
 
@@ -637,14 +638,15 @@ static bool quota_in_force(const json_t *rq)
 static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		json_t *rq, *cached;
+		const json_t *cached;
+		json_t *rq;
 
 		if (!w[i].write)
 			continue;
 		rq = tm_resourcequota(r->tenant, w[i].ns, w[i].hard);
-		cached = inf_get(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
+		cached = inf_get_ref(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
 		ensure(r, &KC_RESOURCEQUOTAS, rq, cached);
-		json_decref(cached);
+		jx_unref(cached);
 		json_decref(rq);
 	}
 }
@@ -652,7 +654,7 @@ static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 static void sync_quota(struct rec *r)
 {
 	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
-	json_t *rqs = inf_by_index(r->t->owned[OWN_RQ], IDX_TENANT, r->name), *rq, *ns;
+	json_t *rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name), *rq, *ns;
 	size_t n = 0, i, cap = json_object_size(r->active) + json_array_size(rqs);
 	struct qp_ns *in = calloc(cap ? cap : 1, sizeof(*in));
 	struct qp_result res = {0};
@@ -663,13 +665,13 @@ static void sync_quota(struct rec *r)
 		goto out;
 	json_object_foreach(r->active, name, ns)
 	{
-		json_t *cached = inf_get(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		const json_t *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 
 		in[n++] = (struct qp_ns){name, jx_get(cached, "status", "used", NULL),
 		                         jx_get(cached, "status", "hard", NULL),
 		                         jx_get(cached, "spec", "hard", NULL)};
 		if (cached)
-			json_array_append_new(rqs, cached); /* keeps it alive until the end */
+			json_array_append_new(rqs, (json_t *)cached); /* alive until the end */
 	}
 	json_array_foreach(rqs, i, rq) if (!json_object_get(r->active, jx_namespace(rq)) &&
 	                                   strcmp(jx_name(rq), QUOTA_NAME) == 0) in[n++] =
@@ -701,8 +703,8 @@ static bool sync_policies(struct rec *r, const char *ns)
 	json_t *np = tm_network_isolation(r->tenant, r->cfg)
 	                     ? tm_networkpolicy(r->tenant, ns, r->privileged)
 	                     : NULL;
-	json_t *lr_cached = inf_get(r->t->owned[OWN_LR], ns, LIMITS_NAME);
-	json_t *np_cached = inf_get(r->t->owned[OWN_NP], ns, ISOLATION_NAME);
+	const json_t *lr_cached = inf_get_ref(r->t->owned[OWN_LR], ns, LIMITS_NAME);
+	const json_t *np_cached = inf_get_ref(r->t->owned[OWN_NP], ns, ISOLATION_NAME);
 	bool ok = true;
 
 	if (lr)
@@ -715,8 +717,8 @@ static bool sync_policies(struct rec *r, const char *ns)
 		ok &= delete_obj(r, &KC_NETWORKPOLICIES, np_cached);
 	json_decref(lr);
 	json_decref(np);
-	json_decref(lr_cached);
-	json_decref(np_cached);
+	jx_unref(lr_cached);
+	jx_unref(np_cached);
 	return ok;
 }
 
@@ -726,19 +728,19 @@ static void sync_access(struct rec *r, const char *ns_name, const json_t *ns, bo
 	bool private_sb = jx_bool(r->tenant, 0, "spec", "namespaces", "sandboxes", "private", NULL);
 	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name,
 	                               jx_get(ns, "metadata", "labels", NULL), claim, private_sb);
-	json_t *have = inf_by_index(r->t->owned[OWN_RB], IDX_TENANT, r->name), *rb;
+	json_t *have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name), *rb;
 	const char *name;
 	size_t i;
 
 	json_object_foreach(want, name, rb)
 	{
-		json_t *cached = inf_get(r->t->owned[OWN_RB], ns_name, name);
+		const json_t *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
 
 		if (cached || may_grant)
 			ensure(r, &KC_ROLEBINDINGS, rb, cached);
 		else
 			r->access_pending = true;
-		json_decref(cached);
+		jx_unref(cached);
 	}
 	json_array_foreach(have, i, rb) if (strcmp(jx_namespace(rb), ns_name) == 0 &&
 	                                    !json_object_get(want, jx_name(rb)))
@@ -759,7 +761,7 @@ static void sync_inside(struct rec *r)
 		r->quota_pending = true;
 	json_object_foreach(r->active, name, ns)
 	{
-		json_t *rq = inf_get(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		const json_t *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 		bool has_plan_quota = json_object_size(jx_get(r->plan, "spec", "resourceQuota",
 		                                              "hard", NULL)) > 0;
 		bool quota_ok = r->plan && (!has_plan_quota || quota_in_force(rq));
@@ -770,7 +772,7 @@ static void sync_inside(struct rec *r)
 		if (!policies_ok)
 			r->policies_pending = true;
 		sync_access(r, name, ns, quota_ok && policies_ok);
-		json_decref(rq);
+		jx_unref(rq);
 	}
 	/* objects left in namespaces that are no longer this tenant's */
 	delete_owned_in(r, NULL, r->active);
@@ -780,11 +782,11 @@ static void sync_tenant_role(struct rec *r)
 {
 	char name[NAMES_BUF + 20];
 	json_t *cr = tm_clusterrole(r->tenant), *crb = tm_clusterrolebinding(r->tenant);
-	json_t *cr_cached, *crb_cached;
+	const json_t *cr_cached, *crb_cached;
 
 	tm_tenant_role_name(r->name, name);
-	cr_cached = inf_get(r->t->croles, NULL, name);
-	crb_cached = inf_get(r->t->crbindings, NULL, name);
+	cr_cached = inf_get_ref(r->t->croles, NULL, name);
+	crb_cached = inf_get_ref(r->t->crbindings, NULL, name);
 	ensure(r, &KC_CLUSTERROLES, cr, cr_cached);
 	if (crb)
 		ensure(r, &KC_CLUSTERROLEBINDINGS, crb, crb_cached);
@@ -792,8 +794,8 @@ static void sync_tenant_role(struct rec *r)
 		delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
 	json_decref(cr);
 	json_decref(crb);
-	json_decref(cr_cached);
-	json_decref(crb_cached);
+	jx_unref(cr_cached);
+	jx_unref(crb_cached);
 }
 
 static void delete_tenant_role(struct rec *r)
@@ -802,10 +804,10 @@ static void delete_tenant_role(struct rec *r)
 	size_t i;
 	json_t *o;
 
-	objs = inf_by_index(r->t->crbindings, IDX_TENANT, r->name);
+	objs = inf_by_index_ref(r->t->crbindings, IDX_TENANT, r->name);
 	json_array_foreach(objs, i, o) delete_obj(r, &KC_CLUSTERROLEBINDINGS, o);
 	json_decref(objs);
-	objs = inf_by_index(r->t->croles, IDX_TENANT, r->name);
+	objs = inf_by_index_ref(r->t->croles, IDX_TENANT, r->name);
 	json_array_foreach(objs, i, o) delete_obj(r, &KC_CLUSTERROLES, o);
 	json_decref(objs);
 }
@@ -860,7 +862,7 @@ static bool set_finalizer(struct rec *r, bool present)
 static json_t *released_list(struct rec *r)
 {
 	json_t *set = json_object(), *v,
-	       *marked = inf_by_index(r->t->namespaces, IDX_RELEASED, r->name);
+	       *marked = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
 	size_t i;
 
 	json_array_foreach(marked, i, v) json_object_set_new(set, jx_name(v), json_true());
@@ -1009,7 +1011,7 @@ static bool all_released(struct rec *r)
 	bool done = json_object_size(owned) == 0;
 
 	for (int k = 0; done && k < N_OWNED; k++) {
-		json_t *objs = inf_by_index(r->t->owned[k], IDX_TENANT, r->name);
+		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
 
 		done = json_array_size(objs) == 0;
 		json_decref(objs);
@@ -1081,7 +1083,7 @@ static struct ctrl_result orphaned(struct rec *r)
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct tenant_ctl *t = ud;
-	json_t *tenant = inf_get_key(t->tenants, key);
+	const json_t *tenant = inf_get_key_ref(t->tenants, key);
 	const json_t *empty_tenant = NULL;
 	struct rec r = {
 	        .t = t,
@@ -1103,7 +1105,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	r.tenant = tenant;
-	r.plan = inf_get(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
+	r.plan = inf_get_ref(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
 	if (jx_get(tenant, "metadata", "deletionTimestamp", NULL))
 		res = finalizer_index(tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
 	else
@@ -1117,9 +1119,9 @@ out:
 	json_decref(r.released);
 	json_decref(r.privileged);
 	json_decref(r.quota_used);
-	json_decref(r.plan);
+	jx_unref(r.plan);
 	json_decref((json_t *)empty_tenant);
-	json_decref(tenant);
+	jx_unref(tenant);
 	lcfg_unref(r.cfg);
 	return res;
 }

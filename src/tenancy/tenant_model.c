@@ -226,7 +226,7 @@ const char *tm_pod_security(const json_t *tenant, const struct lcfg *cfg)
 
 bool tm_network_isolation(const json_t *tenant, const struct lcfg *cfg)
 {
-	json_t *v = jx_get(tenant, "spec", "networkIsolation", NULL);
+	const json_t *v = jx_get(tenant, "spec", "networkIsolation", NULL);
 
 	return json_is_boolean(v) ? json_is_true(v) : lcfg_default_network_isolation(cfg);
 }
@@ -236,7 +236,8 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 {
 	const char *t = jx_name(tenant), *user = ns ? ns->user : NULL;
 	const char *level = tm_pod_security(tenant, cfg);
-	json_t *labels = json_object(), *annots = json_object(), *spec, *managed, *out;
+	json_t *labels = json_object(), *annots = json_object(), *managed, *out;
+	const json_t *spec;
 	char user_label[NAMES_BUF] = "", plan_label[NAMES_BUF] = "", *dumped;
 	size_t i;
 
@@ -335,7 +336,7 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
 		json_t *v;
 
 		json_object_foreach(
-		        jx_get(current, "metadata", "labels", NULL), k,
+		        (json_t *)jx_get(current, "metadata", "labels", NULL), k,
 		        v) if (strncmp(k, LANDLORD_KEY_PREFIX, strlen(LANDLORD_KEY_PREFIX)) == 0)
 		        json_object_set_new(labels, k, json_null());
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -67,14 +68,15 @@ static void record(struct admission_route *r, bool allowed, int64_t t0)
 	metrics_add("landlord_admission_requests_total", labels, 1);
 	metrics_labels(labels, sizeof(labels), "webhook", r->name, NULL);
 	metrics_observe("landlord_admission_duration_seconds", labels,
-	                (double)(mono_ns() - t0) / 1e9);
+	                (double)(clock_mono_ns() - t0) / 1e9);
 }
 
 int admission_review(struct admission_route *r, const char *body, struct buf *out)
 {
-	int64_t t0 = mono_ns();
+	int64_t t0 = clock_mono_ns();
 	struct admission_verdict v;
-	json_t *review = jx_loads(body, strlen(body), NULL), *request, *doc;
+	json_t *review = jx_loads(body, strlen(body), NULL), *doc;
+	const json_t *request;
 	const char *uid, *api_version, *kind;
 	char *text;
 	int status = 200;

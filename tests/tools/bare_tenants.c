@@ -39,6 +39,7 @@
 
 #include <curl/curl.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -298,7 +299,7 @@ static void job_namespace(struct bench *b, int t, int k)
 		return;
 	pthread_mutex_lock(&b->mu);
 	if (++b->ns_done == b->tenants * b->nns)
-		b->t_posted = mono_ns();
+		b->t_posted = clock_mono_ns();
 	pthread_mutex_unlock(&b->mu);
 	prereq_done(b, t, k);
 }
@@ -413,7 +414,8 @@ static int on_quota(enum watch_event_type type, json_t *obj, void *ud)
 	struct bench *b = ud;
 	const char *ns = jx_namespace(obj);
 	json_t *idx = ns ? json_object_get(b->ns_index, ns) : NULL;
-	json_t *spec = jx_get(obj, "spec", "hard", NULL), *st = jx_get(obj, "status", "hard", NULL);
+	const json_t *spec = jx_get(obj, "spec", "hard", NULL),
+	             *st = jx_get(obj, "status", "hard", NULL);
 	int t, k;
 
 	if (type == WATCH_BOOKMARK || type == WATCH_ERROR || idx == NULL || spec == NULL ||
@@ -425,7 +427,7 @@ static int on_quota(enum watch_event_type type, json_t *obj, void *ud)
 		return 0;
 	pthread_mutex_lock(&b->mu);
 	if (++b->quota_in_force == b->tenants * b->nns)
-		b->t_quota = mono_ns();
+		b->t_quota = clock_mono_ns();
 	pthread_mutex_unlock(&b->mu);
 	prereq_done(b, t, k);
 	return 0;
@@ -449,7 +451,7 @@ static int on_tenant(enum watch_event_type type, json_t *obj, void *ud)
 	struct bench *b = ud;
 	const char *name = jx_name(obj);
 	size_t plen = strlen(b->prefix);
-	json_t *conds = jx_get(obj, "status", "conditions", NULL);
+	const json_t *conds = jx_get(obj, "status", "conditions", NULL);
 	char *end;
 	long t;
 
@@ -461,7 +463,7 @@ static int on_tenant(enum watch_event_type type, json_t *obj, void *ud)
 		return 0;
 	if (!ready_true(conds))
 		return 0;
-	b->ts[t].ready_ns = mono_ns();
+	b->ts[t].ready_ns = clock_mono_ns();
 	pthread_mutex_lock(&b->mu);
 	b->done++;
 	pthread_cond_broadcast(&b->cv);
@@ -600,7 +602,7 @@ static int run(struct bench *b)
 		return -EIO;
 	pthread_create(&watch, NULL, watcher, b);
 	watching = true;
-	b->t0 = mono_ns();
+	b->t0 = clock_mono_ns();
 	for (i = 0; i < b->tenants; i++)
 		push(b, JOB_TENANT, i, 0);
 	for (i = 0; i < b->threads; i++)
@@ -612,10 +614,10 @@ static int run(struct bench *b)
 	while (!b->stop && b->done < b->tenants && rc != ETIMEDOUT) {
 		if (strcmp(b->mode, "apply") == 0 && b->t_posted == 0 && b->head == b->tail &&
 		    b->running == 0)
-			b->t_posted = mono_ns();
+			b->t_posted = clock_mono_ns();
 		rc = pthread_cond_timedwait(&b->cv, &b->mu, &deadline);
 	}
-	t_end = b->done == b->tenants ? mono_ns() : 0;
+	t_end = b->done == b->tenants ? clock_mono_ns() : 0;
 	if (t_end == 0 && !b->stop)
 		atomic_fetch_add(&b->failures, 1); /* timed out */
 	b->stop = true;

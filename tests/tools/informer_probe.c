@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -72,7 +73,7 @@ static int sync_report(struct kc_client *c, struct probe_args *a)
 	struct inf *infs[MAX_RESOURCES];
 	struct kc_gvr gvrs[MAX_RESOURCES];
 	long rss0 = status_kib("VmRSS");
-	int64_t t0 = mono_ns();
+	int64_t t0 = clock_mono_ns();
 	size_t objects = 0;
 	int i;
 
@@ -94,7 +95,7 @@ static int sync_report(struct kc_client *c, struct probe_args *a)
 	}
 	printf("{\"sync_seconds\":%.3f,\"objects\":%zu,\"rss_before_kib\":%ld,"
 	       "\"rss_kib\":%ld,\"hwm_kib\":%ld,\"anon_kib\":%ld}\n",
-	       (double)(mono_ns() - t0) / 1e9, objects, rss0, status_kib("VmRSS"),
+	       (double)(clock_mono_ns() - t0) / 1e9, objects, rss0, status_kib("VmRSS"),
 	       status_kib("VmHWM"), status_kib("RssAnon"));
 	fflush(stdout);
 	for (i = 0; i < a->n; i++)

@@ -14,19 +14,12 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "kube/discovery.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A client for a loopback port nobody listens on. */
 static struct kc_client *unreachable_client(void)
@@ -194,20 +187,20 @@ static void test_discovery__live_finds_new_crd(void **state)
 
 	d = disc_new(c);
 	assert_int_equal(disc_refresh(d, &err), 0);
-	refreshed = now_ms();
+	refreshed = clock_mono_ms();
 	crd_request(c, "create", name, crd);
-	end = now_ms() + 30000;
-	while (!served(c, path) && now_ms() < end)
+	end = clock_mono_ms() + 30000;
+	while (!served(c, path) && clock_mono_ms() < end)
 		usleep(50000);
 	assert_true(served(c, path));
 	/* the server serves it, but a miss right after a refresh does not refresh again */
-	if (now_ms() - refreshed < 9000) {
+	if (clock_mono_ms() - refreshed < 9000) {
 		char api_version[96];
 
 		snprintf(api_version, sizeof(api_version), "%s/v1alpha1", group);
 		assert_int_equal(disc_lookup_kind(d, api_version, "Widget", &gvr, &err), -ENOENT);
 		/* ... and once the interval has passed, a miss refreshes by itself */
-		while (now_ms() - refreshed < 10100)
+		while (clock_mono_ms() - refreshed < 10100)
 			usleep(100000);
 		assert_int_equal(disc_lookup_kind(d, api_version, "Widget", &gvr, &err), 0);
 	} else {

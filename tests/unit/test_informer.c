@@ -21,6 +21,7 @@
 #include "live.h"
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -173,7 +174,7 @@ static void test_informer__strip_keeps_only_keep_manager(void **state)
 	                       "{\"manager\":\"kube-controller-manager\"},"
 	                       "{\"manager\":\"landlord\",\"operation\":\"Update\"}]}}",
 	                       0, NULL);
-	json_t *mf;
+	const json_t *mf;
 
 	inf__strip_managed_fields(o, "landlord");
 	mf = jx_get(o, "metadata", "managedFields", NULL);
@@ -255,7 +256,7 @@ static void test_informer__key_building(void **state)
 {
 	struct inf *inf = pure_inf();
 	char *k;
-	json_t *got;
+	const json_t *got;
 
 	k = inf__key("ns", "a");
 	assert_string_equal(k, "ns/a");
@@ -269,16 +270,16 @@ static void test_informer__key_building(void **state)
 
 	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
 	apply(inf, WATCH_ADDED, obj_new(NULL, "a", "2", NULL));
-	got = inf_get(inf, "ns", "a");
+	got = inf_get_ref(inf, "ns", "a");
 	assert_string_equal(jx_resource_version(got), "1");
-	json_decref(got);
-	got = inf_get(inf, NULL, "a");
+	jx_unref(got);
+	got = inf_get_ref(inf, NULL, "a");
 	assert_string_equal(jx_resource_version(got), "2");
-	json_decref(got);
-	got = inf_get_key(inf, "ns/a");
+	jx_unref(got);
+	got = inf_get_key_ref(inf, "ns/a");
 	assert_string_equal(jx_resource_version(got), "1");
-	json_decref(got);
-	assert_null(inf_get(inf, "other", "a"));
+	jx_unref(got);
+	assert_null(inf_get_ref(inf, "other", "a"));
 	assert_int_equal(inf_len(inf), 2);
 	inf_free(inf);
 }
@@ -300,7 +301,7 @@ static void test_informer__events_emit_handlers(void **state)
 	assert_int_equal(inf__apply_event(inf, WATCH_ADDED, nameless), -EINVAL);
 	assert_string_equal(r.log, "add:ns/a rv=1;upd:ns/a 1>2;upd:ns/a 2>3;add:ns/b rv=4;"
 	                           "del:ns/a rv=3;");
-	assert_null(inf_get(inf, "ns", "a"));
+	assert_null(inf_get_ref(inf, "ns", "a"));
 	assert_int_equal(inf_len(inf), 1);
 	json_decref(nameless);
 	inf_free(inf);
@@ -327,7 +328,7 @@ static void test_informer__replace_emits_diff(void **state)
 	struct inf *inf = pure_inf();
 	struct rec r = {""};
 	struct inf_handler h = rec_handler(&r);
-	json_t *got;
+	const json_t *got;
 
 	inf_add_handler(inf, &h);
 	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "1", NULL),
@@ -339,10 +340,10 @@ static void test_informer__replace_emits_diff(void **state)
 	                         obj_new("ns", "d", "3", NULL)));
 	assert_string_equal(r.log, "del:ns/c rv=1;upd:ns/b 1>2;add:ns/d rv=3;");
 	assert_int_equal(inf_len(inf), 3);
-	assert_null(inf_get(inf, "ns", "c"));
-	got = inf_get(inf, "ns", "b");
+	assert_null(inf_get_ref(inf, "ns", "c"));
+	got = inf_get_ref(inf, "ns", "b");
 	assert_string_equal(jx_resource_version(got), "2");
-	json_decref(got);
+	jx_unref(got);
 	r.log[0] = '\0';
 	inf__replace(inf, json_object());
 	assert_int_equal(inf_len(inf), 0);
@@ -362,20 +363,20 @@ static void test_informer__label_index_follows_changes(void **state)
 	apply(inf, WATCH_ADDED, obj_new("ns", "b", "1", "web"));
 	apply(inf, WATCH_ADDED, obj_new("ns", "c", "1", "db"));
 	apply(inf, WATCH_ADDED, obj_new("ns", "d", "1", NULL));
-	assert_keys(inf_by_index(inf, "app", "web"), "ns/a,ns/b");
-	assert_keys(inf_by_index(inf, "app", "db"), "ns/c");
+	assert_keys(inf_by_index_ref(inf, "app", "web"), "ns/a,ns/b");
+	assert_keys(inf_by_index_ref(inf, "app", "db"), "ns/c");
 	/* relabel b, delete c */
 	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "2", "db"));
 	apply(inf, WATCH_DELETED, obj_new("ns", "c", "2", "db"));
-	assert_keys(inf_by_index(inf, "app", "web"), "ns/a");
-	assert_keys(inf_by_index(inf, "app", "db"), "ns/b");
-	assert_keys(inf_by_index(inf, "app", "none"), "");
-	assert_keys(inf_by_index(inf, "no-such-index", "web"), "");
+	assert_keys(inf_by_index_ref(inf, "app", "web"), "ns/a");
+	assert_keys(inf_by_index_ref(inf, "app", "db"), "ns/b");
+	assert_keys(inf_by_index_ref(inf, "app", "none"), "");
+	assert_keys(inf_by_index_ref(inf, "no-such-index", "web"), "");
 	/* a relist rebuilds */
 	inf__replace(inf,
 	             map_of(obj_new("ns", "a", "3", "db"), obj_new("ns", "e", "1", "web"), NULL));
-	assert_keys(inf_by_index(inf, "app", "db"), "ns/a");
-	assert_keys(inf_by_index(inf, "app", "web"), "ns/e");
+	assert_keys(inf_by_index_ref(inf, "app", "db"), "ns/a");
+	assert_keys(inf_by_index_ref(inf, "app", "web"), "ns/e");
 	inf_free(inf);
 }
 
@@ -399,14 +400,14 @@ static void test_informer__owner_and_namespace_indexes(void **state)
 	apply(inf, WATCH_ADDED, owned("x", "a", "u1", "u2"));
 	apply(inf, WATCH_ADDED, owned("y", "b", "u2", NULL));
 	apply(inf, WATCH_ADDED, obj_new(NULL, "cluster", "1", NULL));
-	assert_keys(inf_by_index(inf, "owner", "u1"), "x/a");
-	assert_keys(inf_by_index(inf, "owner", "u2"), "x/a,y/b");
-	assert_keys(inf_by_index(inf, "ns", "x"), "x/a");
-	assert_keys(inf_by_index(inf, "ns", "y"), "y/b");
+	assert_keys(inf_by_index_ref(inf, "owner", "u1"), "x/a");
+	assert_keys(inf_by_index_ref(inf, "owner", "u2"), "x/a,y/b");
+	assert_keys(inf_by_index_ref(inf, "ns", "x"), "x/a");
+	assert_keys(inf_by_index_ref(inf, "ns", "y"), "y/b");
 	apply(inf, WATCH_DELETED, owned("x", "a", "u1", "u2"));
-	assert_keys(inf_by_index(inf, "owner", "u1"), "");
-	assert_keys(inf_by_index(inf, "owner", "u2"), "y/b");
-	assert_keys(inf_by_index(inf, "ns", "x"), "");
+	assert_keys(inf_by_index_ref(inf, "owner", "u1"), "");
+	assert_keys(inf_by_index_ref(inf, "owner", "u2"), "y/b");
+	assert_keys(inf_by_index_ref(inf, "ns", "x"), "");
 	inf_free(inf);
 }
 
@@ -431,9 +432,9 @@ static void test_informer__list_filters_namespace(void **state)
 	apply(inf, WATCH_ADDED, obj_new("x", "a", "1", NULL));
 	apply(inf, WATCH_ADDED, obj_new("x", "b", "1", NULL));
 	apply(inf, WATCH_ADDED, obj_new("y", "a", "1", NULL));
-	assert_keys(inf_list(inf, NULL), "x/a,x/b,y/a");
-	assert_keys(inf_list(inf, "x"), "x/a,x/b");
-	assert_keys(inf_list(inf, "z"), "");
+	assert_keys(inf_list_ref(inf, NULL), "x/a,x/b,y/a");
+	assert_keys(inf_list_ref(inf, "x"), "x/a,x/b");
+	assert_keys(inf_list_ref(inf, "z"), "");
 	inf_free(inf);
 }
 
@@ -488,14 +489,6 @@ struct live {
 	char ns[64];
 	char state_dir[512]; /* for etcd-compact.sh, from LANDLORD_TEST_STATE_DIR */
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int live_setup(void **state)
 {
@@ -564,10 +557,10 @@ static int live_teardown(void **state)
 static bool eventually(bool (*cond)(struct inf *inf, const void *arg), struct inf *inf,
                        const void *arg)
 {
-	long long end = now_ms() + 30000;
+	long long end = clock_mono_ms() + 30000;
 
 	while (!cond(inf, arg)) {
-		if (now_ms() > end)
+		if (clock_mono_ms() > end)
 			return false;
 		usleep(20000);
 	}
@@ -581,14 +574,14 @@ struct want_rv {
 static bool cached_rv_is(struct inf *inf, const void *arg)
 {
 	const struct want_rv *w = arg;
-	json_t *o = inf_get(inf, w->ns, w->name);
+	const json_t *o = inf_get_ref(inf, w->ns, w->name);
 	bool ok;
 
 	if (w->rv == NULL)
 		ok = o == NULL;
 	else
 		ok = o && jx_resource_version(o) && strcmp(jx_resource_version(o), w->rv) == 0;
-	json_decref(o);
+	jx_unref(o);
 	return ok;
 }
 
@@ -632,10 +625,10 @@ static void delete_obj(struct live *l, const struct kc_gvr *gvr, const char *nam
 /* Wait up to 30 s for @want in the handler log (dispatch follows the cache change). */
 static bool rec_wait(struct rec *r, const char *want)
 {
-	long long end = now_ms() + 30000;
+	long long end = clock_mono_ms() + 30000;
 
 	while (!rec_contains(r, want)) {
-		if (now_ms() > end)
+		if (clock_mono_ms() > end)
 			return false;
 		usleep(20000);
 	}
@@ -644,7 +637,8 @@ static bool rec_wait(struct rec *r, const char *want)
 
 static bool has_manager(const json_t *obj, const char *manager)
 {
-	json_t *mf = jx_get(obj, "metadata", "managedFields", NULL), *e;
+	const json_t *mf = jx_get(obj, "metadata", "managedFields", NULL);
+	json_t *e;
 	size_t i;
 
 	json_array_foreach(mf, i, e)
@@ -666,7 +660,9 @@ static void test_informer__live_configmaps_converge(void **state)
 	struct rec r = {""}, late = {""};
 	struct inf_handler h = rec_handler(&r), hl = rec_handler(&late);
 	struct kc_resp resp = {0};
-	json_t *patch, *got, *mf, *e;
+	json_t *patch, *e;
+	const json_t *got;
+	const json_t *mf;
 	char *rv_a, *rv_b, *rv_c, *rv_p, *rv_a2, want[256];
 	size_t i;
 	struct want_rv w;
@@ -704,7 +700,7 @@ static void test_informer__live_configmaps_converge(void **state)
 	json_decref(patch);
 	w = (struct want_rv){l->ns, "a", rv_a2};
 	assert_true(eventually(cached_rv_is, inf, &w));
-	got = inf_get(inf, l->ns, "a");
+	got = inf_get_ref(inf, l->ns, "a");
 	assert_string_equal(jx_str(got, "data", "k", NULL), "changed");
 	/* the patch's manager entry was stripped; what is left is landlord's (the create) */
 	assert_false(has_manager(got, "unit-test"));
@@ -713,7 +709,7 @@ static void test_informer__live_configmaps_converge(void **state)
 	{
 		assert_string_equal(jx_str(e, "manager", NULL), "landlord");
 	}
-	json_decref(got);
+	jx_unref(got);
 
 	delete_obj(l, &KC_CONFIGMAPS, "b");
 	w = (struct want_rv){l->ns, "b", NULL};
@@ -756,7 +752,9 @@ static void test_informer__live_keeps_own_managed_fields(void **state)
 	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .keep_manager = "landlord"};
 	struct inf *inf = inf_new(l->c, &o);
 	struct kc_resp resp = {0};
-	json_t *cm, *patch, *got, *mf;
+	json_t *cm, *patch;
+	const json_t *got;
+	const json_t *mf;
 	struct want_rv w;
 	char *rv;
 
@@ -780,11 +778,11 @@ static void test_informer__live_keeps_own_managed_fields(void **state)
 	assert_true(inf_wait_synced(inf, 30000));
 	w = (struct want_rv){l->ns, "applied", rv};
 	assert_true(eventually(cached_rv_is, inf, &w));
-	got = inf_get(inf, l->ns, "applied");
+	got = inf_get_ref(inf, l->ns, "applied");
 	mf = jx_get(got, "metadata", "managedFields", NULL);
 	assert_int_equal(json_array_size(mf), 1);
 	assert_string_equal(jx_str(json_array_get(mf, 0), "manager", NULL), "landlord");
-	json_decref(got);
+	jx_unref(got);
 	json_decref(cm);
 	json_decref(patch);
 	free(rv);
@@ -793,9 +791,9 @@ static void test_informer__live_keeps_own_managed_fields(void **state)
 
 static bool has_key(struct inf *inf, const void *key)
 {
-	json_t *o = inf_get_key(inf, key);
+	const json_t *o = inf_get_key_ref(inf, key);
 
-	json_decref(o);
+	jx_unref(o);
 	return o != NULL;
 }
 
@@ -806,22 +804,23 @@ static void test_informer__live_metadata_only_namespaces(void **state)
 	struct inf *inf = inf_new(l->c, &o);
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	json_t *def, *created;
+	json_t *created;
+	const json_t *def;
 	char name[128];
 
 	assert_int_equal(inf_start(inf), 0);
 	assert_true(inf_wait_synced(inf, 30000));
 	assert_true(eventually(has_key, inf, l->ns));
-	def = inf_get(inf, NULL, "default");
+	def = inf_get_ref(inf, NULL, "default");
 	assert_non_null(def);
 	assert_string_equal(jx_name(def), "default");
 	assert_non_null(jx_uid(def));
 	assert_null(json_object_get(def, "spec"));
 	assert_null(json_object_get(def, "status"));
-	json_decref(def);
-	def = inf_get(inf, NULL, l->ns);
+	jx_unref(def);
+	def = inf_get_ref(inf, NULL, l->ns);
 	assert_null(json_object_get(def, "spec"));
-	json_decref(def);
+	jx_unref(def);
 	/* events after the list arrive too (the watch asks for single objects, not a list) */
 	snprintf(name, sizeof(name), "%s-meta", l->ns);
 	created = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
@@ -839,7 +838,7 @@ static void test_informer__live_metadata_only_namespaces(void **state)
 static bool index_count_is(struct inf *inf, const void *arg)
 {
 	const size_t *want = arg; /* [count for web, count for db] */
-	json_t *web = inf_by_index(inf, "app", "web"), *db = inf_by_index(inf, "app", "db");
+	json_t *web = inf_by_index_ref(inf, "app", "web"), *db = inf_by_index_ref(inf, "app", "db");
 	bool ok = json_array_size(web) == want[0] && json_array_size(db) == want[1];
 
 	json_decref(web);
@@ -878,10 +877,10 @@ static void test_informer__live_label_index(void **state)
 	want[1] = 2;
 	assert_true(eventually(index_count_is, inf, want));
 	snprintf(want_key, sizeof(want_key), "%s/w1", l->ns);
-	assert_keys(inf_by_index(inf, "app", "web"), want_key);
+	assert_keys(inf_by_index_ref(inf, "app", "web"), want_key);
 	snprintf(want_key, sizeof(want_key), "%s/d1,%s/w2", l->ns, l->ns);
-	assert_keys(inf_by_index(inf, "app", "db"), want_key);
-	assert_null(inf_get(inf, l->ns, "nolabel"));
+	assert_keys(inf_by_index_ref(inf, "app", "db"), want_key);
+	assert_null(inf_get_ref(inf, l->ns, "nolabel"));
 	inf_free(inf);
 }
 
@@ -1014,8 +1013,8 @@ static void test_informer__live_forbidden_is_logged_and_retried(void **state)
 	inf = inf_new(alice, &o);
 	assert_int_equal(inf_start(inf), 0);
 	/* back-off 0.5-0.75 s, then 1-1.5 s: a third attempt comes within ~2.5 s */
-	end = now_ms() + 15000;
-	while (count_lines(logpath, "\"list failed\"") < 3 && now_ms() < end)
+	end = clock_mono_ms() + 15000;
+	while (count_lines(logpath, "\"list failed\"") < 3 && clock_mono_ms() < end)
 		usleep(50000);
 	assert_false(inf_has_synced(inf));
 	inf_get_stats(inf, &st);

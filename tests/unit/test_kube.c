@@ -32,6 +32,7 @@
 #include <openssl/x509.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/metrics.h"
@@ -40,14 +41,6 @@
 #include "kube/kubeconfig.h"
 
 extern char **environ;
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(long ms)
 {
@@ -390,12 +383,12 @@ static void test_kube__request_timeout_is_etimedout(void **state)
 	struct kc_client *c = local_client(port, 300);
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
-	long long t0 = now_ms();
+	long long t0 = clock_mono_ms();
 
 	assert_int_equal(kc_request(c, "GET", "/version", NULL, NULL, 0, NULL, &resp, &err),
 	                 -ETIMEDOUT);
 	/* generous: the point is that it does not wait for the silent peer forever */
-	assert_true(now_ms() - t0 < 10000);
+	assert_true(clock_mono_ms() - t0 < 10000);
 	assert_true(err.msg[0] != '\0');
 	kc_client_free(c);
 	close(fd);
@@ -475,11 +468,11 @@ static void test_kube__watch_cancel_flag_ends_the_watch(void **state)
 
 	pthread_create(&t, NULL, call_thread, &k);
 	sleep_ms(300);
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 	atomic_store(&cancel, 1);
 	pthread_join(t, NULL);
 	assert_int_equal(k.rc, -ECANCELED);
-	assert_true(now_ms() - t0 < 5000);
+	assert_true(clock_mono_ms() - t0 < 5000);
 	/* the client still works after a cancelled watch: this one times out */
 	k.cancel = NULL;
 	k.idle_timeout = 1;
@@ -921,12 +914,12 @@ static void test_kube__list_stop_cancels_the_page_in_flight(void **state)
 	struct ll_err err = {{0}};
 	double ok = unit_lists("200"), failed = unit_lists("<error>");
 	char *rv = (char *)1;
-	long long t0 = now_ms();
+	long long t0 = clock_mono_ms();
 
 	fake_start(&f);
 	assert_int_equal(fake_list(&f, &p, &rv, &resp, &err), 7);
 	/* it did not wait for the held page */
-	assert_true(now_ms() - t0 < 5000);
+	assert_true(clock_mono_ms() - t0 < 5000);
 	assert_int_equal(p.n, 6);
 	assert_int_equal(p.missed, 0);
 	assert_int_equal(f.requests, 3);
@@ -965,11 +958,11 @@ static void test_kube__list_malformed_page_cancels_the_page_in_flight(void **sta
 	struct paged p = {0};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
-	long long t0 = now_ms();
+	long long t0 = clock_mono_ms();
 
 	fake_start(&f);
 	assert_int_equal(fake_list(&f, &p, NULL, &resp, &err), -EPROTO);
-	assert_true(now_ms() - t0 < 5000);
+	assert_true(clock_mono_ms() - t0 < 5000);
 	assert_int_equal(p.n, 5);
 	assert_non_null(strstr(err.msg, "malformed JSON"));
 	kc_resp_release(&resp);
@@ -992,11 +985,11 @@ static void test_kube__list_pages_stay_rate_limited(void **state)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
 	cfg.server = url;
 	assert_int_equal(kc_client_new(&cfg, &ko, &c, NULL), 0);
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 	assert_int_equal(kc_list(c, &KC_CONFIGMAPS, NULL, &o, on_paged_item, &p, NULL, &resp, NULL),
 	                 0);
 	/* 4 pages at 10 per second from a burst of 1: three waits of 100 ms */
-	assert_true(now_ms() - t0 >= 250);
+	assert_true(clock_mono_ms() - t0 >= 250);
 	assert_int_equal(p.n, 8);
 	assert_int_equal(p.out_of_order, 0);
 	kc_resp_release(&resp);
@@ -1670,9 +1663,9 @@ static int seen_get(struct seen *s, const int *field)
 
 static bool wait_for(struct seen *s, const int *field, int want, long long ms)
 {
-	long long end = now_ms() + ms;
+	long long end = clock_mono_ms() + ms;
 
-	while (seen_get(s, field) < want && now_ms() < end)
+	while (seen_get(s, field) < want && clock_mono_ms() < end)
 		sleep_ms(20);
 	return seen_get(s, field) >= want;
 }
@@ -1812,11 +1805,11 @@ static void test_kube__live_watch_cancel_and_event_cap(void **state)
 	s.o = (struct kc_watch_opts){.cancel = &cancel, .timeout_seconds = 60};
 	pthread_create(&t, NULL, watch_thread, &s);
 	sleep_ms(300);
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 	atomic_store(&cancel, 1);
 	pthread_join(t, NULL);
 	assert_int_equal(s.rc, -ECANCELED);
-	assert_true(now_ms() - t0 < 5000);
+	assert_true(clock_mono_ms() - t0 < 5000);
 	kc_resp_release(&s.resp);
 
 	/* an event over max_event_bytes ends the watch with -EMSGSIZE */

@@ -98,7 +98,7 @@ static json_t *configmap(const char *name, const char *role, const char *owner_u
 	                       "metadata", "name", name, "labels", "role", role);
 
 	if (owner_uid)
-		json_object_set_new(jx_get(cm, "metadata", NULL), "ownerReferences",
+		json_object_set_new(json_object_get(cm, "metadata"), "ownerReferences",
 		                    json_pack("[{s:s,s:s,s:s,s:s}]", "apiVersion", "v1", "kind",
 		                              "ConfigMap", "name", owner_name, "uid", owner_uid));
 	return cm;

@@ -195,7 +195,7 @@ static void test_tenant_model__rolebindings_follow_the_role_mapping(void **state
 	struct lcfg *cfg = config(
 	        "{\"spec\":{\"tenantRoles\":{\"custom\":[{\"labelSelector\":{\"matchLabels\":"
 	        "{\"landlord.dev/kind\":\"prod\"}},\"owner\":\"edit\"}]}}}");
-	json_t *subjects;
+	const json_t *subjects;
 	struct tm_claims c;
 
 	(void)state;
