@@ -1,11 +1,13 @@
 /* mem.c - allocation wrappers; out of memory is fatal (see mem.h). */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/mem.h"
+#include "base/vec.h"
 
 static void oom(size_t n)
 {
@@ -43,6 +45,27 @@ void *xrealloc(void *p, size_t n)
 	if (q == NULL)
 		oom(n);
 	return q;
+}
+
+void *xreallocarray(void *p, size_t count, size_t size)
+{
+	if (size && count > SIZE_MAX / size)
+		oom(SIZE_MAX);
+	return xrealloc(p, count * size);
+}
+
+void *vec__reserve(void *v, size_t *cap, size_t need, size_t elem)
+{
+	size_t grown;
+
+	if (need <= *cap)
+		return v;
+	grown = *cap ? *cap : 4;
+	while (grown < need)
+		grown = grown > SIZE_MAX / 2 ? need : grown * 2;
+	v = xreallocarray(v, grown, elem);
+	*cap = grown;
+	return v;
 }
 
 char *xstrdup(const char *s)

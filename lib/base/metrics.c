@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/metrics.h"
+#include "base/vec.h"
 
 struct sample {
 	char *labels;
@@ -31,9 +32,7 @@ struct family {
 	enum metric_type type;
 	double *bounds;
 	size_t n_bounds;
-	struct sample **samples;
-	size_t n_samples;
-	size_t cap_samples;
+	VEC(struct sample *) samples;
 	json_t *index; /* labels -> sample position */
 	bool warned;
 };
@@ -45,20 +44,9 @@ static const double default_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 
 static struct {
 	pthread_mutex_t mu;
-	struct family **families;
-	size_t n;
-	size_t cap;
+	VEC(struct family *) families;
 	json_t *index; /* name -> family position */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-/* Room for element @n of @arr; doubling keeps appends O(1) amortised. Returns the array. */
-static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return arr;
-	*cap = *cap ? *cap * 2 : 8;
-	return xrealloc(arr, *cap * elem);
-}
 
 static size_t position(const json_t *index, const char *key)
 {
@@ -74,7 +62,7 @@ static struct family *find_family(const char *name)
 	if (reg.index == NULL)
 		return NULL;
 	i = position(reg.index, name);
-	return i == SIZE_MAX ? NULL : reg.families[i];
+	return i == SIZE_MAX ? NULL : reg.families.v[i];
 }
 
 static void init_type(struct family *f, enum metric_type type, const double *bounds, size_t n)
@@ -106,10 +94,8 @@ static struct family *add_family(const char *name, enum metric_type type, const 
 	init_type(f, type, bounds, n_bounds);
 	if (reg.index == NULL)
 		reg.index = json_object();
-	reg.families = grow(reg.families, reg.n, &reg.cap, sizeof(*reg.families));
-	reg.families[reg.n] = f;
-	json_object_set_new_nocheck(reg.index, name, json_integer((json_int_t)reg.n));
-	reg.n++;
+	json_object_set_new_nocheck(reg.index, name, json_integer((json_int_t)reg.families.len));
+	vec_push(&reg.families, f);
 	return f;
 }
 
@@ -142,9 +128,9 @@ static void sample_free(struct sample *s)
 
 static void family_free(struct family *f)
 {
-	for (size_t i = 0; i < f->n_samples; i++)
-		sample_free(f->samples[i]);
-	free(f->samples);
+	for (size_t i = 0; i < f->samples.len; i++)
+		sample_free(f->samples.v[i]);
+	vec_release(&f->samples);
 	json_decref(f->index);
 	free(f->bounds);
 	free(f->help);
@@ -179,8 +165,8 @@ static struct sample *lookup(const char *name, const char *labels, enum metric_t
 	}
 	i = position(f->index, labels);
 	if (i != SIZE_MAX)
-		return f->samples[i];
-	if (f->n_samples >= METRICS_MAX_SERIES) {
+		return f->samples.v[i];
+	if (f->samples.len >= METRICS_MAX_SERIES) {
 		if (!f->warned)
 			log_warn("metric has too many series; dropping new ones", "{s:s,s:i}",
 			         "name", name, "max", METRICS_MAX_SERIES);
@@ -191,10 +177,8 @@ static struct sample *lookup(const char *name, const char *labels, enum metric_t
 	s->labels = xstrdup(labels);
 	if (f->type == METRIC_HISTOGRAM)
 		s->counts = xcalloc(f->n_bounds ? f->n_bounds : 1, sizeof(*s->counts));
-	f->samples = grow(f->samples, f->n_samples, &f->cap_samples, sizeof(*f->samples));
-	f->samples[f->n_samples] = s;
-	json_object_set_new_nocheck(f->index, labels, json_integer((json_int_t)f->n_samples));
-	f->n_samples++;
+	json_object_set_new_nocheck(f->index, labels, json_integer((json_int_t)f->samples.len));
+	vec_push(&f->samples, s);
 	return s;
 }
 
@@ -256,7 +240,7 @@ double metrics_get(const char *name, const char *labels)
 	i = position(f->index, labels ? labels : "");
 	if (i == SIZE_MAX)
 		goto out;
-	s = f->samples[i];
+	s = f->samples.v[i];
 	v = f->type == METRIC_HISTOGRAM ? (double)s->count : s->value;
 out:
 	pthread_mutex_unlock(&reg.mu);
@@ -414,8 +398,8 @@ static int render_family(struct buf *out, const struct family *f)
 	char value[40];
 	int rc = render_help(out, f);
 
-	for (size_t i = 0; i < f->n_samples && rc == 0; i++) {
-		const struct sample *s = f->samples[i];
+	for (size_t i = 0; i < f->samples.len && rc == 0; i++) {
+		const struct sample *s = f->samples.v[i];
 
 		if (f->type == METRIC_HISTOGRAM) {
 			rc = render_histogram(out, f, s);
@@ -432,8 +416,8 @@ int metrics_render(struct buf *out)
 	int rc = 0;
 
 	pthread_mutex_lock(&reg.mu);
-	for (size_t i = 0; i < reg.n && rc == 0; i++)
-		rc = render_family(out, reg.families[i]);
+	for (size_t i = 0; i < reg.families.len && rc == 0; i++)
+		rc = render_family(out, reg.families.v[i]);
 	pthread_mutex_unlock(&reg.mu);
 	return rc;
 }
@@ -441,12 +425,9 @@ int metrics_render(struct buf *out)
 void metrics_reset_for_tests(void)
 {
 	pthread_mutex_lock(&reg.mu);
-	for (size_t i = 0; i < reg.n; i++)
-		family_free(reg.families[i]);
-	free(reg.families);
-	reg.families = NULL;
-	reg.n = 0;
-	reg.cap = 0;
+	for (size_t i = 0; i < reg.families.len; i++)
+		family_free(reg.families.v[i]);
+	vec_release(&reg.families);
 	json_decref(reg.index);
 	reg.index = NULL;
 	pthread_mutex_unlock(&reg.mu);

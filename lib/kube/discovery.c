@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/mem.h"
+#include "base/vec.h"
 #include "kube/discovery.h"
 
 #define REFRESH_MIN_MS 10000 /* misses refresh at most this often */
@@ -34,10 +35,7 @@ struct disc {
 };
 
 /* A resource list under construction. */
-struct res_vec {
-	struct disc_res *v;
-	size_t n, cap;
-};
+struct res_vec VEC_BODY(struct disc_res);
 
 /* Caller holds d->mu. The result lives until disc_free(). */
 static const char *intern(struct disc *d, const char *s)
@@ -121,14 +119,10 @@ static void add_resources(struct disc *d, struct res_vec *rv, const char *group,
 
 		if (name == NULL || kind == NULL || strchr(name, '/'))
 			continue;
-		if (rv->n == rv->cap) {
-			rv->cap = rv->cap ? rv->cap * 2 : 64;
-			rv->v = xrealloc(rv->v, rv->cap * sizeof(*rv->v));
-		}
-		rv->v[rv->n++] =
-		        (struct disc_res){{intern(d, group), intern(d, version), intern(d, name),
-		                           intern(d, kind), jx_bool(r, false, "namespaced", NULL)},
-		                          preferred};
+		vec_push(rv, ((struct disc_res){{intern(d, group), intern(d, version),
+		                                 intern(d, name), intern(d, kind),
+		                                 jx_bool(r, false, "namespaced", NULL)},
+		                                preferred}));
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -224,24 +218,24 @@ static void read_groups(struct disc *d, struct res_vec *rv, int *first, struct l
 /* Caller holds refresh_mu. What could be read is installed even when some call failed. */
 static int refresh_locked(struct disc *d, struct ll_err *err)
 {
-	struct res_vec rv = {0};
+	struct res_vec rv = VEC_INIT;
 	int first = 0;
 
 	read_core(d, &rv, &first, err);
 	read_groups(d, &rv, &first, err);
 	pthread_mutex_lock(&d->mu);
-	if (rv.n > 0 || first == 0) {
+	if (rv.len > 0 || first == 0) {
 		free(d->res);
-		d->res = rv.v;
-		d->n_res = rv.n;
-		rv.v = NULL;
+		d->res = rv.v; /* the array moves to @d; its length is all it needs */
+		d->n_res = rv.len;
+		rv = (struct res_vec)VEC_INIT;
 	}
 	d->last_refresh_ms = clock_mono_ms();
 	d->last_rc = first;
 	if (first)
 		d->last_err = *err;
 	pthread_mutex_unlock(&d->mu);
-	free(rv.v);
+	vec_release(&rv);
 	return first;
 }
 

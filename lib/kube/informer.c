@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/metrics.h"
+#include "base/vec.h"
 #include "kube/informer.h"
 #include "kube/informer_internal.h"
 
@@ -55,13 +56,11 @@ struct inf {
 	/* The cache; readers take it shared. */
 	pthread_rwlock_t lock;
 	json_t *items; /* key -> object */
-	struct inf_index *indexes;
-	size_t n_indexes;
+	VEC(struct inf_index) indexes;
 
 	/* Serialises cache changes with their dispatch, so a late handler misses nothing. */
 	pthread_mutex_t dispatch_mu;
-	struct inf_handler *handlers;
-	size_t n_handlers;
+	VEC(struct inf_handler) handlers;
 
 	/* Reflector state. */
 	pthread_mutex_t mu;
@@ -218,10 +217,10 @@ static void index_emit(const char *value, void *ctx)
 /* Caller holds the write lock. */
 static void index_update(struct inf *inf, const char *key, const json_t *obj, bool add)
 {
-	for (size_t i = 0; i < inf->n_indexes; i++) {
-		struct index_emit e = {inf->indexes[i].map, key, add};
+	for (size_t i = 0; i < inf->indexes.len; i++) {
+		struct index_emit e = {inf->indexes.v[i].map, key, add};
 
-		inf->indexes[i].fn(obj, index_emit, &e, inf->indexes[i].ud);
+		inf->indexes.v[i].fn(obj, index_emit, &e, inf->indexes.v[i].ud);
 	}
 }
 
@@ -231,8 +230,8 @@ static void index_rebuild(struct inf *inf)
 	const char *key;
 	json_t *obj;
 
-	for (size_t i = 0; i < inf->n_indexes; i++)
-		json_object_clear(inf->indexes[i].map);
+	for (size_t i = 0; i < inf->indexes.len; i++)
+		json_object_clear(inf->indexes.v[i].map);
 	json_object_foreach(inf->items, key, obj)
 	{
 		index_update(inf, key, obj, true);
@@ -247,8 +246,8 @@ static void objects_gauge(struct inf *inf, size_t n)
 /* Caller holds dispatch_mu. */
 static void dispatch(struct inf *inf, const struct delta *d)
 {
-	for (size_t i = 0; i < inf->n_handlers; i++) {
-		const struct inf_handler *h = &inf->handlers[i];
+	for (size_t i = 0; i < inf->handlers.len; i++) {
+		const struct inf_handler *h = &inf->handlers.v[i];
 
 		if (d->type == WATCH_ADDED && h->on_add)
 			h->on_add(d->new_obj, h->ud);
@@ -325,61 +324,50 @@ static bool same_version(const json_t *a, const json_t *b)
 	return json_equal((json_t *)a, (json_t *)b);
 }
 
-static void push_delta(struct delta **ds, size_t *n, size_t *cap, struct delta d)
-{
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		*ds = xrealloc(*ds, *cap * sizeof(**ds));
-	}
-	(*ds)[(*n)++] = d;
-}
+struct delta_vec VEC_BODY(struct delta);
 
 /* Caller holds the write lock; the deltas hold references. */
-static void diff_maps(json_t *old_map, json_t *fresh, struct delta **ds, size_t *n)
+static void diff_maps(json_t *old_map, json_t *fresh, struct delta_vec *ds)
 {
-	size_t cap = 0;
 	const char *key;
 	json_t *obj, *old;
 
 	json_object_foreach(old_map, key, old)
 	{
 		if (json_object_get(fresh, key) == NULL)
-			push_delta(ds, n, &cap,
-			           (struct delta){WATCH_DELETED, json_incref(old), NULL});
+			vec_push(ds, ((struct delta){WATCH_DELETED, json_incref(old), NULL}));
 	}
 	json_object_foreach(fresh, key, obj)
 	{
 		old = json_object_get(old_map, key);
 		if (old == NULL)
-			push_delta(ds, n, &cap,
-			           (struct delta){WATCH_ADDED, NULL, json_incref(obj)});
+			vec_push(ds, ((struct delta){WATCH_ADDED, NULL, json_incref(obj)}));
 		else if (!same_version(old, obj))
-			push_delta(
-			        ds, n, &cap,
-			        (struct delta){WATCH_MODIFIED, json_incref(old), json_incref(obj)});
+			vec_push(ds, ((struct delta){WATCH_MODIFIED, json_incref(old),
+			                             json_incref(obj)}));
 	}
 }
 
 /* Caller holds dispatch_mu. */
 static void replace_locked(struct inf *inf, json_t *take_fresh)
 {
-	struct delta *ds = NULL;
-	size_t n = 0, len;
+	struct delta_vec ds = VEC_INIT;
 	json_t *old_map;
+	size_t len;
 
 	pthread_rwlock_wrlock(&inf->lock);
-	diff_maps(inf->items, take_fresh, &ds, &n);
+	diff_maps(inf->items, take_fresh, &ds);
 	old_map = inf->items;
 	inf->items = take_fresh;
 	index_rebuild(inf);
 	len = json_object_size(inf->items);
 	pthread_rwlock_unlock(&inf->lock);
 	objects_gauge(inf, len);
-	for (size_t i = 0; i < n; i++)
-		dispatch(inf, &ds[i]);
-	for (size_t i = 0; i < n; i++)
-		delta_release(&ds[i]);
-	free(ds);
+	for (size_t i = 0; i < ds.len; i++)
+		dispatch(inf, &ds.v[i]);
+	for (size_t i = 0; i < ds.len; i++)
+		delta_release(&ds.v[i]);
+	vec_release(&ds);
 	json_decref(old_map);
 }
 
@@ -428,12 +416,12 @@ void inf_free(struct inf *inf)
 	if (inf == NULL)
 		return;
 	inf_stop(inf);
-	for (size_t i = 0; i < inf->n_indexes; i++) {
-		free(inf->indexes[i].name);
-		json_decref(inf->indexes[i].map);
+	for (size_t i = 0; i < inf->indexes.len; i++) {
+		free(inf->indexes.v[i].name);
+		json_decref(inf->indexes.v[i].map);
 	}
-	free(inf->indexes);
-	free(inf->handlers);
+	vec_release(&inf->indexes);
+	vec_release(&inf->handlers);
 	json_decref(inf->items);
 	pthread_rwlock_destroy(&inf->lock);
 	pthread_mutex_destroy(&inf->dispatch_mu);
@@ -465,8 +453,7 @@ void inf_add_handler(struct inf *inf, const struct inf_handler *h)
 		if (h->on_add)
 			h->on_add(obj, h->ud);
 	}
-	inf->handlers = xrealloc(inf->handlers, (inf->n_handlers + 1) * sizeof(*inf->handlers));
-	inf->handlers[inf->n_handlers++] = *h;
+	vec_push(&inf->handlers, *h);
 	pthread_mutex_unlock(&inf->dispatch_mu);
 	json_decref(objs);
 }
@@ -480,15 +467,14 @@ int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
 		rc = -EBUSY;
 		goto out;
 	}
-	for (size_t i = 0; i < inf->n_indexes; i++) {
-		if (strcmp(inf->indexes[i].name, name) == 0) {
+	for (size_t i = 0; i < inf->indexes.len; i++) {
+		if (strcmp(inf->indexes.v[i].name, name) == 0) {
 			rc = -EEXIST;
 			goto out;
 		}
 	}
 	pthread_rwlock_wrlock(&inf->lock);
-	inf->indexes = xrealloc(inf->indexes, (inf->n_indexes + 1) * sizeof(*inf->indexes));
-	inf->indexes[inf->n_indexes++] = (struct inf_index){xstrdup(name), fn, ud, json_object()};
+	vec_push(&inf->indexes, ((struct inf_index){xstrdup(name), fn, ud, json_object()}));
 	index_rebuild(inf);
 	pthread_rwlock_unlock(&inf->lock);
 out:
@@ -537,9 +523,9 @@ json_t *inf_by_index_ref(struct inf *inf, const char *name, const char *value)
 	const char *key;
 
 	pthread_rwlock_rdlock(&inf->lock);
-	for (size_t i = 0; i < inf->n_indexes && set == NULL; i++) {
-		if (strcmp(inf->indexes[i].name, name) == 0)
-			set = json_object_get(inf->indexes[i].map, value);
+	for (size_t i = 0; i < inf->indexes.len && set == NULL; i++) {
+		if (strcmp(inf->indexes.v[i].name, name) == 0)
+			set = json_object_get(inf->indexes.v[i].map, value);
 	}
 	json_object_foreach(set, key, v)
 	{

@@ -14,6 +14,7 @@
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "base/ratelimit.h"
+#include "base/vec.h"
 #include "http/probe.h"
 #include "kube/lease.h"
 #include "kube/manager.h"
@@ -41,8 +42,7 @@ struct controller {
 	struct wq *queue;       /* NULL while not leading */
 	pthread_t *workers;
 	int n_workers;
-	struct inf **primaries;
-	size_t n_primaries;
+	VEC(struct inf *) primaries;
 	struct mapping *mappings;
 	struct controller *next;
 };
@@ -159,7 +159,7 @@ static void enqueue_owners(struct mapping *map, const json_t *obj)
 {
 	const json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL);
 	json_t *ref;
-	bool namespaced = map->c->n_primaries && inf_gvr(map->c->primaries[0])->namespaced;
+	bool namespaced = map->c->primaries.len && inf_gvr(map->c->primaries.v[0])->namespaced;
 	size_t i;
 
 	json_array_foreach(refs, i, ref)
@@ -230,8 +230,7 @@ static struct mapping *add_mapping(struct controller *c, struct inf *inf, enum m
 
 void ctrl_watch_primary(struct controller *c, struct inf *inf)
 {
-	c->primaries = xrealloc(c->primaries, (c->n_primaries + 1) * sizeof(*c->primaries));
-	c->primaries[c->n_primaries++] = inf;
+	vec_push(&c->primaries, inf);
 	add_mapping(c, inf, MAP_PRIMARY);
 }
 
@@ -303,8 +302,8 @@ static void enqueue_primaries(struct controller *c, struct wq *q)
 {
 	size_t i, j;
 
-	for (i = 0; i < c->n_primaries; i++) {
-		json_t *all = inf_list_ref(c->primaries[i], NULL), *obj;
+	for (i = 0; i < c->primaries.len; i++) {
+		json_t *all = inf_list_ref(c->primaries.v[i], NULL), *obj;
 
 		json_array_foreach(all, j, obj)
 		{
@@ -647,7 +646,7 @@ void mgr_free(struct mgr *m)
 			free(map->owner_kind);
 			free(map);
 		}
-		free(c->primaries);
+		vec_release(&c->primaries);
 		pthread_rwlock_destroy(&c->qlock);
 		free(c);
 	}

@@ -7,11 +7,10 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/mem.h"
+#include "base/vec.h"
+#include "kube/k8sname.h"
 #include "kube/selector.h"
 
-#define NAME_MAX_LEN   63
-#define PREFIX_MAX_LEN 253
-#define VALUE_MAX_LEN  63
 /* How much of a rejected key or value goes into an error message. */
 #define ERR_ECHO_MAX 80
 
@@ -20,110 +19,20 @@ enum sel_op { OP_EQ, OP_NE, OP_IN, OP_NOTIN, OP_EXISTS, OP_NOT_EXISTS, OP_GT, OP
 struct sel_req {
 	char *key;
 	enum sel_op op;
-	char **values; /* sorted, unique */
-	size_t nvalues;
-	long long num; /* the operand of OP_GT / OP_LT */
+	VEC(char *) values; /* sorted, unique */
+	long long num;      /* the operand of OP_GT / OP_LT */
 };
 
 struct sel {
 	bool nothing;
-	struct sel_req *reqs; /* sorted by key, then operator, then values */
-	size_t nreqs;
+	VEC(struct sel_req) reqs; /* sorted by key, then operator, then values */
 };
 
 /* ---- validation (apimachinery IsQualifiedName / IsValidLabelValue) ---- */
 
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static bool is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], the shape shared by key names and values. */
-static bool is_name_shape(const char *p, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || !is_alnum(p[0]) || !is_alnum(p[n - 1]))
-		return false;
-	for (i = 1; i + 1 < n; i++) {
-		if (!is_alnum(p[i]) && p[i] != '-' && p[i] != '_' && p[i] != '.')
-			return false;
-	}
-	return true;
-}
-
-/* Dot-separated RFC 1123 labels: lowercase alphanumerics and '-', alphanumeric at both ends. */
-static bool is_dns_subdomain(const char *p, size_t n)
-{
-	size_t start = 0, i;
-
-	for (i = 0; i <= n; i++) {
-		if (i < n && p[i] != '.') {
-			if (!is_lower_alnum(p[i]) && p[i] != '-')
-				return false;
-			continue;
-		}
-		if (i == start || !is_lower_alnum(p[start]) || !is_lower_alnum(p[i - 1]))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
-static const char *key_problem(const char *key)
-{
-	const char *slash = strchr(key, '/'), *name = key;
-	size_t plen;
-
-	if (slash) {
-		if (strchr(slash + 1, '/'))
-			return "a qualified name must be a name with an optional DNS subdomain "
-			       "prefix "
-			       "and '/' (e.g. 'example.com/MyName')";
-		plen = (size_t)(slash - key);
-		if (plen == 0)
-			return "prefix part must be non-empty";
-		if (plen > PREFIX_MAX_LEN)
-			return "prefix part must be no more than 253 characters";
-		if (!is_dns_subdomain(key, plen))
-			return "prefix part a lowercase RFC 1123 subdomain must consist of lower "
-			       "case "
-			       "alphanumeric characters, '-' or '.', and must start and end with "
-			       "an "
-			       "alphanumeric character";
-		name = slash + 1;
-	}
-	if (*name == '\0')
-		return "name part must be non-empty";
-	if (strlen(name) > NAME_MAX_LEN)
-		return "name part must be no more than 63 characters";
-	if (!is_name_shape(name, strlen(name)))
-		return "name part must consist of alphanumeric characters, '-', '_' or '.', and "
-		       "must start and end with an alphanumeric character";
-	return NULL;
-}
-
-static const char *value_problem(const char *v)
-{
-	size_t n = strlen(v);
-
-	if (n > VALUE_MAX_LEN)
-		return "must be no more than 63 characters";
-	if (n > 0 && !is_name_shape(v, n))
-		return "a valid label must be an empty string or consist of alphanumeric "
-		       "characters, '-', '_' or '.', and must start and end with an alphanumeric "
-		       "character";
-	return NULL;
-}
-
 static int check_key(const char *key, struct ll_err *err)
 {
-	const char *why = key_problem(key);
+	const char *why = k8s_label_key_problem(key, strlen(key));
 
 	if (why == NULL)
 		return 0;
@@ -150,16 +59,15 @@ static void req_release(struct sel_req *r)
 	size_t i;
 
 	free(r->key);
-	for (i = 0; i < r->nvalues; i++)
-		free(r->values[i]);
-	free(r->values);
+	for (i = 0; i < r->values.len; i++)
+		free(r->values.v[i]);
+	vec_release(&r->values);
 	memset(r, 0, sizeof(*r));
 }
 
 static void req_add_value(struct sel_req *r, const char *v, size_t len)
 {
-	r->values = xrealloc(r->values, (r->nvalues + 1) * sizeof(*r->values));
-	r->values[r->nvalues++] = xstrndup(v, len);
+	vec_push(&r->values, xstrndup(v, len));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -171,16 +79,16 @@ static void req_sort_values(struct sel_req *r)
 {
 	size_t i, n = 0;
 
-	if (r->nvalues == 0)
+	if (r->values.len == 0)
 		return;
-	qsort(r->values, r->nvalues, sizeof(*r->values), cmp_str);
-	for (i = 1; i < r->nvalues; i++) {
-		if (strcmp(r->values[n], r->values[i]) == 0)
-			free(r->values[i]);
+	qsort(r->values.v, r->values.len, sizeof(*r->values.v), cmp_str);
+	for (i = 1; i < r->values.len; i++) {
+		if (strcmp(r->values.v[n], r->values.v[i]) == 0)
+			free(r->values.v[i]);
 		else
-			r->values[++n] = r->values[i];
+			r->values.v[++n] = r->values.v[i];
 	}
-	r->nvalues = n + 1;
+	r->values.len = n + 1;
 }
 
 /* apimachinery NewRequirement: value count per operator, value syntax, integer operands. */
@@ -189,24 +97,24 @@ static int req_validate(struct sel_req *r, struct ll_err *err)
 	const char *why;
 	size_t i;
 
-	if ((r->op == OP_IN || r->op == OP_NOTIN) && r->nvalues == 0)
+	if ((r->op == OP_IN || r->op == OP_NOTIN) && r->values.len == 0)
 		return ll_err_set(
 		        err, -EINVAL,
 		        "key \"%.*s\": for 'in', 'notin' operators, values set can't be empty",
 		        ERR_ECHO_MAX, r->key);
-	if ((r->op == OP_EXISTS || r->op == OP_NOT_EXISTS) && r->nvalues != 0)
+	if ((r->op == OP_EXISTS || r->op == OP_NOT_EXISTS) && r->values.len != 0)
 		return ll_err_set(
 		        err, -EINVAL,
 		        "key \"%.*s\": values set must be empty for exists and does not exist",
 		        ERR_ECHO_MAX, r->key);
-	for (i = 0; i < r->nvalues; i++) {
-		why = value_problem(r->values[i]);
+	for (i = 0; i < r->values.len; i++) {
+		why = k8s_label_value_problem(r->values.v[i], strlen(r->values.v[i]));
 		if (why)
 			return ll_err_set(err, -EINVAL,
 			                  "invalid label value \"%.*s\" for key \"%.*s\": %s",
-			                  ERR_ECHO_MAX, r->values[i], ERR_ECHO_MAX, r->key, why);
+			                  ERR_ECHO_MAX, r->values.v[i], ERR_ECHO_MAX, r->key, why);
 	}
-	if ((r->op == OP_GT || r->op == OP_LT) && !parse_int64(r->values[0], &r->num))
+	if ((r->op == OP_GT || r->op == OP_LT) && !parse_int64(r->values.v[0], &r->num))
 		return ll_err_set(
 		        err, -EINVAL,
 		        "key \"%.*s\": for 'Gt', 'Lt' operators, the value must be an integer",
@@ -225,26 +133,25 @@ static int cmp_req(const void *pa, const void *pb)
 		return c;
 	if (a->op != b->op)
 		return a->op < b->op ? -1 : 1;
-	for (i = 0; i < a->nvalues && i < b->nvalues; i++) {
-		c = strcmp(a->values[i], b->values[i]);
+	for (i = 0; i < a->values.len && i < b->values.len; i++) {
+		c = strcmp(a->values.v[i], b->values.v[i]);
 		if (c)
 			return c;
 	}
-	return (a->nvalues > b->nvalues) - (a->nvalues < b->nvalues);
+	return (a->values.len > b->values.len) - (a->values.len < b->values.len);
 }
 
 /* Moves *r (already validated) into @s. */
 static void sel_take_req(struct sel *s, struct sel_req *r)
 {
-	s->reqs = xrealloc(s->reqs, (s->nreqs + 1) * sizeof(*s->reqs));
-	s->reqs[s->nreqs++] = *r;
+	vec_push(&s->reqs, *r);
 	memset(r, 0, sizeof(*r));
 }
 
 static void sel_finish(struct sel *s)
 {
-	if (s->nreqs > 1)
-		qsort(s->reqs, s->nreqs, sizeof(*s->reqs), cmp_req);
+	if (s->reqs.len > 1)
+		qsort(s->reqs.v, s->reqs.len, sizeof(*s->reqs.v), cmp_req);
 }
 
 void sel_free(struct sel *s)
@@ -253,9 +160,9 @@ void sel_free(struct sel *s)
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < s->nreqs; i++)
-		req_release(&s->reqs[i]);
-	free(s->reqs);
+	for (i = 0; i < s->reqs.len; i++)
+		req_release(&s->reqs.v[i]);
+	vec_release(&s->reqs);
 	free(s);
 }
 
@@ -454,7 +361,7 @@ static int parse_identifiers(struct lexer *lx, struct sel_req *r, struct ll_err 
 			if (la.t != T_COMMA)
 				return found(err, la, "',' or ')'");
 		} else if (tk.t == T_COMMA) {
-			if (r->nvalues == 0 || la.t == T_RPAREN || la.t == T_COMMA)
+			if (r->values.len == 0 || la.t == T_RPAREN || la.t == T_COMMA)
 				req_add_value(r, "", 0);
 			if (la.t == T_RPAREN)
 				break;
@@ -709,7 +616,7 @@ int sel_from_json(const json_t *ls, struct sel **out, struct ll_err *err)
 
 static bool req_has_value(const struct sel_req *r, const char *v)
 {
-	return v && bsearch(&v, r->values, r->nvalues, sizeof(*r->values), cmp_str) != NULL;
+	return v && bsearch(&v, r->values.v, r->values.len, sizeof(*r->values.v), cmp_str) != NULL;
 }
 
 static bool req_matches(const struct sel_req *r, const json_t *labels)
@@ -743,8 +650,8 @@ bool sel_matches(const struct sel *s, const json_t *labels)
 
 	if (s->nothing)
 		return false;
-	for (i = 0; i < s->nreqs; i++) {
-		if (!req_matches(&s->reqs[i], labels))
+	for (i = 0; i < s->reqs.len; i++) {
+		if (!req_matches(&s->reqs.v[i], labels))
 			return false;
 	}
 	return true;
@@ -757,7 +664,7 @@ bool sel_matches_nothing(const struct sel *s)
 
 bool sel_is_empty(const struct sel *s)
 {
-	return !s->nothing && s->nreqs == 0;
+	return !s->nothing && s->reqs.len == 0;
 }
 
 /* ---- the canonical string ---- */
@@ -771,8 +678,8 @@ static int append_req(struct buf *b, const struct sel_req *r)
 	size_t i;
 	int rc = buf_appendf(b, "%s%s%s", r->op == OP_NOT_EXISTS ? "!" : "", r->key, op_str[r->op]);
 
-	for (i = 0; rc == 0 && i < r->nvalues; i++)
-		rc = buf_appendf(b, "%s%s", i ? "," : "", r->values[i]);
+	for (i = 0; rc == 0 && i < r->values.len; i++)
+		rc = buf_appendf(b, "%s%s", i ? "," : "", r->values.v[i]);
 	if (rc == 0 && (r->op == OP_IN || r->op == OP_NOTIN))
 		rc = buf_append_str(b, ")");
 	return rc;
@@ -786,11 +693,11 @@ int sel_to_string(const struct sel *s, struct buf *out)
 
 	if (s->nothing)
 		return -EINVAL;
-	for (i = 0; rc == 0 && i < s->nreqs; i++) {
+	for (i = 0; rc == 0 && i < s->reqs.len; i++) {
 		if (i)
 			rc = buf_append_str(&tmp, ",");
 		if (rc == 0)
-			rc = append_req(&tmp, &s->reqs[i]);
+			rc = append_req(&tmp, &s->reqs.v[i]);
 	}
 	if (rc == 0)
 		rc = buf_append(out, buf_cstr(&tmp), tmp.len);

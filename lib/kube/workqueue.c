@@ -19,6 +19,7 @@
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "base/ratelimit.h"
+#include "base/vec.h"
 #include "kube/workqueue.h"
 
 #define DEPTH_METRIC   "landlord_workqueue_depth"
@@ -54,9 +55,7 @@ struct wq {
 	size_t fifo_head;
 	size_t fifo_len;
 
-	struct entry **heap; /* min-heap on deadline_ns */
-	size_t heap_len;
-	size_t heap_cap;
+	VEC(struct entry *) heap; /* min-heap on deadline_ns */
 
 	size_t in_flight;
 	int64_t base_delay_ns;
@@ -192,17 +191,17 @@ static void add_locked(struct wq *q, struct entry *e)
 
 static void heap_swap(struct wq *q, size_t i, size_t j)
 {
-	struct entry *t = q->heap[i];
+	struct entry *t = q->heap.v[i];
 
-	q->heap[i] = q->heap[j];
-	q->heap[j] = t;
-	q->heap[i]->heap_idx = i;
-	q->heap[j]->heap_idx = j;
+	q->heap.v[i] = q->heap.v[j];
+	q->heap.v[j] = t;
+	q->heap.v[i]->heap_idx = i;
+	q->heap.v[j]->heap_idx = j;
 }
 
 static void heap_up(struct wq *q, size_t i)
 {
-	while (i > 0 && q->heap[i]->deadline_ns < q->heap[(i - 1) / 2]->deadline_ns) {
+	while (i > 0 && q->heap.v[i]->deadline_ns < q->heap.v[(i - 1) / 2]->deadline_ns) {
 		heap_swap(q, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
@@ -213,9 +212,9 @@ static void heap_down(struct wq *q, size_t i)
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, min = i;
 
-		if (l < q->heap_len && q->heap[l]->deadline_ns < q->heap[min]->deadline_ns)
+		if (l < q->heap.len && q->heap.v[l]->deadline_ns < q->heap.v[min]->deadline_ns)
 			min = l;
-		if (r < q->heap_len && q->heap[r]->deadline_ns < q->heap[min]->deadline_ns)
+		if (r < q->heap.len && q->heap.v[r]->deadline_ns < q->heap.v[min]->deadline_ns)
 			min = r;
 		if (min == i)
 			return;
@@ -226,23 +225,19 @@ static void heap_down(struct wq *q, size_t i)
 
 static void heap_push(struct wq *q, struct entry *e)
 {
-	if (q->heap_len == q->heap_cap) {
-		q->heap_cap = q->heap_cap ? q->heap_cap * 2 : 16;
-		q->heap = xrealloc(q->heap, q->heap_cap * sizeof(*q->heap));
-	}
-	e->heap_idx = q->heap_len;
-	q->heap[q->heap_len++] = e;
+	e->heap_idx = q->heap.len;
+	vec_push(&q->heap, e);
 	heap_up(q, e->heap_idx);
 }
 
 static struct entry *heap_pop(struct wq *q)
 {
-	struct entry *e = q->heap[0];
+	struct entry *e = q->heap.v[0];
 
-	q->heap_len--;
-	if (q->heap_len > 0) {
-		q->heap[0] = q->heap[q->heap_len];
-		q->heap[0]->heap_idx = 0;
+	q->heap.len--;
+	if (q->heap.len > 0) {
+		q->heap.v[0] = q->heap.v[q->heap.len];
+		q->heap.v[0]->heap_idx = 0;
 		heap_down(q, 0);
 	}
 	e->heap_idx = NOT_IN_HEAP;
@@ -273,12 +268,12 @@ static void *timer_main(void *arg)
 
 	pthread_mutex_lock(&q->lock);
 	while (!q->shutting_down) {
-		if (q->heap_len == 0) {
+		if (q->heap.len == 0) {
 			pthread_cond_wait(&q->timer_wake, &q->lock);
-		} else if (q->heap[0]->deadline_ns <= clock_mono_ns()) {
+		} else if (q->heap.v[0]->deadline_ns <= clock_mono_ns()) {
 			add_locked(q, heap_pop(q));
 		} else {
-			clock_cond_wait_until(&q->timer_wake, &q->lock, q->heap[0]->deadline_ns);
+			clock_cond_wait_until(&q->timer_wake, &q->lock, q->heap.v[0]->deadline_ns);
 		}
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -340,7 +335,7 @@ void wq_shutdown(struct wq *q)
 		e->dirty = false;
 		release_if_unused(q, e);
 	}
-	while (q->heap_len > 0)
+	while (q->heap.len > 0)
 		release_if_unused(q, heap_pop(q));
 	pthread_cond_broadcast(&q->ready);
 	pthread_cond_signal(&q->timer_wake);
@@ -366,7 +361,7 @@ void wq_free(struct wq *q)
 	}
 	free(q->table);
 	free(q->fifo);
-	free(q->heap);
+	vec_release(&q->heap);
 	tbucket_release(&q->bucket);
 	pthread_cond_destroy(&q->timer_wake);
 	pthread_cond_destroy(&q->ready);

@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "controllers/controllers.h"
 #include "kube/conditions.h"
 #include "kube/events.h"
@@ -656,13 +657,11 @@ static void sync_quota(struct rec *r)
 	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
 	json_t *rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name), *rq, *ns;
 	size_t n = 0, i, cap = json_object_size(r->active) + json_array_size(rqs);
-	struct qp_ns *in = calloc(cap ? cap : 1, sizeof(*in));
+	struct qp_ns *in = xcalloc(cap, sizeof(*in));
 	struct qp_result res = {0};
 	struct ll_err err;
 	const char *name;
 
-	if (in == NULL)
-		goto out;
 	json_object_foreach(r->active, name, ns)
 	{
 		const json_t *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);

@@ -21,12 +21,11 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "kube/k8sname.h"
 #include "kube/selector.h"
 
 #define SA_PREFIX       "system:serviceaccount:"
 #define RESERVED_DOMAIN LANDLORD_GROUP
-#define NAME_MAX_LEN    63
-#define SUBDOMAIN_MAX   253
 #define FRACTION_DIGITS 6
 
 struct lcfg_roles {
@@ -120,61 +119,16 @@ static const char *string_value(struct pctx *p, const json_t *v, const char *fie
 
 /* ---- names and labels ---- */
 
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* A label value or the name part of a qualified name, without the length bound. */
-static bool is_name_part(const char *s, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || !is_alnum(s[0]) || !is_alnum(s[len - 1]))
-		return false;
-	for (i = 0; i < len; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-/* RFC 1123 subdomain: lower-case labels of [a-z0-9-], alphanumeric at both ends. */
-static bool is_dns_subdomain(const char *s, size_t len)
-{
-	size_t i, start = 0;
-
-	if (len == 0 || len > SUBDOMAIN_MAX)
-		return false;
-	for (i = 0; i <= len; i++) {
-		char c = i < len ? s[i] : '.';
-
-		if (c == '.') {
-			if (i == start || s[start] == '-' || s[i - 1] == '-' ||
-			    i - start > NAME_MAX_LEN)
-				return false;
-			start = i + 1;
-		} else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Why @key (of @len bytes) is not a usable metadata key, or NULL when it is. */
 static const char *key_problem(const char *key, size_t len)
 {
 	const char *slash = memchr(key, '/', len);
-	const char *name = slash != NULL ? slash + 1 : key;
-	size_t plen = slash != NULL ? (size_t)(slash - key) : 0, nlen = len - (size_t)(name - key);
+	size_t plen = slash != NULL ? (size_t)(slash - key) : 0;
 	size_t dlen = strlen(RESERVED_DOMAIN);
+	const char *why = k8s_label_key_problem(key, len);
 
-	if (nlen > NAME_MAX_LEN || !is_name_part(name, nlen))
-		return "name part must be 1-63 characters of [A-Za-z0-9._-], alphanumeric at both "
-		       "ends";
-	if (slash == NULL)
-		return NULL;
-	if (!is_dns_subdomain(key, plen))
-		return "prefix must be a lower-case DNS subdomain of at most 253 characters";
+	if (why != NULL || slash == NULL)
+		return why;
 	if ((plen == dlen || (plen > dlen && key[plen - dlen - 1] == '.')) &&
 	    memcmp(key + plen - dlen, RESERVED_DOMAIN, dlen) == 0)
 		return "the prefix " RESERVED_DOMAIN "/ is reserved for landlord";
@@ -186,8 +140,7 @@ static bool is_role_name(const char *s)
 {
 	size_t len = strlen(s);
 
-	return len > 0 && len <= SUBDOMAIN_MAX && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
-	       strpbrk(s, "/%") == NULL;
+	return len > 0 && len <= K8S_DNS_SUBDOMAIN_MAX && k8s_path_segment_problem(s, len) == NULL;
 }
 
 /* ---- tenantRoles ---- */
@@ -444,9 +397,7 @@ static void parse_map(struct pctx *p, const json_t *md, const char *key, bool la
 
 		if (why != NULL)
 			bad(p, field, "invalid key: %s", why);
-		else if (s != NULL && labels &&
-		         (strlen(s) > NAME_MAX_LEN ||
-		          (s[0] != '\0' && !is_name_part(s, strlen(s)))))
+		else if (s != NULL && labels && !k8s_is_label_value(s))
 			bad(p, field,
 			    "invalid label value \"%.64s\": must be at most 63 characters of "
 			    "[A-Za-z0-9._-], alphanumeric at both ends",

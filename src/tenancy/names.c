@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "base/mem.h"
+#include "kube/k8sname.h"
 #include "tenancy/names.h"
 
 /* Room left for the sanitised text in a hashed DNS label or label value: "<body>-<hash>". */
@@ -34,34 +35,10 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* A DNS label of at most @max characters (@max <= NAMES_MAX leaves room for a prefix). */
 static bool is_dns_label(const char *s, size_t max)
 {
-	size_t i, len = strnlen(s, max + 1);
-
-	if (len == 0 || len > max)
-		return false;
-	if (!is_lower_alnum((unsigned char)s[0]) || !is_lower_alnum((unsigned char)s[len - 1]))
-		return false;
-	for (i = 1; i + 1 < len; i++)
-		if (!is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
-			return false;
-	return true;
-}
-
-static bool is_label_value(const char *s)
-{
-	size_t i, len = strnlen(s, NAMES_MAX + 1);
-
-	if (len == 0)
-		return true;
-	if (len > NAMES_MAX)
-		return false;
-	if (!is_alnum((unsigned char)s[0]) || !is_alnum((unsigned char)s[len - 1]))
-		return false;
-	for (i = 1; i + 1 < len; i++)
-		if (!is_alnum((unsigned char)s[i]) && !is_value_punct((unsigned char)s[i]))
-			return false;
-	return true;
+	return strnlen(s, max + 1) <= max && k8s_is_dns_label(s);
 }
 
 static size_t put(char *dst, size_t cap, size_t len, char c)
@@ -178,7 +155,7 @@ int names_label_value(const char *raw, char out[NAMES_BUF])
 	out[0] = '\0';
 	if (raw == NULL)
 		return -EINVAL;
-	if (is_label_value(raw)) {
+	if (k8s_is_label_value(raw)) {
 		memcpy(out, raw, strlen(raw) + 1);
 		return 0;
 	}

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/json.h"
+#include "base/mem.h"
 #include "kube/quantity.h"
 #include "tenancy/tenant_model.h"
 
@@ -50,13 +52,13 @@ int tm_claims_build(const json_t *tenant, struct tm_claims *out)
 {
 	const char *t = jx_name(tenant);
 	size_t cap = max_claims(tenant), i;
-	struct names_claim *claims = calloc(cap ? cap : 1, sizeof(*claims));
+	struct names_claim *claims = xcalloc(cap, sizeof(*claims));
 	json_t *v;
-	int rc = -ENOMEM;
+	int rc = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
-	out->ns = calloc(cap ? cap : 1, sizeof(*out->ns));
-	if (claims == NULL || out->ns == NULL || t == NULL)
+	out->ns = xcalloc(cap, sizeof(*out->ns));
+	if (t == NULL)
 		goto out;
 	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL), i,
 	                   v) if (json_is_string(v))
@@ -119,19 +121,20 @@ const struct tm_ns *tm_claims_find(const struct tm_claims *c, const char *name)
 
 /* ---- namespace metadata ---- */
 
-/* Replace {{ TENANT.NAME }} and {{ TENANT.USERNAME }} (spaces inside the braces optional). */
+/*
+ * Replace {{ TENANT.NAME }} and {{ TENANT.USERNAME }} (spaces inside the braces optional); a new
+ * string, or NULL when the result would exceed the cap (values come from users).
+ */
 static char *substitute(const char *in, const char *tenant, const char *user)
 {
-	size_t cap = strlen(in) + 1, len = 0;
-	char *out = malloc(cap);
+	struct buf out = BUF_INIT(TM_METADATA_VALUE_MAX);
+	int rc = 0;
 
-	if (out == NULL)
-		return NULL;
-	while (*in) {
+	while (*in && rc == 0) {
 		const char *end, *val = NULL, *p = in + 2;
 
 		if (in[0] != '{' || in[1] != '{') {
-			out[len++] = *in++;
+			rc = buf_append(&out, in++, 1);
 			continue;
 		}
 		while (*p == ' ')
@@ -144,23 +147,17 @@ static char *substitute(const char *in, const char *tenant, const char *user)
 			p++;
 		end = val && p[0] == '}' && p[1] == '}' ? p + 2 : NULL;
 		if (end == NULL) {
-			out[len++] = *in++;
+			rc = buf_append(&out, in++, 1);
 			continue;
 		}
-		cap += strlen(val);
-		char *grown = realloc(out, cap);
-
-		if (grown == NULL) {
-			free(out);
-			return NULL;
-		}
-		out = grown;
-		memcpy(out + len, val, strlen(val));
-		len += strlen(val);
+		rc = buf_append_str(&out, val);
 		in = end;
 	}
-	out[len] = '\0';
-	return out;
+	if (rc < 0) {
+		buf_release(&out);
+		return NULL;
+	}
+	return buf_detach(&out);
 }
 
 static void merge_map(json_t *dst, const json_t *src, const char *tenant, const char *user,

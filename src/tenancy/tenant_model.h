@@ -26,6 +26,10 @@
 #include "tenancy/landlordconfig.h"
 #include "tenancy/names.h"
 
+/* Longest metadata value after {{ TENANT.* }} substitution: the API server's limit on all of an
+ * object's annotations together, so nothing longer could be stored anyway. */
+#define TM_METADATA_VALUE_MAX (256u << 10)
+
 /* One namespace a tenant asks for. */
 struct tm_ns {
 	char name[NAMES_BUF];
@@ -42,7 +46,7 @@ struct tm_claims {
 /**
  * tm_claims_build() - the namespaces @tenant asks for, with collisions among them marked.
  * Sandboxes exist for the users (not groups) among owners and editors, once per user, when
- * spec.namespaces.sandboxes.enabled. Return: 0, -ENOMEM or -EIO (hashing failed).
+ * spec.namespaces.sandboxes.enabled. Return: 0, -EINVAL (no name) or -EIO (hashing failed).
  */
 int tm_claims_build(const json_t *tenant, struct tm_claims *out /* OUT */);
 void tm_claims_release(struct tm_claims *c);

@@ -340,7 +340,8 @@ static void test_landlordconfig__reserved_and_invalid_metadata_keys(void **state
 
 	assert_problem(invalid, "spec.namespaceMetadata.labels[landlord.dev/tenant]", "reserved");
 	assert_problem(invalid, "spec.namespaceMetadata.labels[sub.landlord.dev/x]", "reserved");
-	assert_problem(invalid, "spec.namespaceMetadata.labels[Upper.io/x]", "DNS subdomain");
+	assert_problem(invalid, "spec.namespaceMetadata.labels[Upper.io/x]",
+	               "prefix part a lowercase RFC 1123 subdomain");
 	assert_problem(invalid, "spec.namespaceMetadata.annotations[landlord.dev/a]", "reserved");
 	assert_int_equal(json_array_size(invalid), 4);
 	json_decref(invalid);
