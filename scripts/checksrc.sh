@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reject banned C functions (c-style §1.9.14): unbounded or unsafe string and number handling,
+# Reject banned C functions (docs/conventions.md §7 and §14): unbounded or unsafe string and number handling,
 # and, in product code (lib/, src/, cmd/), raw allocation anywhere but lib/base/mem.c: out of
 # memory is fatal through mem.h's x* wrappers, arrays grow through vec.h, strings through buf.h.
 # A line may opt out with a "checksrc: allow" comment that says why.

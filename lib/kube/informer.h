@@ -8,7 +8,7 @@
  * deletes, changed ones as updates, new ones as adds. 429/5xx answers back off and retry.
  *
  * Cache: keyed "namespace/name" (or "name"); values are immutable, reference-counted jansson
- * trees (c-style §1.9.9) - readers get references, never copies, and must not modify them.
+ * trees (docs/conventions.md §9) - readers get references, never copies, and must not modify them.
  * Before an object is cached, managedFields entries are stripped (all of them, or all but
  * those of opts.keep_manager), listed items get the apiVersion and kind that only the list
  * carried (when gvr.kind is set; metadata-only objects carry neither), and the optional

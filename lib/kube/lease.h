@@ -1,7 +1,7 @@
 /*
  * lease.h - leader election on a coordination.k8s.io/v1 Lease.
  *
- * Rules (DESIGN.md "easy to get wrong"):
+ * Rules (docs/internals/lease.md):
  *  - The identity is unique per process (hostname + pid + random suffix), never the hostname.
  *  - Acquire and renew with a PUT that carries the Lease's resourceVersion; a 409 means another
  *    candidate won the race. A Lease that does not exist is created with POST.

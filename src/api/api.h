@@ -28,7 +28,7 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 #define LANDLORD_COMPONENT     "landlord"
 #define LANDLORD_FINALIZER     "landlord.dev/finalizer"
 
-/* Labels (DESIGN.md, "API"). */
+/* Labels (docs/tenants.md, "What goes into every tenant namespace"). */
 #define LABEL_TENANT     "landlord.dev/tenant"
 #define LABEL_KIND       "landlord.dev/kind"
 #define LABEL_PLAN       "landlord.dev/plan"
