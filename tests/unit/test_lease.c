@@ -15,11 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "live.h"
 
 #include "base/buf.h"
 #include "base/clock.h"
@@ -206,28 +207,28 @@ static void ensure_namespace(struct kc_client *kc)
 
 static int live_setup(void **state)
 {
-	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
 	struct ll_err err = {{0}};
-	struct kc_opts o = {.timeout_ms = 5000};
+	struct kc_opts o = {.timeout_ms = 5000, .client_name = "lease-test"};
 	char name[32];
 	int i;
 
-	if (path == NULL || path[0] == '\0')
+	if (live_kubeconfig() == NULL)
 		return 0;
 	live = calloc(1, sizeof(*live));
-	if (kcfg_load_file(path, NULL, &live->cfg, &err) != 0) {
-		fprintf(stderr, "kubeconfig %s: %s\n", path, err.msg);
+	if (live_connect(&live->cfg, &o, &live->test_kc) != 0) {
+		free(live);
+		live = NULL;
 		return -1;
 	}
+	/* the electors' own clients, on the same kubeconfig */
 	for (i = 0; i < N_CLIENTS; i++) {
 		snprintf(name, sizeof(name), "lease-test-%d", i);
 		o.client_name = name;
-		if (kc_client_new(&live->cfg, &o, &live->kc[i], &err) != 0)
+		if (kc_client_new(&live->cfg, &o, &live->kc[i], &err) != 0) {
+			fprintf(stderr, "live setup: client %s: %s\n", name, err.msg);
 			return -1;
+		}
 	}
-	o.client_name = "lease-test";
-	if (kc_client_new(&live->cfg, &o, &live->test_kc, &err) != 0)
-		return -1;
 	ensure_namespace(live->test_kc);
 	return 0;
 }
@@ -249,10 +250,10 @@ static int live_teardown(void **state)
 
 static void unique_name(char out[32])
 {
-	uint32_t r = 0;
+	char sfx[16];
 
-	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
-	snprintf(out, 32, "lease-test-%08x", r);
+	live_rand_suffix(sfx, sizeof(sfx));
+	snprintf(out, 32, "lease-test-%s", sfx);
 }
 
 static struct lease *elector(int client, const char *name, struct rec *r)
