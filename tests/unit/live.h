@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
@@ -137,9 +137,7 @@ static inline void live_namespace_delete(struct kc_client *c, const char *name)
 
 static inline void live_sleep_ms(long ms)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
+	clock_sleep_until(clock_mono_ns() + ms * CLOCK_NS_PER_MS);
 }
 
 /* live_wait() - poll @done(@arg) every 100 ms for up to @timeout_ms; whether it came true. */

@@ -183,7 +183,7 @@ static void test_discovery__live_finds_new_crd(void **state)
 	crd_request(c, "create", name, crd);
 	end = clock_mono_ms() + 30000;
 	while (!served(c, path) && clock_mono_ms() < end)
-		usleep(50000);
+		live_sleep_ms(50);
 	assert_true(served(c, path));
 	/* the server serves it, but a miss right after a refresh does not refresh again */
 	if (clock_mono_ms() - refreshed < 9000) {
@@ -193,7 +193,7 @@ static void test_discovery__live_finds_new_crd(void **state)
 		assert_int_equal(disc_lookup_kind(d, api_version, "Widget", &gvr, &err), -ENOENT);
 		/* ... and once the interval has passed, a miss refreshes by itself */
 		while (clock_mono_ms() - refreshed < 10100)
-			usleep(100000);
+			live_sleep_ms(100);
 		assert_int_equal(disc_lookup_kind(d, api_version, "Widget", &gvr, &err), 0);
 	} else {
 		assert_int_equal(disc_refresh(d, &err), 0);

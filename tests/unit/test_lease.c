@@ -49,13 +49,6 @@ static bool matches(const char *re, const char *s)
 	return ok;
 }
 
-static void sleep_ms(long long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
 /* ---------- offline ---------- */
 
 static void test_lease__default_identity_is_host_pid_random(void **state)
@@ -280,7 +273,7 @@ static bool wait_leading(struct lease *l, long long timeout_ms)
 	long long end = clock_mono_ms() + timeout_ms;
 
 	while (!lease_is_leader(l) && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	return lease_is_leader(l);
 }
 
@@ -325,12 +318,12 @@ static void test_lease__one_of_two_leads_and_hands_over_on_stop(void **state)
 
 	end = clock_mono_ms() + 10000;
 	while (!lease_is_leader(a) && !lease_is_leader(b) && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	/* Over more than a lease duration, exactly one leads at every sample. */
 	end = clock_mono_ms() + LEASE_MS + 1000;
 	while (clock_mono_ms() < end) {
 		assert_true(lease_is_leader(a) != lease_is_leader(b));
-		sleep_ms(25);
+		live_sleep_ms(25);
 	}
 	leader = lease_is_leader(a) ? a : b;
 	other = leader == a ? b : a;
@@ -411,7 +404,7 @@ static void test_lease__late_joiner_does_not_take_a_held_lease(void **state)
 	while (clock_mono_ms() < end) {
 		assert_false(lease_is_leader(c));
 		assert_true(lease_is_leader(a));
-		sleep_ms(50);
+		live_sleep_ms(50);
 	}
 	assert_int_equal(atomic_load(&rc.started), 0);
 	assert_true(saw_leader(&rc, lease_identity(a)));
@@ -468,7 +461,7 @@ static void test_lease__leader_whose_lease_is_stolen_steps_down(void **state)
 	steal(name, "thief");
 	end = clock_mono_ms() + RENEW_MS + 2 * RETRY_MS;
 	while (atomic_load(&ra.stopped) == 0 && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	assert_int_equal(atomic_load(&ra.stopped), 1);
 	assert_false(lease_is_leader(a));
 	assert_true(saw_leader(&ra, "thief"));
@@ -555,7 +548,7 @@ static void test_lease__leader_that_cannot_renew_steps_down_by_the_deadline(void
 	freeze(name);
 	end = clock_mono_ms() + 20000;
 	while (atomic_load(&ra.stopped) == 0 && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	assert_int_equal(atomic_load(&ra.stopped), 1);
 	assert_false(lease_is_leader(a));
 	/* Nobody else wrote the Lease: the renew deadline ended the leadership. */
