@@ -11,6 +11,8 @@ Fixtures:
   kubectl         -> cluster.kubectl
   namespace       -> a fresh namespace name, deleted after the test
   make_namespace  -> factory for more namespaces, all deleted after the test
+  installed       -> cluster, with landlord's namespace, CRDs and least-privilege RBAC applied
+  kit             -> a tenants.Kit: this test's landlord, Plans, Tenants and namespaces
 Users: admin, landlord, alice, bob, carol, dave, erin, frank (see tests/cluster/README.md).
 """
 
@@ -81,9 +83,19 @@ class Cluster:
     def client(self, user="admin"):
         """An official kubernetes ApiClient authenticated as user (cached per user)."""
         if user not in self._clients:
-            self._clients[user] = k8s_config.new_client_from_config(
-                config_file=self.kubeconfig(user), persist_config=False)
+            self._clients[user] = self.new_client(user)
         return self._clients[user]
+
+    def new_client(self, user="admin", impersonate=None, group=None):
+        """A new ApiClient as user (one per thread), optionally impersonating another user
+        (and group)."""
+        api = k8s_config.new_client_from_config(config_file=self.kubeconfig(user),
+                                                persist_config=False)
+        if impersonate:
+            api.set_default_header("Impersonate-User", impersonate)
+        if group:
+            api.set_default_header("Impersonate-Group", group)
+        return api
 
     def kubectl(self, user, *args, input=None, timeout=120):
         """Run the built kubectl as user; returns CompletedProcess with text stdout/stderr."""
@@ -91,7 +103,8 @@ class Cluster:
         return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
 
     def create_namespace(self, prefix="e2e", labels=None):
-        """Create a uniquely named namespace as admin and return its name."""
+        """Create a uniquely named namespace (<prefix>-<8 hex digits>) as admin and return its
+        name."""
         name = f"{prefix}-{uuid.uuid4().hex[:8]}"
         body = k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels=labels))
         k8s.CoreV1Api(self.client("admin")).create_namespace(body)
@@ -206,15 +219,15 @@ def namespace(make_namespace):
 
 
 @pytest.fixture(scope="session")
-def tenants_installed(cluster):
+def installed(cluster):
     """landlord's namespace, CRDs and least-privilege RBAC, as deploy/ ships them."""
     import tenants
     return tenants.install(cluster)
 
 
 @pytest.fixture
-def kit(tenants_installed, tmp_path):
+def kit(installed, tmp_path):
     """A tenants.Kit: this test's landlord, Plans, Tenants and namespaces, cleaned up after."""
     import tenants
-    with tenants.Kit(tenants_installed, tmp_path) as k:
+    with tenants.Kit(installed, tmp_path) as k:
         yield k

@@ -137,6 +137,16 @@ def start_landlord(cluster, tmp_path, *args, user="landlord", name="landlord", e
     return Proc(argv, tmp_path / f"{name}.log", env)
 
 
+def start_controllers(cluster, tmp_path, *args, name="landlord", wait=True, env=None):
+    """`landlord run --leader-elect false` (every controller, no election) as landlord's own
+    identity; waits for its probe server unless wait is False (a process that may exit early)."""
+    p = start_landlord(cluster, tmp_path, "run", "--leader-elect", "false", *args, name=name,
+                       env=env)
+    if wait:
+        p.wait_probe()
+    return p
+
+
 def start_informer_probe(cluster, tmp_path, *resources, namespace=None, name="informer"):
     argv = [INFORMER_PROBE, "--kubeconfig", cluster.kubeconfig("admin")]
     for r in resources:

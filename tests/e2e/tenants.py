@@ -1,40 +1,33 @@
 """Helpers for the Tenant controller's end-to-end tests (docs/tenants.md is the contract).
 
-`Kit` runs one landlord process under its least-privilege identity, creates Plans, Tenants and
-namespaces with names unique to the test, waits for what the contract promises, and removes
-everything at the end: Tenants first (while landlord still runs, so that it can drop its
-finalizer), then landlord, then the namespaces and Plans. Use it through the `kit` fixture of a
-test module:
-
-    @pytest.fixture
-    def kit(installed, tmp_path):
-        with tenants.Kit(installed, tmp_path) as k:
-            yield k
+Module functions create and wait for Plans and Tenants, and apply and probe the admission
+policies, for tests that run landlord their own way. `Kit` runs one landlord process under its
+least-privilege identity, creates Plans, Tenants and namespaces with names unique to the test,
+waits for what the contract promises, and removes everything at the end: Tenants first (while
+landlord still runs, so that it can drop its finalizer), then landlord, then the namespaces and
+Plans. Use it through the `kit` fixture (conftest.py).
 """
 
 import contextlib
 import copy
 import json
 import time
-import uuid
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 from kubernetes.utils import parse_quantity
 
-from procs import REPO, start_landlord
+from kube import (GROUP, MANAGED_BY, RBAC_GROUP, VERSION, condition_of, custom,
+                  ignore_404, short_id)
+from procs import REPO, start_controllers
 
-GROUP, VERSION = "landlord.dev", "v1alpha1"
 FINALIZER = "landlord.dev/finalizer"
-MANAGED_BY = "app.kubernetes.io/managed-by"
 TENANT_LABEL = "landlord.dev/tenant"
 POLICY_DIR = REPO / "deploy" / "policies"
 NS_POLICY = "ValidatingAdmissionPolicy 'landlord-tenant-namespace-labels'"
 OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
-RBAC_GROUP = "rbac.authorization.k8s.io"
 TIMEOUT = 60
 
 
@@ -48,17 +41,135 @@ def install(cluster):
     return cluster
 
 
-def short_id():
-    return uuid.uuid4().hex[:6]
+# ---------- Plans and Tenants, without a Kit ----------
+
+def plan_body(name, hard=None, limits=None, **spec):
+    if hard is not None:
+        spec["resourceQuota"] = {"hard": hard}
+    if limits is not None:
+        spec["limitRange"] = {"limits": limits}
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Plan", "metadata": {"name": name},
+            "spec": spec}
 
 
-def ignore_404(fn, *args, **kwargs):
+def create_plan(cluster, name, hard=None, limits=None, **spec):
+    custom(cluster).create_cluster_custom_object(GROUP, VERSION, "plans",
+                                                 plan_body(name, hard, limits, **spec))
+    return name
+
+
+def tenant_body(name, plan, owners=None, editors=None, viewers=None, prefixed=None,
+                unprefixed=None, sandboxes=None, purge=None, ns_metadata=None, **spec):
+    """A Tenant; owners={"users": [...]}, prefixed=[...] (withTenantPrefix), unprefixed,
+    sandboxes={"enabled": True}, purge (onDeletePurge), ns_metadata; other spec fields as
+    given."""
+    access = {}
+    for role, subjects in (("owners", owners), ("editors", editors), ("viewers", viewers)):
+        if subjects is not None:
+            access[role] = subjects
+    namespaces = {}
+    if prefixed is not None:
+        namespaces["withTenantPrefix"] = prefixed
+    if unprefixed is not None:
+        namespaces["withoutTenantPrefix"] = unprefixed
+    if sandboxes is not None:
+        namespaces["sandboxes"] = sandboxes
+    if purge is not None:
+        namespaces["onDeletePurge"] = purge
+    if ns_metadata is not None:
+        namespaces["metadata"] = ns_metadata
+    body_spec = {"plan": plan, **spec}
+    if access:
+        body_spec["accessControl"] = access
+    if namespaces:
+        body_spec["namespaces"] = namespaces
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant",
+            "metadata": {"name": name}, "spec": body_spec}
+
+
+def create_tenant(cluster, name, plan, **kw):
+    """Create a Tenant (kw as tenant_body) as admin; returns its name."""
+    custom(cluster).create_cluster_custom_object(GROUP, VERSION, "tenants",
+                                                 tenant_body(name, plan, **kw))
+    return name
+
+
+def get_tenant(cluster, name):
+    return ignore_404(custom(cluster).get_cluster_custom_object, GROUP, VERSION, "tenants", name)
+
+
+def observed(obj):
+    """The object's status describes its current generation."""
+    st = (obj or {}).get("status") or {}
+    return bool(obj) and st.get("observedGeneration") == obj["metadata"].get("generation")
+
+
+def ready(obj, namespaces=None):
+    """Ready=True for the current generation, and (if given) exactly these namespaces."""
+    c = condition_of(obj, "Ready")
+    if not (observed(obj) and c and c.get("status") == "True"):
+        return False
+    return namespaces is None or sorted(obj["status"].get("namespaces") or []) == \
+        sorted(namespaces)
+
+
+def wait_tenant(cluster, name, predicate, what, timeout=TIMEOUT, log_tail=None):
+    """Poll until the Tenant's status describes its current generation and predicate(obj)
+    holds; return the object. log_tail() adds landlord's log to a timeout's message."""
+    last = {}
+
+    def check():
+        obj = last["obj"] = get_tenant(cluster, name)
+        return obj if observed(obj) and predicate(obj) else None
     try:
-        return fn(*args, **kwargs)
+        return cluster.wait_for(check, timeout, interval=0.2, what=f"tenant {name}: {what}")
+    except pytest.fail.Exception:
+        obj = copy.deepcopy(last.get("obj") or {})
+        obj.get("metadata", {}).pop("managedFields", None)
+        pytest.fail(f"timed out after {timeout}s waiting for tenant {name}: {what}\n"
+                    f"last seen: {json.dumps(obj, indent=1)[:4000]}\n"
+                    f"landlord log tail:\n{log_tail() if log_tail else ''}")
+
+
+def wait_ready(cluster, name, namespaces=None, timeout=TIMEOUT, log_tail=None):
+    """Ready=True, and (if given) exactly these namespaces in status.namespaces."""
+    return wait_tenant(cluster, name, lambda obj: ready(obj, namespaces),
+                       f"Ready=True with namespaces {namespaces}", timeout, log_tail)
+
+
+# ---------- the admission policies (deploy/policies) ----------
+
+def apply_policies(cluster):
+    r = cluster.kubectl("admin", "apply", "-f", POLICY_DIR)
+    assert r.returncode == 0, r.stderr
+
+
+def remove_policies(cluster):
+    r = cluster.kubectl("admin", "delete", "--ignore-not-found", "-f", POLICY_DIR)
+    assert r.returncode == 0, r.stderr
+
+
+def ns_policy_denies(api_client, ns):
+    """True when the landlord-tenant-namespace-labels policy denies this client's dry-run
+    labelling of namespace ns with a landlord.dev/ label."""
+    try:
+        k8s.CoreV1Api(api_client).patch_namespace(
+            ns, {"metadata": {"labels": {"landlord.dev/probe": "x"}}}, dry_run="All")
+        return False
     except ApiException as e:
-        if e.status != 404:
-            raise
-        return None
+        return e.status == 403 and NS_POLICY in e.body
+
+
+def obj_policy_denies(api_client, ns):
+    """True when the landlord-managed-objects policy denies this client's dry-run create of a
+    landlord-labelled ConfigMap in ns."""
+    try:
+        k8s.CoreV1Api(api_client).create_namespaced_config_map(ns, {
+            "metadata": {"name": "policy-probe", "labels": {MANAGED_BY: "landlord"}}},
+            dry_run="All")
+        return False
+    except ApiException as e:
+        return e.status == 403 and OBJ_POLICY in e.body
 
 
 def q(value):
@@ -131,10 +242,9 @@ class Kit:
     def start(self, *args):
         """landlord run (controllers, no leader election) as its own identity."""
         assert self.landlord is None or self.landlord.popen.poll() is not None
-        self.landlord = start_landlord(self.cluster, self.tmp_path, "run", "--leader-elect",
-                                       "false", *args, name=f"landlord-{self._serial}")
+        self.landlord = start_controllers(self.cluster, self.tmp_path, *args,
+                                          name=f"landlord-{self._serial}")
         self._serial += 1
-        self.landlord.wait_probe()
         return self.landlord
 
     def stop(self):
@@ -154,14 +264,7 @@ class Kit:
     # ---------- Plans ----------
 
     def plan(self, name=None, hard=None, limits=None, **spec):
-        name = name or self.name("p")
-        if hard is not None:
-            spec["resourceQuota"] = {"hard": hard}
-        if limits is not None:
-            spec["limitRange"] = {"limits": limits}
-        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Plan",
-                "metadata": {"name": name}, "spec": spec}
-        self.custom.create_cluster_custom_object(GROUP, VERSION, "plans", body)
+        name = create_plan(self.cluster, name or self.name("p"), hard, limits, **spec)
         if name not in self.plans:
             self.plans.append(name)
         return name
@@ -196,42 +299,14 @@ class Kit:
 
     # ---------- Tenants ----------
 
-    def tenant_body(self, name, plan, owners=None, editors=None, viewers=None, prefixed=None,
-                    unprefixed=None, sandboxes=None, purge=None, ns_metadata=None, **spec):
-        access = {}
-        for role, subjects in (("owners", owners), ("editors", editors), ("viewers", viewers)):
-            if subjects is not None:
-                access[role] = subjects
-        namespaces = {}
-        if prefixed is not None:
-            namespaces["withTenantPrefix"] = prefixed
-        if unprefixed is not None:
-            namespaces["withoutTenantPrefix"] = unprefixed
-        if sandboxes is not None:
-            namespaces["sandboxes"] = sandboxes
-        if purge is not None:
-            namespaces["onDeletePurge"] = purge
-        if ns_metadata is not None:
-            namespaces["metadata"] = ns_metadata
-        body_spec = {"plan": plan, **spec}
-        if access:
-            body_spec["accessControl"] = access
-        if namespaces:
-            body_spec["namespaces"] = namespaces
-        return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant",
-                "metadata": {"name": name}, "spec": body_spec}
-
     def tenant(self, name=None, plan=None, **kw):
         """Create a Tenant; kw as tenant_body (owners={"users": [...]}, prefixed=[...], ...)."""
-        name = name or self.name("t")
-        body = self.tenant_body(name, plan, **kw)
-        self.custom.create_cluster_custom_object(GROUP, VERSION, "tenants", body)
+        name = create_tenant(self.cluster, name or self.name("t"), plan, **kw)
         self.tenants.append(name)
         return name
 
     def get_tenant(self, name):
-        return ignore_404(self.custom.get_cluster_custom_object, GROUP, VERSION, "tenants",
-                          name)
+        return get_tenant(self.cluster, name)
 
     def patch_tenant(self, name, spec):
         """JSON merge patch of spec (None removes a key; lists are replaced whole)."""
@@ -245,35 +320,28 @@ class Kit:
         obj = self.get_tenant(name)
         return (obj or {}).get("status") or {}
 
-    @staticmethod
-    def condition_of(obj, ctype):
-        for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-            if c.get("type") == ctype:
-                return c
-        return None
+    condition_of = staticmethod(condition_of)
 
     def wait_tenant(self, name, predicate, what, timeout=TIMEOUT):
         """Poll until the Tenant's status describes its current generation and predicate(obj)
         holds; return the object."""
-        last = {}
+        return wait_tenant(self.cluster, name, predicate, what, timeout,
+                           lambda: self.log_tail(2000))
 
-        def check():
-            obj = last["obj"] = self.get_tenant(name)
-            if not obj:
-                return None
-            st = obj.get("status") or {}
-            if st.get("observedGeneration") != obj["metadata"].get("generation"):
-                return None
-            return obj if predicate(obj) else None
-        try:
-            return self.cluster.wait_for(check, timeout, interval=0.2,
-                                         what=f"tenant {name}: {what}")
-        except pytest.fail.Exception:
-            obj = copy.deepcopy(last.get("obj") or {})
-            obj.get("metadata", {}).pop("managedFields", None)
-            pytest.fail(f"timed out after {timeout}s waiting for tenant {name}: {what}\n"
-                        f"last seen: {json.dumps(obj, indent=1)[:4000]}\n"
-                        f"landlord log tail:\n{self.log_tail(2000)}")
+    def barrier(self, name, prefixed):
+        """Make landlord run one more pass over Tenant name, after everything so far, and wait
+        until it has finished: add a withTenantPrefix namespace (prefixed is the list now; the
+        new one is returned) and wait for the status of the generation that asks for it, listing
+        it. One tenant's passes run one at a time, and a pass records its Events and makes its
+        writes before it writes its status, so whatever an earlier pass did or recorded is
+        visible once this returns: absence checked afterwards covers them all.
+        Returns (new prefixed list, the new namespace)."""
+        suffix = self.name("b")
+        ns = self.expect_namespace(f"{name}-{suffix}")
+        self.patch_tenant(name, {"namespaces": {"withTenantPrefix": [*prefixed, suffix]}})
+        self.wait_tenant(name, lambda o: ns in (o["status"].get("namespaces") or []),
+                         f"the barrier pass, which creates {ns}")
+        return [*prefixed, suffix], ns
 
     def wait_condition(self, name, ctype, status, reason=None, timeout=TIMEOUT):
         def ok(obj):
@@ -285,15 +353,7 @@ class Kit:
 
     def wait_ready(self, name, namespaces=None, timeout=TIMEOUT):
         """Ready=True, and (if given) exactly these namespaces in status.namespaces."""
-        def ok(obj):
-            c = self.condition_of(obj, "Ready")
-            if not (c and c.get("status") == "True"):
-                return False
-            if namespaces is not None:
-                return sorted((obj.get("status") or {}).get("namespaces") or []) == \
-                    sorted(namespaces)
-            return True
-        return self.wait_tenant(name, ok, f"Ready=True with namespaces {namespaces}", timeout)
+        return wait_ready(self.cluster, name, namespaces, timeout, lambda: self.log_tail(2000))
 
     # ---------- namespaces ----------
 
@@ -367,8 +427,7 @@ class Kit:
 
     def fresh_client(self, user):
         """A new ApiClient for user (one per thread)."""
-        return k8s_config.new_client_from_config(config_file=self.cluster.kubeconfig(user),
-                                                 persist_config=False)
+        return self.cluster.new_client(user)
 
     def can_i(self, user, verb, resource, ns=None):
         args = ["auth", "can-i", verb, resource] + (["-n", ns] if ns else [])
@@ -400,23 +459,15 @@ class Kit:
     # ---------- admission policies ----------
 
     def apply_policies(self):
-        r = self.cluster.kubectl("admin", "apply", "-f", POLICY_DIR)
-        assert r.returncode == 0, r.stderr
+        apply_policies(self.cluster)
 
     def remove_policies(self):
-        r = self.cluster.kubectl("admin", "delete", "--ignore-not-found", "-f", POLICY_DIR)
-        assert r.returncode == 0, r.stderr
+        remove_policies(self.cluster)
 
     def managed_object_probe(self, user, ns):
         """True when the landlord-managed-objects policy denies user's dry-run create of a
         landlord-labelled ConfigMap in ns."""
-        try:
-            k8s.CoreV1Api(self.client(user)).create_namespaced_config_map(ns, {
-                "metadata": {"name": "policy-probe", "labels": {MANAGED_BY: "landlord"}}},
-                dry_run="All")
-            return False
-        except ApiException as e:
-            return e.status == 403 and OBJ_POLICY in e.body
+        return obj_policy_denies(self.client(user), ns)
 
     # ---------- LandlordConfig ----------
 
@@ -461,14 +512,15 @@ class Kit:
         """A resourceVersion read now (a quorum list), to replay watch events from."""
         return self.core.list_namespace(limit=1).metadata.resource_version
 
-    def replay(self, list_fn, rv, label_selector, seconds=2):
+    def replay(self, list_fn, rv, label_selector=None, seconds=2, field_selector=None):
         """Every watch event of list_fn (a list-for-all-namespaces call) since rv, as raw dicts
         in order. The API server's watch cache keeps recent history, so this works for events of
         the last minute or so."""
         out = []
         w = k8s_watch.Watch()
-        for ev in w.stream(list_fn, resource_version=rv, label_selector=label_selector,
-                           timeout_seconds=seconds):
+        selectors = {k: v for k, v in (("label_selector", label_selector),
+                                       ("field_selector", field_selector)) if v}
+        for ev in w.stream(list_fn, resource_version=rv, timeout_seconds=seconds, **selectors):
             out.append((ev["type"], ev["raw_object"]))
         return out
 
@@ -521,9 +573,4 @@ class Kit:
         if errors:
             pytest.fail("\n".join(errors))
 
-
-def kubectl_json(cluster, user, *args):
-    r = cluster.kubectl(user, *args, "-o", "json")
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
 

@@ -1,32 +1,28 @@
-"""landlord's CRDs against the real API server: they install, the samples are valid, and the
-schemas (enums, patterns, limits, CEL rules) reject mistakes with a message naming the field."""
+"""landlord's CRDs against the real API server: they install, the samples are valid, what is
+accepted is stored as given with the schema's defaults (read back from the server), the status
+subresource is separate from the object, and the schemas (enums, patterns, limits, CEL rules)
+reject mistakes with 422 and a message naming the field."""
 
 import copy
-import json
-import uuid
 
 import pytest
 import yaml
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
+from kube import GROUP, VERSION, custom, ignore_404, invalid, uniq
 from procs import REPO
 
-GROUP, VERSION = "landlord.dev", "v1alpha1"
 CRDS = ("tenants.landlord.dev", "plans.landlord.dev", "landlordconfigs.landlord.dev")
 
 
-@pytest.fixture(scope="module")
-def crds(cluster):
-    r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/crds")
-    assert r.returncode == 0, r.stderr
-    cluster.wait_crds_established(*CRDS)
-    return cluster
+@pytest.fixture
+def crds(installed):
+    return installed
 
 
 @pytest.fixture
 def api(crds):
-    return k8s.CustomObjectsApi(crds.client("admin"))
+    return custom(crds)
 
 
 @pytest.fixture
@@ -35,27 +31,38 @@ def created(api):
     objs = []
     yield objs
     for plural, name in objs:
-        try:
-            api.delete_cluster_custom_object(GROUP, VERSION, plural, name)
-        except ApiException as e:
-            if e.status != 404:
-                raise
+        ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, plural, name)
 
 
-def uniq(prefix="crd"):
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+@pytest.fixture
+def config_slot(api):
+    """The singleton LandlordConfig "landlord" free for this test to create (and `created` to
+    delete); one that existed before is put back afterwards (its spec and metadata)."""
+    saved = ignore_404(api.get_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
+                       "landlord")
+    if saved:
+        api.delete_cluster_custom_object(GROUP, VERSION, "landlordconfigs", "landlord")
+    yield
+    if saved:
+        ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, "landlordconfigs",
+                   "landlord")
+        meta = {k: saved["metadata"][k] for k in ("name", "labels", "annotations")
+                if k in saved["metadata"]}
+        api.create_cluster_custom_object(GROUP, VERSION, "landlordconfigs", {
+            "apiVersion": saved["apiVersion"], "kind": saved["kind"], "metadata": meta,
+            "spec": saved.get("spec") or {}})
 
 
 def tenant(name=None, **spec):
     body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant",
-            "metadata": {"name": name or uniq()}, "spec": {"plan": "gold"}}
+            "metadata": {"name": name or uniq("crd")}, "spec": {"plan": "gold"}}
     body["spec"].update(spec)
     return body
 
 
 def plan(name=None, **spec):
     body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Plan",
-            "metadata": {"name": name or uniq()}, "spec": {"maxNamespaces": 3}}
+            "metadata": {"name": name or uniq("crd")}, "spec": {"maxNamespaces": 3}}
     body["spec"].update(spec)
     return body
 
@@ -73,12 +80,34 @@ def create(api, body, dry_run=True):
     return api.create_cluster_custom_object(GROUP, VERSION, PLURALS[body["kind"]], body, **kw)
 
 
+def stored(api, created, body):
+    """Create body for real (deleted after the test) and return the object as the API server
+    then serves it."""
+    plural = PLURALS[body["kind"]]
+    create(api, body, dry_run=False)
+    created.append((plural, body["metadata"]["name"]))
+    return api.get_cluster_custom_object(GROUP, VERSION, plural, body["metadata"]["name"])
+
+
+def kept(given, got, path="spec"):
+    """Every field of given is in got with the same value (got may have more: defaults).
+    Returns the paths that differ."""
+    if isinstance(given, dict):
+        if not isinstance(got, dict):
+            return [path]
+        return [p for k, v in given.items()
+                for p in (kept(v, got[k], f"{path}.{k}") if k in got else [f"{path}.{k}"])]
+    if isinstance(given, list):
+        if not isinstance(got, list) or len(got) != len(given):
+            return [path]
+        return [p for i, (a, b) in enumerate(zip(given, got)) for p in kept(a, b, f"{path}[{i}]")]
+    return [] if given == got else [path]
+
+
 def rejection(api, body):
-    """Create body (server-side dry run) and return the API server's rejection message."""
-    with pytest.raises(ApiException) as exc:
-        create(api, body)
-    assert exc.value.status == 422, exc.value.body
-    return json.loads(exc.value.body)["message"]
+    """Create body (server-side dry run) and return the API server's rejection message (it must
+    be 422 Invalid)."""
+    return invalid(create, api, body)
 
 
 def load_samples(name):
@@ -109,50 +138,69 @@ def test_sample_plans_and_tenants_create_for_real(api, created):
     for body in load_samples("plans.yaml") + load_samples("tenants.yaml"):
         body = copy.deepcopy(body)
         body["metadata"]["name"] = uniq(body["metadata"]["name"])
-        create(api, body, dry_run=False)
-        created.append((PLURALS[body["kind"]], body["metadata"]["name"]))
-    for plural, name in created:
-        obj = api.get_cluster_custom_object(GROUP, VERSION, plural, name)
-        assert obj["metadata"]["name"] == name
+        obj = stored(api, created, body)
+        assert obj["metadata"]["name"] == body["metadata"]["name"]
+        assert obj["metadata"]["generation"] == 1
+        assert "status" not in obj, obj["status"]
+        assert not kept(body["spec"], obj["spec"]), (body["kind"], kept(body["spec"],
+                                                                        obj["spec"]), obj)
 
 
-def test_landlordconfig_defaults(api):
-    got = create(api, config())
+def test_landlordconfig_defaults(api, created, config_slot):
+    dry = create(api, config())
+    got = stored(api, created, config())
     spec = got["spec"]
     assert spec["tenantRoles"]["default"] == {"owner": "admin", "editor": "edit",
                                               "viewer": "view"}
     assert spec["defaults"] == {"podSecurity": "restricted", "networkIsolation": True}
+    # the dry run answered what was then stored
+    assert dry["spec"] == spec
 
 
-def test_landlordconfig_empty_role_means_default_and_is_accepted(api):
-    got = create(api, config(tenantRoles={"default": {"owner": ""}, "custom": [
-        {"labelSelector": {"matchLabels": {"landlord.dev/kind": "prod"}}, "owner": ""}]}))
-    assert got["spec"]["tenantRoles"]["default"]["owner"] == ""
+def test_landlordconfig_empty_role_means_default_and_is_accepted(api, created, config_slot):
+    roles = {"default": {"owner": ""}, "custom": [
+        {"labelSelector": {"matchLabels": {"landlord.dev/kind": "prod"}}, "owner": ""}]}
+    got = stored(api, created, config(tenantRoles=copy.deepcopy(roles)))
+    # "" is kept (landlord reads it as the default); unset roles get the schema's defaults
+    assert got["spec"]["tenantRoles"]["default"] == {"owner": "", "editor": "edit",
+                                                     "viewer": "view"}
+    assert got["spec"]["tenantRoles"]["custom"] == roles["custom"]
 
 
-def test_tenant_defaults_leave_network_isolation_unset(api):
-    got = create(api, tenant(namespaces={"sandboxes": {}}))
+def test_tenant_defaults_leave_network_isolation_unset(api, created):
+    got = stored(api, created, tenant(namespaces={"sandboxes": {}}))
     ns = got["spec"]["namespaces"]
     assert ns["sandboxes"] == {"enabled": False, "private": False}
     assert ns["onDeletePurge"] is False
     assert "networkIsolation" not in got["spec"]
     assert "podSecurity" not in got["spec"]
+    assert got["spec"]["plan"] == "gold"
 
 
-def test_tenant_templates_and_prefixed_names_that_fit_are_accepted(api):
+def test_tenant_templates_and_prefixed_names_that_fit_are_accepted(api, created):
     meta = {"common": {"labels": {"team": "{{ TENANT.NAME }}", "notlandlord.dev/x": "y"},
                        "annotations": {"owner": "x-{{ TENANT.NAME }}-{{ TENANT.USERNAME }}"}},
             "sandbox": {"labels": {"user": "{{ TENANT.USERNAME }}"}}}
+    hibernation = {"sleepSchedule": "0 20 * * 1-5", "wakeSchedule": "0 7 * * 1-5",
+                   "timezone": "Europe/Berlin"}
     name = "t" * 40
-    create(api, tenant(name, namespaces={"withTenantPrefix": ["p" * 22], "metadata": meta},
-                       hibernation={"sleepSchedule": "0 20 * * 1-5",
-                                    "wakeSchedule": "0 7 * * 1-5", "timezone": "Europe/Berlin"}))
+    body = tenant(name, namespaces={"withTenantPrefix": ["p" * 22], "metadata": meta},
+                  hibernation=hibernation)
+    got = stored(api, created, copy.deepcopy(body))
+    assert got["metadata"]["name"] == name
+    # the templates are stored verbatim: landlord, not the API server, expands them
+    assert got["spec"]["namespaces"]["metadata"] == meta
+    assert got["spec"]["namespaces"]["withTenantPrefix"] == ["p" * 22]
+    assert got["spec"]["hibernation"] == hibernation
 
 
 def test_status_subresource_accepts_everything_the_controller_reports(api, created):
-    body = create(api, tenant(), dry_run=False)
-    name = body["metadata"]["name"]
-    created.append(("tenants", name))
+    body = tenant()
+    body["status"] = {"observedGeneration": 7, "namespaceCount": 9}
+    got = stored(api, created, body)
+    name = got["metadata"]["name"]
+    # status sent with the object is dropped: only the status subresource writes it
+    assert "status" not in got, got["status"]
     status = {"observedGeneration": 1, "namespaceCount": 2,
               "namespaces": [f"{name}-dev", f"{name}-alice-sandbox"],
               "sandboxes": {"alice": f"{name}-alice-sandbox"},
@@ -166,23 +214,43 @@ def test_status_subresource_accepts_everything_the_controller_reports(api, creat
     api.patch_cluster_custom_object_status(GROUP, VERSION, "tenants", name, {"status": status})
     got = api.get_cluster_custom_object(GROUP, VERSION, "tenants", name)
     assert got["status"] == status
+    assert got["metadata"]["generation"] == 1
+
+    # the subresource ignores spec, and the object ignores status
+    api.patch_cluster_custom_object_status(GROUP, VERSION, "tenants", name, {
+        "spec": {"plan": "silver"}, "status": {"namespaceCount": 3}})
+    got = api.get_cluster_custom_object(GROUP, VERSION, "tenants", name)
+    assert (got["spec"]["plan"], got["status"]["namespaceCount"]) == ("gold", 3)
+    assert got["metadata"]["generation"] == 1
+    api.patch_cluster_custom_object(GROUP, VERSION, "tenants", name, {
+        "spec": {"plan": "silver"}, "status": {"namespaceCount": 4}})
+    got = api.get_cluster_custom_object(GROUP, VERSION, "tenants", name)
+    assert (got["spec"]["plan"], got["status"]["namespaceCount"]) == ("silver", 3)
+    assert got["metadata"]["generation"] == 2
 
 
 def test_kubectl_short_name_and_printer_columns(crds, api, created):
-    p = create(api, plan(), dry_run=False)["metadata"]["name"]
-    created.append(("plans", p))
-    t = create(api, tenant(plan=p), dry_run=False)["metadata"]["name"]
-    created.append(("tenants", t))
+    p = stored(api, created, plan())["metadata"]["name"]
+    t = stored(api, created, tenant(plan=p))["metadata"]["name"]
+    # the columns read status, so give them some
+    api.patch_cluster_custom_object_status(GROUP, VERSION, "tenants", t, {"status": {
+        "namespaceCount": 2, "conditions": [
+            {"type": "NamespacesReady", "status": "True", "reason": "Provisioned",
+             "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"type": "Ready", "status": "False", "reason": "WaitingForQuota",
+             "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    api.patch_cluster_custom_object_status(GROUP, VERSION, "plans", p,
+                                           {"status": {"tenants": 5}})
     r = crds.kubectl("admin", "get", "tnt", t)
     assert r.returncode == 0, r.stderr
     header, row = r.stdout.splitlines()[:2]
     assert header.split() == ["NAME", "PLAN", "NAMESPACES", "READY", "AGE"]
-    assert row.split()[:2] == [t, p]
+    assert row.split()[:4] == [t, p, "2", "False"]
     r = crds.kubectl("admin", "get", "pl", p)
     assert r.returncode == 0, r.stderr
     header, row = r.stdout.splitlines()[:2]
     assert header.split() == ["NAME", "MAX", "NAMESPACES", "TENANTS", "AGE"]
-    assert row.split()[:2] == [p, "3"]
+    assert row.split()[:3] == [p, "3", "5"]
 
 
 LONG = "x" * 41

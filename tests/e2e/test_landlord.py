@@ -3,69 +3,38 @@ errors, probes, metrics and shutdown."""
 
 import datetime
 import json
-import uuid
 
-import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
-from procs import LANDLORD, Proc, REPO, start_landlord
+import tenants
+from kube import ignore_404, uniq
+from procs import LANDLORD, Proc, REPO, start_controllers, start_landlord
 
 LEASE_NS = "landlord-system"
 
 
-@pytest.fixture(scope="module")
-def installed(cluster):
-    """landlord's CRDs and least-privilege RBAC, exactly as deploy/ ships them."""
-    r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/namespace.yaml",
-                        "-f", REPO / "deploy/crds", "-f", REPO / "deploy/rbac.yaml")
-    assert r.returncode == 0, r.stderr
-    cluster.wait_crds_established("tenants.landlord.dev", "plans.landlord.dev",
-                                  "landlordconfigs.landlord.dev")
-    return cluster
-
-
-def custom(cluster):
-    return k8s.CustomObjectsApi(cluster.client("admin"))
-
-
 def make_tenant(cluster, name=None):
-    name = name or f"t-{uuid.uuid4().hex[:8]}"
-    body = {"apiVersion": "landlord.dev/v1alpha1", "kind": "Tenant",
-            "metadata": {"name": name}, "spec": {"plan": "gold"}}
-    custom(cluster).create_cluster_custom_object("landlord.dev", "v1alpha1", "tenants", body)
-    return name
+    return tenants.create_tenant(cluster, name or uniq("t"), "gold")
 
 
 def tenant_status(cluster, name):
-    obj = custom(cluster).get_cluster_custom_object("landlord.dev", "v1alpha1", "tenants", name)
+    obj = tenants.get_tenant(cluster, name)
     return obj, obj.get("status") or {}
 
 
 def wait_observed(cluster, name):
-    def check():
-        obj, st = tenant_status(cluster, name)
-        return st.get("observedGeneration") == obj["metadata"]["generation"] and st
-    return cluster.wait_for(check, timeout=60, what=f"tenant {name} status")
+    """The Tenant's status once it describes the current generation."""
+    return tenants.wait_tenant(cluster, name, lambda obj: True, "status")["status"]
 
 
 def read_lease(cluster):
     coord = k8s.CoordinationV1Api(cluster.client("admin"))
-    try:
-        return coord.read_namespaced_lease("landlord", LEASE_NS)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
+    return ignore_404(coord.read_namespaced_lease, "landlord", LEASE_NS)
 
 
 def delete_lease(cluster):
-    try:
-        k8s.CoordinationV1Api(cluster.client("admin")).delete_namespaced_lease("landlord",
-                                                                             LEASE_NS)
-    except ApiException as e:
-        if e.status != 404:
-            raise
+    coord = k8s.CoordinationV1Api(cluster.client("admin"))
+    ignore_404(coord.delete_namespaced_lease, "landlord", LEASE_NS)
 
 
 def test_landlord_identity_is_not_a_cluster_admin(installed):
@@ -82,7 +51,7 @@ def test_landlord_identity_is_not_a_cluster_admin(installed):
 
 def test_controller_reconciles_under_the_shipped_role(installed, tmp_path):
     name = make_tenant(installed)
-    proc = start_landlord(installed, tmp_path, "run", "--leader-elect", "false")
+    proc = start_controllers(installed, tmp_path, wait=False)
     try:
         proc.wait_probe()
         st = wait_observed(installed, name)
@@ -104,7 +73,7 @@ def test_controller_reconciles_under_the_shipped_role(installed, tmp_path):
 
 def test_steady_state_resync_writes_nothing(installed, tmp_path):
     names = [make_tenant(installed) for _ in range(3)]
-    first = start_landlord(installed, tmp_path, "run", "--leader-elect", "false", name="first")
+    first = start_controllers(installed, tmp_path, name="first", wait=False)
     try:
         first.wait_probe()
         for n in names:
@@ -112,19 +81,14 @@ def test_steady_state_resync_writes_nothing(installed, tmp_path):
         core = k8s.CoreV1Api(installed.client("admin"))
 
         def persisted():
-            try:
-                return core.read_namespaced_config_map("landlord-config-accepted", LEASE_NS)
-            except ApiException as e:
-                if e.status == 404:
-                    return None
-                raise
+            return ignore_404(core.read_namespaced_config_map, "landlord-config-accepted",
+                              LEASE_NS)
         # the configuration in force was persisted too, so the second run has nothing to write
         installed.wait_for(persisted, what="the accepted LandlordConfig persisted")
     finally:
         assert first.stop() == 0
     rvs = {n: tenant_status(installed, n)[0]["metadata"]["resourceVersion"] for n in names}
-    second = start_landlord(installed, tmp_path, "run", "--leader-elect", "false",
-                            name="second")
+    second = start_controllers(installed, tmp_path, name="second", wait=False)
     try:
         second.wait_probe()
         installed.wait_for(lambda: second.metric("landlord_reconcile_total",
@@ -141,7 +105,7 @@ def test_steady_state_resync_writes_nothing(installed, tmp_path):
 def test_api_errors_reach_the_log_with_the_servers_reason(installed, tmp_path):
     rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
     rbac.delete_cluster_role_binding("landlord")
-    proc = start_landlord(installed, tmp_path, "run", "--leader-elect", "false")
+    proc = start_controllers(installed, tmp_path, wait=False)
     try:
         try:
             proc.wait_probe()

@@ -10,16 +10,14 @@ landlord started on a cluster without a LandlordConfig writes, so later tests se
 
 import hashlib
 import json
-import uuid
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
-import tenants
-from procs import REPO, start_landlord
+from kube import GROUP, VERSION, condition_of, core, custom, forbidden, ignore_404, short_id
+from procs import start_controllers
 
-GROUP, VERSION, PLURAL = "landlord.dev", "v1alpha1", "landlordconfigs"
+PLURAL = "landlordconfigs"
 NAME = "landlord"
 SYSTEM_NS = "landlord-system"
 CONFIGMAP = "landlord-config-accepted"
@@ -44,39 +42,12 @@ VALID_SPEC = {
 }
 
 
-@pytest.fixture(scope="module")
-def installed(cluster):
-    """landlord's namespace, CRDs and least-privilege RBAC, exactly as deploy/ ships them."""
-    r = cluster.kubectl("admin", "apply", "-f", REPO / "deploy/namespace.yaml",
-                        "-f", REPO / "deploy/crds", "-f", REPO / "deploy/rbac.yaml")
-    assert r.returncode == 0, r.stderr
-    cluster.wait_crds_established("landlordconfigs.landlord.dev")
-    return cluster
-
-
-def custom(cluster, user="admin"):
-    return k8s.CustomObjectsApi(cluster.client(user))
-
-
-def core(cluster, user="admin"):
-    return k8s.CoreV1Api(cluster.client(user))
-
-
 def get_config(cluster):
-    try:
-        return custom(cluster).get_cluster_custom_object(GROUP, VERSION, PLURAL, NAME)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
+    return ignore_404(custom(cluster).get_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
 
 
 def delete_config(cluster):
-    try:
-        custom(cluster).delete_cluster_custom_object(GROUP, VERSION, PLURAL, NAME)
-    except ApiException as e:
-        if e.status != 404:
-            raise
+    ignore_404(custom(cluster).delete_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
     cluster.wait_for(lambda: get_config(cluster) is None, TIMEOUT, what="LandlordConfig gone")
 
 
@@ -94,12 +65,7 @@ def apply_spec(cluster, spec):
 
 
 def read_configmap(cluster):
-    try:
-        return core(cluster).read_namespaced_config_map(CONFIGMAP, SYSTEM_NS)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
+    return ignore_404(core(cluster).read_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
 
 
 def persisted_spec(cluster):
@@ -115,20 +81,13 @@ def wait_persisted(cluster, want_spec):
     return read_configmap(cluster)
 
 
-def condition(obj, ctype):
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c["type"] == ctype:
-            return c
-    return None
-
-
 def wait_verdict(cluster, reason, generation):
     """The singleton once its status reports @reason for @generation."""
     def check():
         obj = get_config(cluster)
         if obj is None or (obj.get("status") or {}).get("observedGeneration") != generation:
             return None
-        accepted = condition(obj, "Accepted")
+        accepted = condition_of(obj, "Accepted")
         return obj if accepted and accepted["reason"] == reason else None
     return cluster.wait_for(check, TIMEOUT, what=f"LandlordConfig {reason} at {generation}")
 
@@ -152,8 +111,7 @@ def landlord(installed, tmp_path):
     procs = []
 
     def start(name="landlord"):
-        p = start_landlord(installed, tmp_path, "run", "--leader-elect", "false", name=name)
-        p.wait_probe()
+        p = start_controllers(installed, tmp_path, name=name)
         procs.append(p)
         return p
 
@@ -167,18 +125,8 @@ def landlord(installed, tmp_path):
             assert p.stop() == 0
 
 
-@pytest.fixture
-def kit(installed, tmp_path):
-    with tenants.Kit(installed, tmp_path) as k:
-        yield k
-
-
 def test_without_a_config_the_defaults_are_persisted(landlord, installed):
-    try:
-        core(installed).delete_namespaced_config_map(CONFIGMAP, SYSTEM_NS)
-    except ApiException as e:
-        if e.status != 404:
-            raise
+    ignore_404(core(installed).delete_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
     proc = landlord()
     assert proc.wait_record("no accepted LandlordConfig persisted yet; the defaults are in "
                             "force")
@@ -194,8 +142,8 @@ def test_a_valid_config_is_accepted_put_in_force_and_persisted(landlord, install
     st = obj["status"]
     assert st["lastAppliedGeneration"] == gen
     assert "invalid" not in st
-    assert condition(obj, "Accepted")["status"] == "True"
-    ready = condition(obj, "Ready")
+    assert condition_of(obj, "Accepted")["status"] == "True"
+    ready = condition_of(obj, "Ready")
     assert (ready["status"], ready["reason"]) == ("True", "Accepted")
     assert ready["observedGeneration"] == gen
 
@@ -237,7 +185,7 @@ def test_an_invalid_config_changes_nothing_and_the_last_valid_one_survives_a_res
     assert fields == ["spec.privileged.users[0]", "spec.privileged.users[2]"], st["invalid"]
     assert all("regular expression" in p["message"] for p in st["invalid"])
     assert st["lastAppliedGeneration"] == good
-    accepted, ready = condition(obj, "Accepted"), condition(obj, "Ready")
+    accepted, ready = condition_of(obj, "Accepted"), condition_of(obj, "Ready")
     assert (accepted["status"], ready["status"], ready["reason"]) == ("False", "False", "Invalid")
     assert "spec.privileged.users[0]" in accepted["message"]
     assert kit.landlord.find("LandlordConfig rejected; the configuration in force is unchanged")
@@ -288,7 +236,7 @@ def test_an_invalid_config_changes_nothing_and_the_last_valid_one_survives_a_res
 
 def test_a_config_naming_a_missing_cluster_role_is_rejected_until_it_exists(landlord, installed):
     landlord()
-    role = f"e2e-viewer-{uuid.uuid4().hex[:6]}"
+    role = f"e2e-viewer-{short_id()}"
     rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
     wait_persisted(installed, DEFAULT_SPEC)
     gen = apply_spec(installed, {"tenantRoles": {"default": {"viewer": role}},
@@ -297,7 +245,7 @@ def test_a_config_naming_a_missing_cluster_role_is_rejected_until_it_exists(land
     assert obj["status"]["invalid"] == [{
         "field": "spec.tenantRoles.default.viewer",
         "message": f'ClusterRole "{role}" does not exist'}]
-    assert condition(obj, "Ready")["status"] == "False"
+    assert condition_of(obj, "Ready")["status"] == "False"
     assert persisted_spec(installed) == DEFAULT_SPEC
 
     rbac.create_cluster_role(k8s.V1ClusterRole(metadata=k8s.V1ObjectMeta(name=role), rules=[]))
@@ -325,14 +273,6 @@ def test_deleting_the_config_puts_the_defaults_in_force_and_persists_them(landlo
                                          "in force"), TIMEOUT, what="the defaults logged")
 
 
-def forbidden(call, *args, **kwargs):
-    try:
-        call(*args, **kwargs)
-    except ApiException as e:
-        return e.status == 403
-    return False
-
-
 def test_tenant_users_cannot_read_or_change_the_config(installed):
     delete_config(installed)
     apply_spec(installed, {})
@@ -341,19 +281,19 @@ def test_tenant_users_cannot_read_or_change_the_config(installed):
         body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LandlordConfig",
                 "metadata": {"name": NAME}, "spec": {}}
         patch = {"spec": {"defaults": {"podSecurity": "privileged"}}}
-        assert forbidden(api.get_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
-        assert forbidden(api.list_cluster_custom_object, GROUP, VERSION, PLURAL)
-        assert forbidden(api.create_cluster_custom_object, GROUP, VERSION, PLURAL, body)
-        assert forbidden(api.patch_cluster_custom_object, GROUP, VERSION, PLURAL, NAME, patch)
-        assert forbidden(api.patch_cluster_custom_object_status, GROUP, VERSION, PLURAL, NAME,
+        forbidden(api.get_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
+        forbidden(api.list_cluster_custom_object, GROUP, VERSION, PLURAL)
+        forbidden(api.create_cluster_custom_object, GROUP, VERSION, PLURAL, body)
+        forbidden(api.patch_cluster_custom_object, GROUP, VERSION, PLURAL, NAME, patch)
+        forbidden(api.patch_cluster_custom_object_status, GROUP, VERSION, PLURAL, NAME,
                          {"status": {"observedGeneration": 99}})
-        assert forbidden(api.delete_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
-        assert forbidden(v1.read_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
-        assert forbidden(v1.list_namespaced_config_map, SYSTEM_NS)
-        assert forbidden(v1.patch_namespaced_config_map, CONFIGMAP, SYSTEM_NS,
+        forbidden(api.delete_cluster_custom_object, GROUP, VERSION, PLURAL, NAME)
+        forbidden(v1.read_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
+        forbidden(v1.list_namespaced_config_map, SYSTEM_NS)
+        forbidden(v1.patch_namespaced_config_map, CONFIGMAP, SYSTEM_NS,
                          {"data": {"config.json": "{}"}})
-        assert forbidden(v1.delete_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
-        assert forbidden(v1.create_namespaced_config_map, SYSTEM_NS,
+        forbidden(v1.delete_namespaced_config_map, CONFIGMAP, SYSTEM_NS)
+        forbidden(v1.create_namespaced_config_map, SYSTEM_NS,
                          k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(name="x"), data={}))
         # The admin (who is allowed) still reads it: the 403s are about alice, not the objects.
         assert get_config(installed) is not None

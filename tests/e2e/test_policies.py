@@ -7,20 +7,20 @@ later modules in the session are unaffected. Every denial asserted here is one t
 allow: the test grants the rights first, so only the policy can be the reason.
 """
 
-import pathlib
-import uuid
-
 import pytest
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
-POLICY_DIR = pathlib.Path(__file__).resolve().parents[2] / "deploy" / "policies"
-NS_POLICY = "ValidatingAdmissionPolicy 'landlord-tenant-namespace-labels'"
-OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
-MANAGED = {"app.kubernetes.io/managed-by": "landlord"}
-LANDLORD_USER = "system:serviceaccount:landlord-system:landlord"
-RBAC_GROUP = "rbac.authorization.k8s.io"
+import tenants
+from kube import MANAGED_BY, RBAC_GROUP, api_error, forbidden, ignore_404, uniq
+from tenants import NS_POLICY, OBJ_POLICY
+
+MANAGED = {MANAGED_BY: "landlord"}
+# the policies' messages (deploy/policies/*.yaml)
+MAY_NOT_CREATE = "only landlord may create objects labelled app.kubernetes.io/managed-by=landlord"
+MAY_NOT_MODIFY = "only landlord and privileged users may modify objects managed by landlord"
+MAY_NOT_DELETE = "only landlord and privileged users may delete objects managed by landlord"
+MAY_NOT_LABEL = "only landlord and privileged users may add, change or remove the label(s)"
 
 # kind -> (API class, method suffix, spec part of the body)
 KINDS = {
@@ -35,18 +35,6 @@ KINDS = {
     "ConfigMap": (k8s.CoreV1Api, "config_map", {"data": {"k": "v"}}),
     "Secret": (k8s.CoreV1Api, "secret", {"stringData": {"k": "v"}}),
 }
-
-
-def rand(prefix):
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def ignore_404(fn, *args, **kwargs):
-    try:
-        fn(*args, **kwargs)
-    except ApiException as e:
-        if e.status != 404:
-            raise
 
 
 class Objects:
@@ -72,24 +60,23 @@ class Objects:
     def delete(self, kind, ns, name):
         return self._call("delete", kind, name, ns)
 
+    def labels(self, kind, ns, name):
+        return self.read(kind, ns, name).metadata.labels or {}
+
+    def assert_gone(self, kind, ns, name):
+        api_error(404, self.read, kind, ns, name)
+
 
 def denied_by(policy, fn, *args, **kwargs):
-    """Call fn and return the API server's message; fail unless policy denied it."""
-    with pytest.raises(ApiException) as exc:
-        fn(*args, **kwargs)
-    assert exc.value.status == 403, exc.value.body
-    assert policy in exc.value.body, exc.value.body
-    return exc.value.body
+    """Call fn and return the API server's message; fail unless policy denied it (403)."""
+    body = forbidden(fn, *args, **kwargs)
+    assert policy in body, body
+    return body
 
 
 def impersonating(cluster, user, group=None):
     """An ApiClient that is admin impersonating user (and group)."""
-    api = k8s_config.new_client_from_config(config_file=cluster.kubeconfig("admin"),
-                                            persist_config=False)
-    api.set_default_header("Impersonate-User", user)
-    if group:
-        api.set_default_header("Impersonate-Group", group)
-    return api
+    return cluster.new_client("admin", impersonate=user, group=group)
 
 
 def ns_labels(cluster, ns):
@@ -120,10 +107,9 @@ class Env:
 
     def __init__(self, cluster):
         self.cluster = cluster
-        self.tenant = rand("t")
+        self.tenant = uniq("t")
         self.ns = self.tenant
-        self.plain = rand("plain")
-        self.id = uuid.uuid4().hex[:8]
+        self.plain = None
         self.cluster_roles = []
         self.cluster_bindings = []
         self.extra_namespaces = []
@@ -134,43 +120,20 @@ class Env:
 
     def probes_denied(self):
         """Dry-run requests from alice that the policies must deny; True once both do."""
-        core = k8s.CoreV1Api(self.alice)
-        rbac = k8s.RbacAuthorizationV1Api(self.alice)
-        probes = [
-            (NS_POLICY, lambda: core.patch_namespace(
-                self.ns, {"metadata": {"labels": {"landlord.dev/tenant": "probe"}}},
-                dry_run="All")),
-            (OBJ_POLICY, lambda: rbac.create_namespaced_role_binding(self.ns, {
-                "metadata": {"name": "probe", "labels": MANAGED}, **KINDS["RoleBinding"][2]},
-                dry_run="All")),
-        ]
-        results = []
-        for policy, probe in probes:
-            try:
-                probe()
-                results.append(False)
-            except ApiException as e:
-                results.append(e.status == 403 and policy in e.body)
-        return results
+        return [tenants.ns_policy_denies(self.alice, self.ns),
+                tenants.obj_policy_denies(self.alice, self.ns)]
 
     def cluster_role(self, rules):
-        name = rand("policy-test")
+        name = uniq("policy-test")
         k8s.RbacAuthorizationV1Api(self.admin).create_cluster_role(
             {"metadata": {"name": name}, "rules": rules})
         self.cluster_roles.append(name)
         return name
 
     def cluster_bind(self, role, subject_kind, subject, namespace=None):
-        body = binding(rand("policy-test"), "ClusterRole", role, subject_kind, subject, namespace)
+        body = binding(uniq("policy-test"), "ClusterRole", role, subject_kind, subject, namespace)
         k8s.RbacAuthorizationV1Api(self.admin).create_cluster_role_binding(body)
         self.cluster_bindings.append(body["metadata"]["name"])
-
-
-def kubectl_apply_policies(cluster, verb):
-    args = ["apply", "-f", POLICY_DIR] if verb == "apply" else [
-        "delete", "--ignore-not-found", "-f", POLICY_DIR]
-    r = cluster.kubectl("admin", *args)
-    assert r.returncode == 0, r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +149,8 @@ def env(cluster):
             "pod-security.kubernetes.io/enforce-version": "latest",
             "pod-security.kubernetes.io/warn": "restricted",
             "pod-security.kubernetes.io/warn-version": "latest"}}})
-        core.create_namespace({"metadata": {"name": e.plain, "labels": {
-            "pod-security.kubernetes.io/enforce": "baseline"}}})
+        e.plain = cluster.create_namespace("plain", labels={
+            "pod-security.kubernetes.io/enforce": "baseline"})
         # alice: owner (admin) in both namespaces, plus what admin lacks, so that RBAC allows
         # every request the tests expect the policies to deny.
         for ns in (e.ns, e.plain):
@@ -221,13 +184,13 @@ def env(cluster):
         e.cluster_bind(writer, "ServiceAccount", "landlord", "landlord-system")
         e.cluster_bind(writer, "Group", "landlord:privileged")
 
-        kubectl_apply_policies(cluster, "apply")
+        tenants.apply_policies(cluster)
         # Policies and RBAC reach the API server's caches asynchronously.
         cluster.wait_for(lambda: all(e.probes_denied()), timeout=60,
                          what="both policies to be in force")
         yield e
     finally:
-        kubectl_apply_policies(cluster, "delete")
+        tenants.remove_policies(cluster)
         cluster.wait_for(lambda: not any(e.probes_denied()), timeout=60,
                          what="the policies to be out of force")
         for name in e.cluster_bindings:
@@ -235,7 +198,8 @@ def env(cluster):
         for name in e.cluster_roles:
             ignore_404(rbac.delete_cluster_role, name)
         for ns in (e.ns, e.plain, *e.extra_namespaces):
-            cluster.delete_namespace(ns)
+            if ns:
+                cluster.delete_namespace(ns)
 
 
 def make_managed(env, ns=None):
@@ -243,7 +207,7 @@ def make_managed(env, ns=None):
     ns = ns or env.ns
     names = {}
     for kind in KINDS:
-        names[kind] = rand(f"landlord-{kind.lower()}")
+        names[kind] = uniq(f"landlord-{kind.lower()}")
         Objects(env.admin).create(kind, ns, names[kind],
                                   {**MANAGED, "landlord.dev/tenant": env.tenant})
     return names
@@ -283,40 +247,53 @@ def test_tenant_keeps_her_own_namespace_labels_and_is_denied_through_status(clus
     msg = denied_by(NS_POLICY, core.patch_namespace, env.ns, {"metadata": {"labels": {
         "landlord.dev/kind": None, "pod-security.kubernetes.io/warn": "baseline"}}})
     assert "landlord.dev/kind" in msg and "pod-security.kubernetes.io/warn" in msg
+    labels = ns_labels(cluster, env.ns)
+    assert labels["landlord.dev/kind"] == "sandbox"
+    assert labels["pod-security.kubernetes.io/warn"] == "restricted"
     # The status subresource accepts label changes as well.
-    denied_by(NS_POLICY, core.patch_namespace_status, env.ns,
-              {"metadata": {"labels": {"landlord.dev/tenant": "other"}}})
+    msg = denied_by(NS_POLICY, core.patch_namespace_status, env.ns,
+                    {"metadata": {"labels": {"landlord.dev/tenant": "other"}}})
+    assert f"{MAY_NOT_LABEL} landlord.dev/tenant on namespace {env.ns}" in msg, msg
     assert ns_labels(cluster, env.ns)["landlord.dev/tenant"] == env.tenant
 
 
 def test_tenant_cannot_create_or_forge_a_tenant_namespace(cluster, env):
     core = k8s.CoreV1Api(env.alice)
-    name = rand("forged")
+    name = uniq("forged")
     msg = denied_by(NS_POLICY, core.create_namespace,
                     {"metadata": {"name": name, "labels": {"landlord.dev/tenant": env.tenant}}})
-    assert "landlord.dev/tenant" in msg
+    assert f"{MAY_NOT_LABEL} landlord.dev/tenant on namespace {name}" in msg, msg
     assert not cluster.namespace_exists(name)
     # Tagging an ordinary namespace as a tenant's would enrol it in that tenant's traffic.
-    denied_by(NS_POLICY, core.patch_namespace, env.plain,
-              {"metadata": {"labels": {"landlord.dev/tenant": env.tenant}}})
+    before = ns_labels(cluster, env.plain)
+    msg = denied_by(NS_POLICY, core.patch_namespace, env.plain,
+                    {"metadata": {"labels": {"landlord.dev/tenant": env.tenant}}})
+    assert f"{MAY_NOT_LABEL} landlord.dev/tenant on namespace {env.plain}" in msg, msg
+    assert ns_labels(cluster, env.plain) == before
     # Namespaces without landlord.dev labels stay hers to create.
     env.extra_namespaces.append(name)
     core.create_namespace({"metadata": {"name": name, "labels": {
         "pod-security.kubernetes.io/enforce": "privileged"}}})
-    assert cluster.namespace_exists(name)
+    assert ns_labels(cluster, name)["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
 def test_namespace_without_tenant_label_is_unaffected(cluster, env):
-    for change in (["pod-security.kubernetes.io/enforce=privileged", "--overwrite"],
-                   ["pod-security.kubernetes.io/enforce-"],
-                   ["pod-security.kubernetes.io/audit=restricted"]):
+    enforce, audit = "pod-security.kubernetes.io/enforce", "pod-security.kubernetes.io/audit"
+    for change, key, want in (([f"{enforce}=privileged", "--overwrite"], enforce, "privileged"),
+                              ([f"{enforce}-"], enforce, None),
+                              ([f"{audit}=restricted"], audit, "restricted")):
         r = cluster.kubectl("alice", "label", "namespace", env.plain, *change)
         assert r.returncode == 0, r.stderr
+        assert ns_labels(cluster, env.plain).get(key) == want, (change, ns_labels(cluster,
+                                                                                  env.plain))
     objs = Objects(env.alice)
-    name = rand("alice-rb")
+    name = uniq("alice-rb")
     objs.create("RoleBinding", env.plain, name, MANAGED)
+    assert objs.labels("RoleBinding", env.plain, name) == MANAGED
     objs.patch_labels("RoleBinding", env.plain, name, {"touched": "yes"})
+    assert objs.labels("RoleBinding", env.plain, name) == {**MANAGED, "touched": "yes"}
     objs.delete("RoleBinding", env.plain, name)
+    objs.assert_gone("RoleBinding", env.plain, name)
 
 
 @pytest.mark.parametrize("who", ["admin", "landlord", "privileged"])
@@ -326,9 +303,12 @@ def test_exempt_users_may_change_protected_namespace_labels(cluster, env, who):
         "landlord.dev/plan": who, "pod-security.kubernetes.io/audit": "restricted"}}})
     labels = ns_labels(cluster, env.ns)
     assert labels["landlord.dev/plan"] == who
+    assert labels["pod-security.kubernetes.io/audit"] == "restricted"
     core.patch_namespace(env.ns, {"metadata": {"labels": {
         "landlord.dev/plan": "small", "pod-security.kubernetes.io/audit": None}}})
-    assert "pod-security.kubernetes.io/audit" not in ns_labels(cluster, env.ns)
+    labels = ns_labels(cluster, env.ns)
+    assert "pod-security.kubernetes.io/audit" not in labels
+    assert labels["landlord.dev/plan"] == "small"
 
 
 # ---------- objects landlord manages ----------
@@ -341,74 +321,93 @@ def test_tenant_cannot_modify_or_delete_managed_objects(env, kind):
     msg = denied_by(OBJ_POLICY, objs.patch_labels, kind, env.ns, name, {"touched": "yes"})
     assert f"may modify objects managed by landlord ({kind} {env.ns}/{name})" in msg
     # Dropping the label to make it hers is a modification too.
-    denied_by(OBJ_POLICY, objs.patch_labels, kind, env.ns, name,
-              {"app.kubernetes.io/managed-by": None})
+    msg = denied_by(OBJ_POLICY, objs.patch_labels, kind, env.ns, name,
+                    {"app.kubernetes.io/managed-by": None})
+    assert f"{MAY_NOT_MODIFY} ({kind} {env.ns}/{name})" in msg, msg
     msg = denied_by(OBJ_POLICY, objs.delete, kind, env.ns, name)
-    assert "may delete objects managed by landlord" in msg
+    assert f"{MAY_NOT_DELETE} ({kind} {env.ns}/{name})" in msg, msg
     after = Objects(env.admin).read(kind, env.ns, name).metadata
     assert (after.labels, after.resource_version) == (before.labels, before.resource_version)
 
 
 def test_tenant_cannot_delete_managed_objects_with_kubectl_or_by_collection(cluster, env):
     names = make_managed(env)
-    r = cluster.kubectl("alice", "-n", env.ns, "delete", "rolebinding", names["RoleBinding"])
-    assert r.returncode != 0 and OBJ_POLICY in r.stderr, r.stderr
-    r = cluster.kubectl("alice", "-n", env.ns, "delete", "networkpolicy", names["NetworkPolicy"])
-    assert r.returncode != 0 and OBJ_POLICY in r.stderr, r.stderr
+    admin = Objects(env.admin)
+    for kind, resource in (("RoleBinding", "rolebinding"), ("NetworkPolicy", "networkpolicy")):
+        r = cluster.kubectl("alice", "-n", env.ns, "delete", resource, names[kind])
+        assert r.returncode != 0 and OBJ_POLICY in r.stderr, r.stderr
+        assert f"{MAY_NOT_DELETE} ({kind} {env.ns}/{names[kind]})" in r.stderr, r.stderr
+        assert admin.labels(kind, env.ns, names[kind])["app.kubernetes.io/managed-by"] == \
+            "landlord"
     msg = denied_by(OBJ_POLICY, k8s.CoreV1Api(env.alice).delete_collection_namespaced_config_map,
                     env.ns, label_selector="app.kubernetes.io/managed-by=landlord")
-    assert f"may delete objects managed by landlord (ConfigMap {env.ns}/" in msg
-    Objects(env.admin).read("ConfigMap", env.ns, names["ConfigMap"])
+    assert f"{MAY_NOT_DELETE} (ConfigMap {env.ns}/" in msg, msg
+    admin.read("ConfigMap", env.ns, names["ConfigMap"])
     # generateName: the name is generated before admission, and the message names it.
     msg = denied_by(OBJ_POLICY, k8s.CoreV1Api(env.alice).create_namespaced_config_map, env.ns,
                     {"metadata": {"generateName": "forged-", "labels": MANAGED}})
-    assert f"(ConfigMap {env.ns}/forged-" in msg
+    assert f"{MAY_NOT_CREATE} (ConfigMap {env.ns}/forged-" in msg, msg
     # The quota's status subresource takes label changes: it is covered as well.
-    denied_by(OBJ_POLICY, k8s.CoreV1Api(env.alice).patch_namespaced_resource_quota_status,
-              names["ResourceQuota"], env.ns,
-              {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}})
+    msg = denied_by(OBJ_POLICY, k8s.CoreV1Api(env.alice).patch_namespaced_resource_quota_status,
+                    names["ResourceQuota"], env.ns,
+                    {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}})
+    assert f"{MAY_NOT_MODIFY} (ResourceQuota {env.ns}/{names['ResourceQuota']})" in msg, msg
+    assert admin.labels("ResourceQuota", env.ns, names["ResourceQuota"])[
+        "app.kubernetes.io/managed-by"] == "landlord"
 
 
 @pytest.mark.parametrize("kind", ["RoleBinding", "NetworkPolicy", "ConfigMap", "Secret"])
 def test_tenant_cannot_forge_the_managed_by_label(env, kind):
     objs = Objects(env.alice)
-    name = rand("forged")
+    name = uniq("forged")
     msg = denied_by(OBJ_POLICY, objs.create, kind, env.ns, name, MANAGED)
-    assert "only landlord may create objects labelled app.kubernetes.io/managed-by=landlord" \
-        in msg
+    assert f"{MAY_NOT_CREATE} ({kind} {env.ns}/{name})" in msg, msg
+    objs.assert_gone(kind, env.ns, name)
     # Labelling her own object afterwards is the same forgery.
     objs.create(kind, env.ns, name)
-    denied_by(OBJ_POLICY, objs.patch_labels, kind, env.ns, name, MANAGED)
-    assert not (objs.read(kind, env.ns, name).metadata.labels or {})
+    msg = denied_by(OBJ_POLICY, objs.patch_labels, kind, env.ns, name, MANAGED)
+    assert f"{MAY_NOT_MODIFY} ({kind} {env.ns}/{name})" in msg, msg
+    assert objs.labels(kind, env.ns, name) == {}
     objs.delete(kind, env.ns, name)
+    objs.assert_gone(kind, env.ns, name)
 
 
 @pytest.mark.parametrize("kind", ["RoleBinding", "NetworkPolicy", "ConfigMap", "Secret"])
 def test_tenant_objects_without_the_label_stay_self_service(env, kind):
     objs = Objects(env.alice)
-    name = rand("own")
+    name = uniq("own")
     objs.create(kind, env.ns, name, {"app.kubernetes.io/managed-by": "alice"})
+    assert objs.labels(kind, env.ns, name) == {"app.kubernetes.io/managed-by": "alice"}
     objs.patch_labels(kind, env.ns, name, {"touched": "yes"})
-    assert objs.read(kind, env.ns, name).metadata.labels["touched"] == "yes"
+    assert objs.labels(kind, env.ns, name) == {"app.kubernetes.io/managed-by": "alice",
+                                               "touched": "yes"}
     objs.delete(kind, env.ns, name)
+    objs.assert_gone(kind, env.ns, name)
+    rbac = k8s.RbacAuthorizationV1Api(env.alice)
     role = {"metadata": {"name": name}, "rules": [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
-    k8s.RbacAuthorizationV1Api(env.alice).create_namespaced_role(env.ns, role)
-    k8s.RbacAuthorizationV1Api(env.alice).delete_namespaced_role(name, env.ns)
+    rbac.create_namespaced_role(env.ns, role)
+    assert rbac.read_namespaced_role(name, env.ns).rules[0].resources == ["pods"]
+    rbac.delete_namespaced_role(name, env.ns)
+    api_error(404, rbac.read_namespaced_role, name, env.ns)
 
 
 @pytest.mark.parametrize("who", ["admin", "landlord", "privileged"])
 def test_exempt_users_may_manage_managed_objects(env, who):
     objs = Objects(getattr(env, who))
     names = make_managed(env)
+    admin = Objects(env.admin)
     for kind, name in names.items():
         objs.patch_labels(kind, env.ns, name, {"touched": who})
         assert objs.read(kind, env.ns, name).metadata.labels["touched"] == who
         objs.delete(kind, env.ns, name)
+        admin.assert_gone(kind, env.ns, name)
     for kind in ("RoleBinding", "NetworkPolicy", "ConfigMap"):
-        name = rand("new")
+        name = uniq("new")
         objs.create(kind, env.ns, name, MANAGED)
+        assert admin.labels(kind, env.ns, name) == MANAGED
         objs.delete(kind, env.ns, name)
+        admin.assert_gone(kind, env.ns, name)
 
 
 def test_look_alike_identities_are_not_exempt(cluster, env):
@@ -416,11 +415,13 @@ def test_look_alike_identities_are_not_exempt(cluster, env):
     for user in ("system:serviceaccount:landlord-system:landlord-x", "landlord"):
         # RBAC allows the delete; only the policy can refuse it.
         k8s.RbacAuthorizationV1Api(env.admin).create_namespaced_role_binding(
-            env.ns, binding(rand("lookalike"), "ClusterRole", "admin", "User", user))
+            env.ns, binding(uniq("lookalike"), "ClusterRole", "admin", "User", user))
         objs = Objects(impersonating(cluster, user, "landlord:privileged-x"))
         cluster.wait_for(lambda: _can_read(objs, "ConfigMap", env.ns, names["ConfigMap"]),
                          what=f"the RoleBinding for {user} to take effect")
-        denied_by(OBJ_POLICY, objs.delete, "ConfigMap", env.ns, names["ConfigMap"])
+        msg = denied_by(OBJ_POLICY, objs.delete, "ConfigMap", env.ns, names["ConfigMap"])
+        assert f"{MAY_NOT_DELETE} (ConfigMap {env.ns}/{names['ConfigMap']})" in msg, msg
+        Objects(env.admin).read("ConfigMap", env.ns, names["ConfigMap"])
 
 
 def _can_read(objs, kind, ns, name):
@@ -438,13 +439,16 @@ def test_kube_system_controllers_are_exempt(cluster, env):
     # The garbage collector's own identity and bootstrap RBAC (delete on everything).
     gc = Objects(impersonating(cluster,
                                "system:serviceaccount:kube-system:generic-garbage-collector"))
+    admin = Objects(env.admin)
     gc.patch_labels("ConfigMap", env.ns, names["ConfigMap"], {"touched": "gc"})
-    gc.delete("ConfigMap", env.ns, names["ConfigMap"])
-    gc.delete("RoleBinding", env.ns, names["RoleBinding"])
+    assert admin.labels("ConfigMap", env.ns, names["ConfigMap"])["touched"] == "gc"
+    for kind in ("ConfigMap", "RoleBinding"):
+        gc.delete(kind, env.ns, names[kind])
+        admin.assert_gone(kind, env.ns, names[kind])
 
 
 def test_deleting_a_tenant_namespace_still_removes_everything(cluster, env):
-    ns = rand("t")
+    ns = uniq("t")
     k8s.CoreV1Api(env.admin).create_namespace(
         {"metadata": {"name": ns, "labels": {"landlord.dev/tenant": ns}}})
     env.extra_namespaces.append(ns)

@@ -8,13 +8,12 @@ act with their own credentials: alice, bob (team-a), carol, dave (team-b), erin,
 """
 
 import re
-import time
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
 import tenants
+from kube import forbidden
 from tenants import MANAGED_BY, NS_POLICY, OBJ_POLICY, RBAC_GROUP, TENANT_LABEL, ignore_404
 
 LIMITS = [{"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "100m"}}]
@@ -55,14 +54,6 @@ def assert_access(kit, ns, roles):
             if role not in allowed and kit.can_i(user, verb, resource, ns):
                 wrong.append(f"{user} ({role}) may {verb} {resource} in {ns}")
     assert not wrong, wrong
-
-
-def forbidden(fn, *args, **kwargs):
-    """Call fn; it must fail with 403. Returns the body."""
-    with pytest.raises(ApiException) as exc:
-        fn(*args, **kwargs)
-    assert exc.value.status == 403, exc.value.body
-    return exc.value.body
 
 
 def configmap(name, labels=None):
@@ -431,7 +422,10 @@ def test_deleting_a_tenant_with_purge_holds_the_finalizer_until_namespaces_are_g
     wait_gone(kit, prod)
     kit.cluster.wait_for(lambda: (kit.read_namespace(dev).status.phase == "Terminating"),
                          what=f"{dev} to be terminating")
-    time.sleep(3)
+    # A spec change makes landlord run one more (teardown) pass, and its status says when it
+    # has finished: by then no pass so far let the Tenant go.
+    kit.patch_tenant(t, {"accessControl": {"viewers": {"users": ["frank"]}}})
+    kit.wait_tenant(t, lambda o: True, "a teardown pass after dev became Terminating")
     obj = kit.get_tenant(t)
     assert obj is not None, "the Tenant went while one of its namespaces still exists"
     assert obj["metadata"].get("deletionTimestamp")
@@ -450,6 +444,7 @@ def test_existing_namespace_is_a_collision_and_never_labelled(kit):
     taken = kit.namespace(kit.name("taken"))
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"], unprefixed=[taken])
     dev = kit.expect_namespace(f"{t}-dev")
+    rv0 = kit.current_rv()
     kit.start()
     obj = kit.wait_condition(t, "NamespacesReady", "False", "Collision")
     assert taken in [c["name"] for c in obj["status"].get("collisions") or []], obj["status"]
@@ -461,10 +456,24 @@ def test_existing_namespace_is_a_collision_and_never_labelled(kit):
     kit.cluster.wait_for(lambda: [e for e in kit.events_for("Tenant", t) if e.type == "Warning"
                                   and taken in (e.message or "")],
                          what=f"a Warning Event on tenant {t} naming {taken}")
-    for _ in range(10):
-        assert not [k for k in kit.labels(taken) if k.startswith("landlord.dev/")]
-        assert not kit.landlord_rolebindings(taken)
-        time.sleep(0.3)
+    # Once a later pass has finished, no pass so far wrote to it: the namespace's history and
+    # the tenant's RoleBindings' history say so.
+    kit.barrier(t, ["dev"])
+    assert not [k for k in kit.labels(taken) if k.startswith("landlord.dev/")]
+    assert not kit.landlord_rolebindings(taken)
+    ns_history = kit.replay(kit.core.list_namespace, rv0,
+                            field_selector=f"metadata.name={taken}")
+    assert not [o for _, o in ns_history if landlord_metadata(o)], ns_history
+    rb_history = kit.replay(kit.rbac.list_role_binding_for_all_namespaces, rv0,
+                            f"{TENANT_LABEL}={t}")
+    assert not [o for _, o in rb_history if o["metadata"]["namespace"] == taken], rb_history
+
+
+def landlord_metadata(obj):
+    """The landlord.dev/ labels and annotations of an object (a raw dict)."""
+    meta = obj["metadata"]
+    return [k for k in {**(meta.get("labels") or {}), **(meta.get("annotations") or {})}
+            if k.startswith("landlord.dev/")]
 
 
 def test_two_tenants_wanting_one_name_get_neither(kit):
@@ -476,6 +485,7 @@ def test_two_tenants_wanting_one_name_get_neither(kit):
     contested = kit.expect_namespace(f"{first}-b-c")
     assert contested == f"{t2}-c"
     x, y = kit.expect_namespace(f"{t1}-x"), kit.expect_namespace(f"{t2}-y")
+    rv0 = kit.current_rv()
     # Both exist before landlord starts, so neither can be first.
     kit.start()
     for t, own in ((t1, x), (t2, y)):
@@ -483,12 +493,14 @@ def test_two_tenants_wanting_one_name_get_neither(kit):
         assert contested in [c["name"] for c in obj["status"].get("collisions") or []]
         assert contested not in (obj["status"].get("namespaces") or [])
         kit.wait_provisioned(own, t)
-    for _ in range(10):
-        ns = kit.read_namespace(contested)
-        assert ns is None or TENANT_LABEL not in (ns.metadata.labels or {}), ns.metadata.labels
-        time.sleep(0.3)
-    # Most reasonable reading of "nobody gets it": it is not created at all.
+    # Once a later pass of each has finished: most reasonable reading of "nobody gets it", it
+    # was never created at all.
+    kit.barrier(t1, ["b-c", "x"])
+    kit.barrier(t2, ["c", "y"])
     assert kit.read_namespace(contested) is None
+    history = kit.replay(kit.core.list_namespace, rv0,
+                         field_selector=f"metadata.name={contested}")
+    assert history == [], history
 
 
 # ---------- drift ----------
@@ -566,7 +578,7 @@ def test_tenant_users_cannot_change_landlords_labels_or_objects(kit):
         labels = kit.labels(ns)
 
         # Label changes on the namespace. The namespace policy may take a moment longer.
-        kit.cluster.wait_for(lambda: _ns_policy_denies(alice, ns), 60,
+        kit.cluster.wait_for(lambda: tenants.ns_policy_denies(kit.client("alice"), ns), 60,
                              what="the namespace label policy to be in force")
         for change in ({TENANT_LABEL: "other"}, {"landlord.dev/kind": None},
                        {"landlord.dev/plan": "huge"},
@@ -606,15 +618,6 @@ def test_tenant_users_cannot_change_landlords_labels_or_objects(kit):
                              what="the admission policies to be out of force")
 
 
-def _ns_policy_denies(api, ns):
-    try:
-        api.patch_namespace(ns, {"metadata": {"labels": {"landlord.dev/probe": "x"}}},
-                            dry_run="All")
-        return False
-    except ApiException as e:
-        return e.status == 403 and NS_POLICY in e.body
-
-
 # ---------- adoption ----------
 
 def test_a_labelled_namespace_is_adopted_and_released_when_unlabelled(kit):
@@ -642,30 +645,41 @@ def test_a_labelled_namespace_is_adopted_and_released_when_unlabelled(kit):
     wait_released(kit, created)
     kit.wait_tenant(t, lambda o: created in (o["status"].get("released") or []),
                     f"{created} listed in status.released")
-    time.sleep(2)
-    assert kit.read_namespace(created).status.phase == "Active"
+    # a later pass has finished: no pass so far purged it
+    _, barrier = kit.barrier(t, ["dev"])
+    obj = kit.read_namespace(created)
+    assert obj.status.phase == "Active" and obj.metadata.deletion_timestamp is None
     kit.wait_can_i("alice", "get", "pods", created, False)
-    kit.wait_ready(t, [dev, relabelled])
+    kit.wait_ready(t, [dev, relabelled, barrier])
 
 
 # ---------- plan ----------
 
 def test_missing_plan_grants_nothing_until_the_plan_exists(kit):
+    """Checked on the API server's history: no RoleBinding of the tenant's was ever written
+    before the Plan was created (resourceVersions are etcd revisions here, so they order writes
+    across kinds)."""
     plan = kit.name("p")
+    rv0 = kit.current_rv()
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
     ns = kit.expect_namespace(f"{t}-dev")
     kit.start()
     kit.wait_condition(t, "Ready", "False", "PlanNotFound")
     kit.cluster.wait_for(lambda: kit.labels(ns).get(TENANT_LABEL) == t,
                          what=f"{ns} created while the Plan is missing")
-    for _ in range(5):
-        assert not kit.landlord_rolebindings(ns)
-        assert not kit.can_i("alice", "get", "pods", ns)
-        time.sleep(0.4)
+    assert not kit.landlord_rolebindings(ns)
+    assert not kit.can_i("alice", "get", "pods", ns)
     kit.plan(name=plan, hard=HARD, limits=LIMITS)
+    plan_rv = int(kit.get_plan(plan)["metadata"]["resourceVersion"])
     kit.wait_ready(t, [ns])
     kit.wait_provisioned(ns, t)
     assert_access(kit, ns, {"alice": "admin"})
+    history = kit.replay(kit.rbac.list_role_binding_for_all_namespaces, rv0,
+                         f"{TENANT_LABEL}={t}")
+    writes = sorted(int(o["metadata"]["resourceVersion"]) for _, o in history)
+    assert writes, history
+    assert writes[0] > plan_rv, (f"a RoleBinding written at {writes[0]}, before the Plan "
+                                 f"(created by {plan_rv})")
 
 
 # ---------- names, metadata, subjects, role mapping ----------

@@ -8,69 +8,39 @@ landlord; the end state must equal the uninterrupted one.
 Also here: a Tenant whose Plan is missing reports it, and recovers when the Plan appears.
 """
 
-import uuid
-
 import pytest
 from kubernetes import client as k8s
 from kubernetes.utils import parse_quantity
 
-from procs import start_landlord
+import tenants
+from kube import condition_of, short_id
+from procs import start_controllers
+from tenants import get_tenant
 
 CRASH_EXIT = 86
 MAX_WRITES = 80  # one tenant's provisioning needs about 20
 PLAN_HARD = {"pods": "10", "requests.cpu": "2", "count/configmaps": "20"}
 
 
-@pytest.fixture
-def installed(tenants_installed):
-    return tenants_installed
-
-
-def custom(cluster):
-    return k8s.CustomObjectsApi(cluster.client("admin"))
-
-
 def create_plan(cluster, name):
-    custom(cluster).create_cluster_custom_object("landlord.dev", "v1alpha1", "plans", {
-        "apiVersion": "landlord.dev/v1alpha1", "kind": "Plan", "metadata": {"name": name},
-        "spec": {"resourceQuota": {"hard": PLAN_HARD},
-                 "limitRange": {"limits": [{"type": "Container",
-                                            "default": {"cpu": "100m"}}]}}})
+    tenants.create_plan(cluster, name, hard=PLAN_HARD,
+                        limits=[{"type": "Container", "default": {"cpu": "100m"}}])
 
 
 def create_tenant(cluster, name, plan):
-    custom(cluster).create_cluster_custom_object("landlord.dev", "v1alpha1", "tenants", {
-        "apiVersion": "landlord.dev/v1alpha1", "kind": "Tenant", "metadata": {"name": name},
-        "spec": {"plan": plan,
-                 "accessControl": {"owners": {"users": ["alice"]},
-                                   "viewers": {"groups": ["team-b"]}},
-                 "namespaces": {"withTenantPrefix": ["dev", "prod"],
-                                "sandboxes": {"enabled": True}}}})
-
-
-def get_tenant(cluster, name):
-    return custom(cluster).get_cluster_custom_object("landlord.dev", "v1alpha1", "tenants", name)
-
-
-def condition(tenant, ctype):
-    for c in (tenant.get("status") or {}).get("conditions", []):
-        if c["type"] == ctype:
-            return c
-    return None
+    tenants.create_tenant(cluster, name, plan, owners={"users": ["alice"]},
+                          viewers={"groups": ["team-b"]}, prefixed=["dev", "prod"],
+                          sandboxes={"enabled": True})
 
 
 def ready(cluster, name):
     """The Tenant, once Ready for its current generation; else None."""
     t = get_tenant(cluster, name)
-    c = condition(t, "Ready")
-    ok = c and c["status"] == "True" and \
-        t["status"]["observedGeneration"] == t["metadata"]["generation"]
-    return t if ok else None
+    return t if tenants.ready(t) else None
 
 
 def wait_ready(cluster, name, timeout=90):
-    return cluster.wait_for(lambda: ready(cluster, name), timeout=timeout,
-                            what=f"tenant {name} Ready")
+    return tenants.wait_ready(cluster, name, timeout=timeout)
 
 
 def end_state(cluster, tenant):
@@ -118,13 +88,12 @@ def writes(proc):
 
 
 def test_converges_after_a_crash_after_every_write(installed, tmp_path):
-    plan = f"crash-{uuid.uuid4().hex[:6]}"
+    plan = f"crash-{short_id()}"
     create_plan(installed, plan)
-    reference = f"ref-{uuid.uuid4().hex[:6]}"
+    reference = f"ref-{short_id()}"
     create_tenant(installed, reference, plan)
-    proc = start_landlord(installed, tmp_path, "run", "--leader-elect", "false", name="ref")
+    proc = start_controllers(installed, tmp_path, name="ref")
     try:
-        proc.wait_probe()
         wait_ready(installed, reference)
         needed = writes(proc)
     finally:
@@ -139,10 +108,10 @@ def test_converges_after_a_crash_after_every_write(installed, tmp_path):
     # N = 1, 2, ... until a run provisions its tenant with fewer than N writes: then every
     # write one provisioning makes has had a crash right after it.
     for n in range(1, MAX_WRITES + 1):
-        name = f"c{n}-{uuid.uuid4().hex[:6]}"
+        name = f"c{n}-{short_id()}"
         create_tenant(installed, name, plan)
-        crashing = start_landlord(installed, tmp_path, "run", "--leader-elect", "false",
-                                  "--test-crash-after-writes", str(n), name=f"crash-{n}")
+        crashing = start_controllers(installed, tmp_path, "--test-crash-after-writes", str(n),
+                                     name=f"crash-{n}", wait=False)
         installed.wait_for(lambda: crashing.popen.poll() is not None or ready(installed, name),
                            timeout=60, what=f"N={n}: a crash or convergence")
         code = crashing.popen.poll()
@@ -150,8 +119,7 @@ def test_converges_after_a_crash_after_every_write(installed, tmp_path):
         if converged:
             code = crashing.stop()
         assert code == (0 if converged else CRASH_EXIT), f"N={n}: exit {code}"
-        healthy = start_landlord(installed, tmp_path, "run", "--leader-elect", "false",
-                                 name=f"after-{n}")
+        healthy = start_controllers(installed, tmp_path, name=f"after-{n}", wait=False)
         try:
             healthy.wait_probe()
             wait_ready(installed, name)
@@ -167,19 +135,19 @@ def test_converges_after_a_crash_after_every_write(installed, tmp_path):
 
 
 def test_missing_plan_is_reported_and_recovers(installed, tmp_path):
-    plan = f"later-{uuid.uuid4().hex[:6]}"
-    name = f"np-{uuid.uuid4().hex[:6]}"
+    plan = f"later-{short_id()}"
+    name = f"np-{short_id()}"
     create_tenant(installed, name, plan)
-    proc = start_landlord(installed, tmp_path, "run", "--leader-elect", "false")
+    proc = start_controllers(installed, tmp_path, wait=False)
     try:
         proc.wait_probe()
 
         def plan_missing():
             t = get_tenant(installed, name)
-            c = condition(t, "Ready")
+            c = condition_of(t, "Ready")
             return c and c["status"] == "False" and c["reason"] == "PlanNotFound" and t
         t = installed.wait_for(plan_missing, timeout=60, what="Ready=False PlanNotFound")
-        assert plan in condition(t, "QuotaReady")["message"]
+        assert plan in condition_of(t, "QuotaReady")["message"]
         # namespaces exist, but nobody was granted anything without a quota in force
         rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
         for ns in t["status"]["namespaces"]:

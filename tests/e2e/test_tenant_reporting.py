@@ -14,6 +14,11 @@ def wait_event(kit, tenant, reason, needle):
                                 what=f"{reason} Event on {tenant} naming {needle}")
 
 
+def events_naming(kit, tenant, reason, ns):
+    return [e for e in kit.events_for("Tenant", tenant)
+            if e.reason == reason and ns in (e.message or "")]
+
+
 def test_events_record_every_namespace_created_adopted_released_and_purged(kit):
     plan = kit.plan(hard={"pods": "8"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["a", "b"])
@@ -32,9 +37,26 @@ def test_events_record_every_namespace_created_adopted_released_and_purged(kit):
 
     kit.patch_tenant(t, {"namespaces": {"withTenantPrefix": [], "onDeletePurge": True}})
     wait_event(kit, t, "NamespacePurged", a)
-    # an adopted namespace is released, never purged, whatever onDeletePurge says
-    assert not [e for e in kit.events_for("Tenant", t)
-                if e.reason == "NamespacePurged" and adopted in e.message]
+    # The adopted namespace still carries the tenant label: it stays, whatever onDeletePurge
+    # says. A later pass (the barrier) has finished, so every Event before it is recorded.
+    prefixed, first = kit.barrier(t, [])
+    wait_event(kit, t, "NamespaceCreated", first)
+    assert not events_naming(kit, t, "NamespacePurged", adopted)
+    assert not events_naming(kit, t, "NamespaceReleased", adopted)
+    assert kit.read_namespace(adopted).metadata.deletion_timestamp is None
+    assert adopted in kit.status(t)["namespaces"]
+
+    # Unlabelled, an adopted namespace is released, never purged, whatever onDeletePurge says;
+    # not in its own pass and not in a later one (up to the barrier's).
+    kit.core.patch_namespace(adopted, {"metadata": {"labels": {tenants.TENANT_LABEL: None}}})
+    released = wait_event(kit, t, "NamespaceReleased", adopted)
+    assert released[0].type == "Normal"
+    _, second = kit.barrier(t, prefixed)
+    wait_event(kit, t, "NamespaceCreated", second)
+    assert not events_naming(kit, t, "NamespacePurged", adopted)
+    obj = kit.read_namespace(adopted)
+    assert obj.metadata.deletion_timestamp is None and obj.status.phase == "Active"
+    assert adopted in kit.status(t)["released"]
 
 
 def test_plan_status_counts_its_tenants_and_reports_max_namespaces(kit):

@@ -1,15 +1,61 @@
 /*
  * live.h - helpers shared by the unit suites' live tests, which run against a real API server
- * when LANDLORD_TEST_KUBECONFIG is set (tests/e2e/test_library_live.py always sets it).
- * Header-only and static: each suite is its own executable.
+ * when LANDLORD_TEST_KUBECONFIG is set (tests/e2e/test_library_live.py always sets it): the
+ * kubeconfig and a client on it, unique names, a namespace of the suite's own, and polling.
+ * Header-only and static inline: each suite is its own executable and uses what it needs; only
+ * suites linked with the kube layer include it.
  */
 #ifndef LANDLORD_TESTS_LIVE_H
 #define LANDLORD_TESTS_LIVE_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/clock.h"
+#include "base/err.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+
+/* $LANDLORD_TEST_KUBECONFIG, or NULL when the live tests are off (unset or empty). */
+static inline const char *live_kubeconfig(void)
+{
+	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
+
+	return path && *path ? path : NULL;
+}
+
+/*
+ * live_connect() - load live_kubeconfig() into @cfg (the caller releases it with kcfg_release()
+ * once its clients are gone) and make one client with @opts (NULL: defaults). 0, or -1 with the
+ * reason on stderr and @cfg released.
+ */
+static inline int live_connect(struct kcfg *cfg, const struct kc_opts *opts, struct kc_client **out)
+{
+	const char *path = live_kubeconfig();
+	struct ll_err err = {{0}};
+
+	*out = NULL;
+	if (path == NULL) {
+		fprintf(stderr, "live setup: LANDLORD_TEST_KUBECONFIG is not set\n");
+		return -1;
+	}
+	if (kcfg_load_file(path, NULL, cfg, &err) != 0) {
+		fprintf(stderr, "live setup: %s\n", err.msg);
+		return -1;
+	}
+	if (kc_client_new(cfg, opts, out, &err) != 0) {
+		fprintf(stderr, "live setup: client for %s: %s\n", path, err.msg);
+		kcfg_release(cfg);
+		return -1;
+	}
+	return 0;
+}
 
 /* Six random hex digits, to keep names unique across runs sharing one cluster. */
 static inline void live_rand_suffix(char *out, size_t len)
@@ -49,6 +95,61 @@ static inline void live_state_dir(const char *kubeconfig, const char *explicit_d
 	snprintf(env, sizeof(env), "%s/env", out);
 	if (access(env, R_OK) != 0)
 		out[0] = '\0';
+}
+
+/*
+ * live_namespace_create() - create the namespace "<prefix>-<six hex digits>" and write its name
+ * to @name. 0 (201 Created), or -1 with the reason on stderr.
+ */
+static inline int live_namespace_create(struct kc_client *c, const char *prefix, char *name,
+                                        size_t len)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	char sfx[16];
+	json_t *ns;
+	int rc;
+
+	live_rand_suffix(sfx, sizeof(sfx));
+	snprintf(name, len, "%s-%s", prefix, sfx);
+	ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+	               "name", name);
+	rc = kc_create(c, &KC_NAMESPACES, NULL, ns, &resp, &err);
+	json_decref(ns);
+	if (rc != 0 || resp.http_status != 201) {
+		fprintf(stderr, "live setup: create namespace %s: rc %d HTTP %ld: %s %s\n", name,
+		        rc, resp.http_status, err.msg, resp.status.message);
+		kc_resp_release(&resp);
+		return -1;
+	}
+	kc_resp_release(&resp);
+	return 0;
+}
+
+/* live_namespace_delete() - ask for @name's deletion, best effort (teardown does not wait). */
+static inline void live_namespace_delete(struct kc_client *c, const char *name)
+{
+	struct kc_resp resp = {0};
+
+	kc_delete(c, &KC_NAMESPACES, NULL, name, NULL, &resp, NULL);
+	kc_resp_release(&resp);
+}
+
+static inline void live_sleep_ms(long ms)
+{
+	clock_sleep_until(clock_mono_ns() + ms * CLOCK_NS_PER_MS);
+}
+
+/* live_wait() - poll @done(@arg) every 100 ms for up to @timeout_ms; whether it came true. */
+static inline bool live_wait(bool (*done)(void *arg), void *arg, long timeout_ms)
+{
+	for (long waited = 0;; waited += 100) {
+		if (done(arg))
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		live_sleep_ms(100);
+	}
 }
 
 #endif

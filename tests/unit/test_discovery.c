@@ -8,11 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "live.h"
 
 #include "base/clock.h"
 #include "base/err.h"
@@ -59,23 +60,15 @@ static void test_discovery__unreachable_is_not_enoent(void **state)
 
 static int live_setup(void **state)
 {
-	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
 	struct kcfg cfg = {0};
-	struct ll_err err = {{0}};
 	struct kc_client *c = NULL;
-	int rc;
 
 	*state = NULL;
-	if (path == NULL || *path == '\0')
+	if (live_kubeconfig() == NULL)
 		return 0;
-	rc = kcfg_load_file(path, NULL, &cfg, &err);
-	if (rc == 0)
-		rc = kc_client_new(&cfg, NULL, &c, &err);
-	kcfg_release(&cfg);
-	if (rc != 0) {
-		fprintf(stderr, "live setup: %s\n", err.msg);
+	if (live_connect(&cfg, NULL, &c) != 0)
 		return -1;
-	}
+	kcfg_release(&cfg);
 	*state = c;
 	return 0;
 }
@@ -164,15 +157,14 @@ static void test_discovery__live_finds_new_crd(void **state)
 	struct disc *d;
 	struct kc_gvr gvr;
 	struct ll_err err = {{0}};
-	unsigned int r = 0;
-	char group[64], name[128], path[128];
+	char sfx[16], group[64], name[128], path[128];
 	json_t *crd;
 	long long refreshed, end;
 
 	if (c == NULL)
 		skip();
-	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
-	snprintf(group, sizeof(group), "t%06x.test.landlord.dev", r & 0xffffff);
+	live_rand_suffix(sfx, sizeof(sfx));
+	snprintf(group, sizeof(group), "t%s.test.landlord.dev", sfx);
 	snprintf(name, sizeof(name), "widgets.%s", group);
 	snprintf(path, sizeof(path), "/apis/%s/v1alpha1", group);
 	crd = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:s,s:{s:s,s:s,s:s},s:[{s:s,s:b,s:b,"
@@ -191,7 +183,7 @@ static void test_discovery__live_finds_new_crd(void **state)
 	crd_request(c, "create", name, crd);
 	end = clock_mono_ms() + 30000;
 	while (!served(c, path) && clock_mono_ms() < end)
-		usleep(50000);
+		live_sleep_ms(50);
 	assert_true(served(c, path));
 	/* the server serves it, but a miss right after a refresh does not refresh again */
 	if (clock_mono_ms() - refreshed < 9000) {
@@ -201,7 +193,7 @@ static void test_discovery__live_finds_new_crd(void **state)
 		assert_int_equal(disc_lookup_kind(d, api_version, "Widget", &gvr, &err), -ENOENT);
 		/* ... and once the interval has passed, a miss refreshes by itself */
 		while (clock_mono_ms() - refreshed < 10100)
-			usleep(100000);
+			live_sleep_ms(100);
 		assert_int_equal(disc_lookup_kind(d, api_version, "Widget", &gvr, &err), 0);
 	} else {
 		assert_int_equal(disc_refresh(d, &err), 0);

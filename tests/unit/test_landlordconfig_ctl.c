@@ -575,11 +575,6 @@ static void apply_spec(struct live *f, const char *spec_text)
 	json_decref(obj);
 }
 
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
-}
-
 /* The object once its status reports @reason for its current generation (new reference). */
 static json_t *wait_reason(struct live *f, const char *reason)
 {
@@ -601,7 +596,7 @@ static json_t *wait_reason(struct live *f, const char *reason)
 		kc_resp_release(&resp);
 		if (obj != NULL)
 			return obj;
-		sleep_ms(100);
+		live_sleep_ms(100);
 	}
 	fail_msg("LandlordConfig never reported %s", reason);
 	return NULL;
@@ -625,7 +620,7 @@ static char *wait_persisted(struct live *f, const struct lcfg *cfg)
 		kc_resp_release(&resp);
 		if (ok)
 			return want;
-		sleep_ms(100);
+		live_sleep_ms(100);
 	}
 	fail_msg("ConfigMap never held %s", want);
 	return NULL;
@@ -645,8 +640,9 @@ static char *configmap_rv(struct live *f)
 	return rv;
 }
 
-static bool config_gone(struct live *f)
+static bool config_gone(void *arg)
 {
+	struct live *f = arg;
 	struct kc_resp resp = {0};
 	bool gone;
 
@@ -659,23 +655,24 @@ static bool config_gone(struct live *f)
 
 static int live_setup(void **state)
 {
-	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
 	struct live *f;
 	char sfx[16];
 
 	*state = NULL;
-	if (path == NULL || *path == '\0')
+	if (live_kubeconfig() == NULL)
 		return 0;
 	f = calloc(1, sizeof(*f));
-	if (kcfg_load_file(path, NULL, &f->cfg, NULL) || kc_client_new(&f->cfg, NULL, &f->c, NULL))
+	if (live_connect(&f->cfg, NULL, &f->c) != 0) {
+		free(f);
 		return -1;
+	}
 	live_rand_suffix(sfx, sizeof(sfx));
 	snprintf(f->role, sizeof(f->role), "test-lcfg-role-%s", sfx);
 	http_call(f, create_namespace);
 	http_call(f, delete_config);
 	http_call(f, delete_configmap);
-	for (int i = 0; i < 100 && !config_gone(f); i++)
-		sleep_ms(100);
+	if (!live_wait(config_gone, f, 10000))
+		fprintf(stderr, "live setup: the LandlordConfig is still there after 10 s\n");
 	lcfg_current_reset();
 	*state = f;
 	return 0;
@@ -790,7 +787,7 @@ test_landlordconfig_ctl__live_accepts_rejects_persists_and_survives_a_restart(vo
 			break;
 		}
 		lcfg_unref(cur);
-		sleep_ms(100);
+		live_sleep_ms(100);
 	}
 	cur = lcfg_current();
 	assert_true(same(cur, want));

@@ -15,11 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "live.h"
 
 #include "base/buf.h"
 #include "base/clock.h"
@@ -46,13 +47,6 @@ static bool matches(const char *re, const char *s)
 	ok = regexec(&rx, s, 0, NULL, 0) == 0;
 	regfree(&rx);
 	return ok;
-}
-
-static void sleep_ms(long long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---------- offline ---------- */
@@ -206,28 +200,28 @@ static void ensure_namespace(struct kc_client *kc)
 
 static int live_setup(void **state)
 {
-	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
 	struct ll_err err = {{0}};
-	struct kc_opts o = {.timeout_ms = 5000};
+	struct kc_opts o = {.timeout_ms = 5000, .client_name = "lease-test"};
 	char name[32];
 	int i;
 
-	if (path == NULL || path[0] == '\0')
+	if (live_kubeconfig() == NULL)
 		return 0;
 	live = calloc(1, sizeof(*live));
-	if (kcfg_load_file(path, NULL, &live->cfg, &err) != 0) {
-		fprintf(stderr, "kubeconfig %s: %s\n", path, err.msg);
+	if (live_connect(&live->cfg, &o, &live->test_kc) != 0) {
+		free(live);
+		live = NULL;
 		return -1;
 	}
+	/* the electors' own clients, on the same kubeconfig */
 	for (i = 0; i < N_CLIENTS; i++) {
 		snprintf(name, sizeof(name), "lease-test-%d", i);
 		o.client_name = name;
-		if (kc_client_new(&live->cfg, &o, &live->kc[i], &err) != 0)
+		if (kc_client_new(&live->cfg, &o, &live->kc[i], &err) != 0) {
+			fprintf(stderr, "live setup: client %s: %s\n", name, err.msg);
 			return -1;
+		}
 	}
-	o.client_name = "lease-test";
-	if (kc_client_new(&live->cfg, &o, &live->test_kc, &err) != 0)
-		return -1;
 	ensure_namespace(live->test_kc);
 	return 0;
 }
@@ -249,10 +243,10 @@ static int live_teardown(void **state)
 
 static void unique_name(char out[32])
 {
-	uint32_t r = 0;
+	char sfx[16];
 
-	assert_int_equal(getrandom(&r, sizeof(r), 0), (ssize_t)sizeof(r));
-	snprintf(out, 32, "lease-test-%08x", r);
+	live_rand_suffix(sfx, sizeof(sfx));
+	snprintf(out, 32, "lease-test-%s", sfx);
 }
 
 static struct lease *elector(int client, const char *name, struct rec *r)
@@ -279,7 +273,7 @@ static bool wait_leading(struct lease *l, long long timeout_ms)
 	long long end = clock_mono_ms() + timeout_ms;
 
 	while (!lease_is_leader(l) && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	return lease_is_leader(l);
 }
 
@@ -324,12 +318,12 @@ static void test_lease__one_of_two_leads_and_hands_over_on_stop(void **state)
 
 	end = clock_mono_ms() + 10000;
 	while (!lease_is_leader(a) && !lease_is_leader(b) && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	/* Over more than a lease duration, exactly one leads at every sample. */
 	end = clock_mono_ms() + LEASE_MS + 1000;
 	while (clock_mono_ms() < end) {
 		assert_true(lease_is_leader(a) != lease_is_leader(b));
-		sleep_ms(25);
+		live_sleep_ms(25);
 	}
 	leader = lease_is_leader(a) ? a : b;
 	other = leader == a ? b : a;
@@ -410,7 +404,7 @@ static void test_lease__late_joiner_does_not_take_a_held_lease(void **state)
 	while (clock_mono_ms() < end) {
 		assert_false(lease_is_leader(c));
 		assert_true(lease_is_leader(a));
-		sleep_ms(50);
+		live_sleep_ms(50);
 	}
 	assert_int_equal(atomic_load(&rc.started), 0);
 	assert_true(saw_leader(&rc, lease_identity(a)));
@@ -467,7 +461,7 @@ static void test_lease__leader_whose_lease_is_stolen_steps_down(void **state)
 	steal(name, "thief");
 	end = clock_mono_ms() + RENEW_MS + 2 * RETRY_MS;
 	while (atomic_load(&ra.stopped) == 0 && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	assert_int_equal(atomic_load(&ra.stopped), 1);
 	assert_false(lease_is_leader(a));
 	assert_true(saw_leader(&ra, "thief"));
@@ -554,7 +548,7 @@ static void test_lease__leader_that_cannot_renew_steps_down_by_the_deadline(void
 	freeze(name);
 	end = clock_mono_ms() + 20000;
 	while (atomic_load(&ra.stopped) == 0 && clock_mono_ms() < end)
-		sleep_ms(20);
+		live_sleep_ms(20);
 	assert_int_equal(atomic_load(&ra.stopped), 1);
 	assert_false(lease_is_leader(a));
 	/* Nobody else wrote the Lease: the renew deadline ended the leadership. */

@@ -123,35 +123,31 @@ static bool wait_count(struct seen *s, const char *key, long long at_least)
 	for (int i = 0; i < 300; i++) {
 		if (seen_count(s, key) >= at_least)
 			return true;
-		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+		live_sleep_ms(100);
 	}
 	return false;
 }
 
 static int live_setup(void **state)
 {
-	const char *path = getenv("LANDLORD_TEST_KUBECONFIG");
 	struct fixture *f;
-	struct kc_resp resp = {0};
-	char sfx[16];
-	json_t *ns;
 
 	*state = NULL;
-	if (path == NULL || *path == '\0')
+	if (live_kubeconfig() == NULL)
 		return 0;
 	f = calloc(1, sizeof(*f));
-	if (kcfg_load_file(path, NULL, &f->cfg, NULL) || kc_client_new(&f->cfg, NULL, &f->c, NULL))
+	if (live_connect(&f->cfg, NULL, &f->c) != 0) {
+		free(f);
 		return -1;
-	live_rand_suffix(sfx, sizeof(sfx));
-	snprintf(f->ns, sizeof(f->ns), "test-manager-%s", sfx);
+	}
+	if (live_namespace_create(f->c, "test-manager", f->ns, sizeof(f->ns)) != 0) {
+		kc_client_free(f->c);
+		kcfg_release(&f->cfg);
+		free(f);
+		return -1;
+	}
 	snprintf(f->mapped_key, sizeof(f->mapped_key), "%s/mapped-target", f->ns);
 	snprintf(f->seen.requeue_key, sizeof(f->seen.requeue_key), "%s/requeue-me", f->ns);
-	ns = json_pack("{s:{s:s}}", "metadata", "name", f->ns);
-	kc_create(f->c, &KC_NAMESPACES, NULL, ns, &resp, NULL);
-	json_decref(ns);
-	if (resp.http_status != 201)
-		return -1;
-	kc_resp_release(&resp);
 	pthread_mutex_init(&f->seen.mu, NULL);
 	f->seen.counts = json_object();
 	*state = f;
@@ -161,12 +157,10 @@ static int live_setup(void **state)
 static int live_teardown(void **state)
 {
 	struct fixture *f = *state;
-	struct kc_resp resp = {0};
 
 	if (f == NULL)
 		return 0;
-	kc_delete(f->c, &KC_NAMESPACES, NULL, f->ns, NULL, &resp, NULL);
-	kc_resp_release(&resp);
+	live_namespace_delete(f->c, f->ns);
 	json_decref(f->seen.counts);
 	pthread_mutex_destroy(&f->seen.mu);
 	kc_client_free(f->c);

@@ -497,15 +497,47 @@ static void test_workqueue__shutdown_drops_queued_and_delayed_keys(void **state)
 	wq_free(q);
 }
 
+/*
+ * Freeing a queue whose worker never called wq_done(): up to the free, the shutdown contract
+ * holds (no hand-outs, queued and delayed keys dropped, handed-out keys valid, wq_done() does
+ * not requeue); the free itself must release the key still in flight (LeakSanitizer reports it
+ * otherwise) and nothing twice (ASan).
+ */
 static void test_workqueue__free_with_key_in_flight(void **state)
 {
-	struct wq *q = new_queue(1, 10);
+	struct wq *q = new_queue(60000, 60000); /* "c" stays delayed: wq_len() is exact */
+	const char *a, *b, *key = NULL;
 
 	wq_add(q, "a");
-	(void)get(q);
-	wq_add_rate_limited(q, "b");
-	wq_add_after(q, "c", 60000);
-	wq_free(q); /* leak checkers verify nothing is left */
+	wq_add(q, "b");
+	a = get(q);
+	b = get(q);
+	assert_string_equal(a, "a");
+	assert_string_equal(b, "b");
+	wq_add(q, "a"); /* dirty while in flight: would be requeued by wq_done() before shutdown */
+	wq_add(q, "b");
+	wq_add_rate_limited(q, "c");
+	wq_add_after(q, "d", 60000);
+	wq_add(q, "e");
+	assert_int_equal(wq_len(q), 1);
+	assert_int_equal(wq_in_flight(q), 2);
+
+	wq_shutdown(q);
+	assert_int_equal(wq_get(q, &key), -ESHUTDOWN);
+	assert_int_equal(wq_len(q), 0);
+	assert_int_equal(wq_in_flight(q), 2);
+	assert_string_equal(a, "a"); /* handed-out keys stay valid until their wq_done() */
+	assert_string_equal(b, "b");
+
+	wq_done(q, b); /* after shutdown: not requeued although it was dirty */
+	assert_int_equal(wq_len(q), 0);
+	assert_int_equal(wq_in_flight(q), 1);
+	assert_int_equal(wq_get(q, &key), -ESHUTDOWN);
+	wq_add(q, "f");
+	assert_int_equal(wq_len(q), 0);
+	assert_string_equal(a, "a");
+
+	wq_free(q); /* "a" is still in flight */
 }
 
 static void test_workqueue__reports_metrics(void **state)

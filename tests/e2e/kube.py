@@ -1,0 +1,70 @@
+"""Small helpers over the official kubernetes client that several e2e files share: landlord's API
+group, unique names, 404-tolerant calls, conditions, and assertions on the API server's refusals
+(the status code and the message that names the field or the policy)."""
+
+import json
+import uuid
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+GROUP, VERSION = "landlord.dev", "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
+def short_id(n=6):
+    return uuid.uuid4().hex[:n]
+
+
+def uniq(prefix):
+    """<prefix>-<8 hex digits>: a name unique to this run."""
+    return f"{prefix}-{short_id(8)}"
+
+
+def ignore_404(fn, *args, **kwargs):
+    """fn(*args, **kwargs), or None when the object does not exist."""
+    try:
+        return fn(*args, **kwargs)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+        return None
+
+
+def custom(cluster, user="admin"):
+    return k8s.CustomObjectsApi(cluster.client(user))
+
+
+def core(cluster, user="admin"):
+    return k8s.CoreV1Api(cluster.client(user))
+
+
+def condition_of(obj, ctype):
+    """The status condition of type ctype of an object as a dict, or None."""
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def api_error(status, fn, *args, **kwargs):
+    """Call fn; it must fail with this HTTP status. Returns the ApiException."""
+    with pytest.raises(ApiException) as exc:
+        fn(*args, **kwargs)
+    assert exc.value.status == status, exc.value.body
+    return exc.value
+
+
+def forbidden(fn, *args, **kwargs):
+    """Call fn; it must fail with 403. Returns the body."""
+    return api_error(403, fn, *args, **kwargs).body
+
+
+def invalid(fn, *args, **kwargs):
+    """Call fn; it must fail with 422 Invalid. Returns the Status message."""
+    body = json.loads(api_error(422, fn, *args, **kwargs).body)
+    assert body.get("reason") == "Invalid", body
+    return body["message"]
