@@ -11,9 +11,9 @@
  * complete; watch events are delivered on the thread that called kc_watch(). Components that
  * must not share fate with the main connection (the leader-election Lease) use their own client.
  *
- * Two kinds of failure are never mixed (docs/conventions.md §3): a call that got an HTTP answer returns
- * 0, whatever the status; resp->http_status and resp->status (the parsed metav1.Status: reason,
- * message, code) say what the server thought. A negative errno means no usable answer:
+ * Two kinds of failure are never mixed (docs/conventions.md §3): a call that got an HTTP answer
+ * returns 0, whatever the status; resp->http_status and resp->status (the parsed metav1.Status:
+ * reason, message, code) say what the server thought. A negative errno means no usable answer:
  * -ECONNREFUSED / -EHOSTUNREACH (cannot connect), -ETIMEDOUT, -EPROTO (TLS or malformed body),
  * -EMSGSIZE (a body over the cap), -ECANCELED, -ENOMEM, -EINVAL (bad arguments).
  *
