@@ -5,7 +5,8 @@ SHELL := /bin/bash
 RUN_DIR ?= $(CURDIR)/build/run-cluster
 JOBS ?= 2
 
-.PHONY: deps build asan fuzz-build test unit e2e check format format-check checksrc \
+.PHONY: deps build asan tsan fuzz-build test unit tsan-unit e2e check format format-check checksrc \
+	check-functions \
 	fuzz run cluster-up cluster-down bench clean
 
 deps:
@@ -19,6 +20,10 @@ asan:
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 
+tsan:
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j $(JOBS)
+
 fuzz-build:
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS)
@@ -26,6 +31,10 @@ fuzz-build:
 # Unit tests (cmocka, one executable per module) under ASan+UBSan.
 unit: asan
 	@ctest --preset asan -L unit -j $(JOBS)
+
+# The unit tests under ThreadSanitizer: landlord runs I/O, reflector, worker and timer threads.
+tsan-unit: tsan
+	@ctest --preset tsan -L unit -j $(JOBS)
 
 # End-to-end tests against a fresh local control plane, landlord running least-privilege.
 e2e: build
@@ -40,7 +49,10 @@ format:
 checksrc:
 	@scripts/checksrc.sh
 
-check: format-check checksrc
+check-functions:
+	@scripts/check-functions.sh
+
+check: format-check checksrc check-functions
 
 test: deps check unit e2e
 

@@ -39,9 +39,10 @@ static void check_invalid(const json_t *invalid)
 
 	if (!json_is_array(invalid) || json_array_size(invalid) == 0)
 		abort();
-	json_array_foreach(invalid, i, e) if (!json_is_string(json_object_get(e, "field")) ||
-	                                      !json_is_string(json_object_get(e, "message")))
-	        abort();
+	json_array_foreach(invalid, i, e)
+		if (!json_is_string(json_object_get(e, "field")) ||
+		    !json_is_string(json_object_get(e, "message")))
+			abort();
 }
 
 static void exercise(const struct lcfg *cfg)

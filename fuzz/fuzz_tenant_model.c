@@ -50,8 +50,9 @@ static void check_namespace(const json_t *tenant, const struct lcfg *cfg, const 
 	json_t *ns, *patch, *v;
 	const char *k;
 
-	json_object_foreach(json_object_get(meta, "labels"), k,
-	                    v) if (!label_value(json_string_value(v))) abort();
+	json_object_foreach(json_object_get(meta, "labels"), k, v)
+		if (!label_value(json_string_value(v)))
+			abort();
 	ns = json_pack("{s:{s:s,s:s,s:O,s:O}}", "metadata", "name", claim->name, "resourceVersion",
 	               "1", "labels", json_object_get(meta, "labels"), "annotations",
 	               json_object_get(meta, "annotations"));

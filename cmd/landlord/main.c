@@ -1,13 +1,13 @@
 /*
  * landlord - multi-tenancy control plane for Kubernetes.
  *
- * Subcommand dispatch and wiring only: every role is built from the library (include/) and the
- * controllers (src/). Flags have environment-variable equivalents (LANDLORD_<FLAG>, upper case,
- * dashes as underscores); a flag given on the command line wins.
+ * Subcommand dispatch and wiring only: every role is built from the library (lib/) and the roles
+ * (src/). Options are the rows of OPTIONS (lib/base/flags.h): each has an environment variable
+ * (LANDLORD_<FLAG>), and a flag given on the command line wins.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/flags.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
 #include "http/probe.h"
@@ -31,9 +32,9 @@
 struct config {
 	const char *kubeconfig;
 	const char *context;
-	const char *probe_addr;
+	char probe_addr[FLAGS_HOST_MAX];
 	int probe_port;
-	const char *webhook_addr;
+	char webhook_addr[FLAGS_HOST_MAX];
 	int webhook_port;
 	const char *tls_cert_file;
 	const char *tls_key_file;
@@ -42,56 +43,83 @@ struct config {
 	long lease_duration_ms;
 	long renew_deadline_ms;
 	long retry_period_ms;
-	double qps;
-	int burst;
-	int verbosity;
+	long qps;
+	long burst;
+	long verbosity;
 	bool test_hooks;
 	bool http2;
 	long crash_after_writes;
 };
 
-enum opt_id {
-	OPT_KUBECONFIG = 1000,
-	OPT_CONTEXT,
-	OPT_PROBE_ADDR,
-	OPT_LEADER_ELECT,
-	OPT_LEASE_NS,
-	OPT_LEASE_DURATION,
-	OPT_RENEW_DEADLINE,
-	OPT_RETRY_PERIOD,
-	OPT_QPS,
-	OPT_BURST,
-	OPT_V,
-	OPT_TEST_HOOKS,
-	OPT_HTTP2,
-	OPT_CRASH_AFTER_WRITES,
-	OPT_WEBHOOK_ADDR,
-	OPT_TLS_CERT,
-	OPT_TLS_KEY,
-	OPT_HELP,
+#define AT(field) offsetof(struct config, field)
+/* One row per option: name, environment variable, value name, default, help, field. */
+#define STRING(n, e, a, d, h, f)                                                          \
+	{                                                                                 \
+		.name = n, .env = e, .type = FLAG_STRING, .arg = a, .dflt = d, .help = h, \
+		.offset = AT(f)                                                           \
+	}
+#define BOOL(n, e, d, h, f)                                                                  \
+	{                                                                                    \
+		.name = n, .env = e, .type = FLAG_BOOL, .arg = "BOOL", .dflt = d, .help = h, \
+		.offset = AT(f)                                                              \
+	}
+#define SWITCH(n, e, h, f)                                                           \
+	{                                                                            \
+		.name = n, .env = e, .type = FLAG_SWITCH, .help = h, .offset = AT(f) \
+	}
+#define INT(n, e, d, h, f, lo, hi)                                                       \
+	{                                                                                \
+		.name = n, .env = e, .type = FLAG_INT, .arg = "N", .dflt = d, .help = h, \
+		.offset = AT(f), .min = lo, .max = hi                                    \
+	}
+#define DURATION(n, e, d, h, f)                                                               \
+	{                                                                                     \
+		.name = n, .env = e, .type = FLAG_DURATION, .arg = "D", .dflt = d, .help = h, \
+		.offset = AT(f)                                                               \
+	}
+#define HOSTPORT(n, e, d, h, host, port)                                                   \
+	{                                                                                  \
+		.name = n, .env = e, .type = FLAG_HOSTPORT, .arg = "HOST:PORT", .dflt = d, \
+		.help = h, .offset = AT(host), .offset2 = AT(port)                         \
+	}
+
+/* Every option, once: adding one is a row here (and using its value). */
+static const struct flag OPTIONS[] = {
+        STRING("kubeconfig", NULL, "PATH", NULL,
+               "the API server and credentials [KUBECONFIG] (in-cluster, then ~/.kube/config)",
+               kubeconfig),
+        STRING("context", "LANDLORD_CONTEXT", "NAME", NULL, "kubeconfig context", context),
+        HOSTPORT("probe-addr", "LANDLORD_PROBE_ADDR", "127.0.0.1:8081",
+                 "/healthz /readyz /metrics; port 0 picks one", probe_addr, probe_port),
+        BOOL("leader-elect", "LANDLORD_LEADER_ELECT", "true",
+             "run controllers only while holding the Lease", leader_elect),
+        STRING("leader-election-namespace", "LANDLORD_LEADER_ELECTION_NAMESPACE", "NS",
+               LANDLORD_SYSTEM_NAMESPACE, "where the Lease is", lease_ns),
+        DURATION("lease-duration", "LANDLORD_LEASE_DURATION", "15s", "a number with ms, s, m or h",
+                 lease_duration_ms),
+        DURATION("renew-deadline", "LANDLORD_RENEW_DEADLINE", "10s", NULL, renew_deadline_ms),
+        DURATION("retry-period", "LANDLORD_RETRY_PERIOD", "2s", NULL, retry_period_ms),
+        INT("kube-api-qps", "LANDLORD_KUBE_API_QPS", "500", "client rate limit", qps, 1, 100000),
+        INT("kube-api-burst", "LANDLORD_KUBE_API_BURST", "1000", NULL, burst, 1, 100000),
+        BOOL("kube-api-http2", "LANDLORD_KUBE_API_HTTP2", "false",
+             "multiplex requests and watches over one HTTP/2 connection; off because libcurl "
+             "7.88 can stall it",
+             http2),
+        HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
+                 "admission webhook, HTTPS", webhook_addr, webhook_port),
+        STRING("tls-cert-file", "LANDLORD_TLS_CERT_FILE", "PATH", NULL, "webhook certificate chain",
+               tls_cert_file),
+        STRING("tls-key-file", "LANDLORD_TLS_KEY_FILE", "PATH", NULL, "webhook key", tls_key_file),
+        INT("v", "LANDLORD_V", "0", "log verbosity; 4 adds debug", verbosity, 0, 10),
+        SWITCH("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS",
+               "/debug/ fault hooks on the probe port, for tests", test_hooks),
+        INT("test-crash-after-writes", "LANDLORD_TEST_CRASH_AFTER_WRITES", "0",
+            "exit abruptly right after the Nth successful API write (needs "
+            "--enable-test-hooks; 0: never)",
+            crash_after_writes, 0, 1000000000),
 };
 
-static const struct option long_opts[] = {
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"probe-addr", required_argument, NULL, OPT_PROBE_ADDR},
-        {"leader-elect", required_argument, NULL, OPT_LEADER_ELECT},
-        {"leader-election-namespace", required_argument, NULL, OPT_LEASE_NS},
-        {"lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
-        {"renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE},
-        {"retry-period", required_argument, NULL, OPT_RETRY_PERIOD},
-        {"kube-api-qps", required_argument, NULL, OPT_QPS},
-        {"kube-api-burst", required_argument, NULL, OPT_BURST},
-        {"kube-api-http2", required_argument, NULL, OPT_HTTP2},
-        {"v", required_argument, NULL, OPT_V},
-        {"enable-test-hooks", no_argument, NULL, OPT_TEST_HOOKS},
-        {"test-crash-after-writes", required_argument, NULL, OPT_CRASH_AFTER_WRITES},
-        {"webhook-addr", required_argument, NULL, OPT_WEBHOOK_ADDR},
-        {"tls-cert-file", required_argument, NULL, OPT_TLS_CERT},
-        {"tls-key-file", required_argument, NULL, OPT_TLS_KEY},
-        {"help", no_argument, NULL, OPT_HELP},
-        {NULL, 0, NULL, 0},
-};
+#define N_OPTIONS (sizeof(OPTIONS) / sizeof(OPTIONS[0]))
 
 static void usage(FILE *out)
 {
@@ -104,228 +132,24 @@ static void usage(FILE *out)
 	      "  webhook      the admission webhook server (stateless; run 2+ for HA)\n"
 	      "  version      print version and build information\n"
 	      "\n"
-	      "flags [environment variable] (default):\n"
-	      "  --kubeconfig PATH           [KUBECONFIG] (in-cluster, then ~/.kube/config)\n"
-	      "  --context NAME              kubeconfig context [LANDLORD_CONTEXT]\n"
-	      "  --probe-addr HOST:PORT      /healthz /readyz /metrics; port 0 picks one\n"
-	      "                              [LANDLORD_PROBE_ADDR] (127.0.0.1:8081)\n"
-	      "  --leader-elect BOOL         [LANDLORD_LEADER_ELECT] (true)\n"
-	      "  --leader-election-namespace NS\n"
-	      "                              [LANDLORD_LEADER_ELECTION_NAMESPACE] "
-	      "(landlord-system)\n"
-	      "  --lease-duration D          e.g. 15s [LANDLORD_LEASE_DURATION] (15s)\n"
-	      "  --renew-deadline D          [LANDLORD_RENEW_DEADLINE] (10s)\n"
-	      "  --retry-period D            [LANDLORD_RETRY_PERIOD] (2s)\n"
-	      "  --kube-api-qps N            client rate limit [LANDLORD_KUBE_API_QPS] (500)\n"
-	      "  --kube-api-burst N          [LANDLORD_KUBE_API_BURST] (1000)\n"
-	      "  --kube-api-http2 BOOL       multiplex requests and watches over one HTTP/2\n"
-	      "                              connection; off because libcurl 7.88 can stall\n"
-	      "                              it [LANDLORD_KUBE_API_HTTP2] (false)\n"
-	      "  --webhook-addr HOST:PORT    admission webhook, HTTPS [LANDLORD_WEBHOOK_ADDR]\n"
-	      "                              (127.0.0.1:9443)\n"
-	      "  --tls-cert-file PATH        webhook certificate chain [LANDLORD_TLS_CERT_FILE]\n"
-	      "  --tls-key-file PATH         webhook key [LANDLORD_TLS_KEY_FILE]\n"
-	      "  --v N                       log verbosity; 4 adds debug [LANDLORD_V] (0)\n"
-	      "  --enable-test-hooks         /debug/ fault hooks on the probe port, for tests\n"
-	      "                              [LANDLORD_ENABLE_TEST_HOOKS]\n"
-	      "  --test-crash-after-writes N exit abruptly right after the Nth successful API\n"
-	      "                              write (needs --enable-test-hooks)\n"
-	      "                              [LANDLORD_TEST_CRASH_AFTER_WRITES] (0: never)\n",
+	      "flags [environment variable] (default):\n",
 	      out);
+	flags_usage(OPTIONS, N_OPTIONS, out);
 }
 
-/* "15s", "500ms", "2m" or a bare number of seconds. Returns milliseconds, or -1. */
-static long parse_duration_ms(const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	if (strcmp(end, "ms") == 0)
-		return (long)v;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return (long)(v * 1000);
-	if (strcmp(end, "m") == 0)
-		return (long)(v * 60000);
-	return -1;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
-		*out = true;
-		return 0;
-	}
-	if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
-		*out = false;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* "HOST:PORT" into @host (static storage per call site) and @port. */
-static int parse_host_port(const char *s, char host[64], const char **host_out, int *port_out)
-{
-	const char *colon = strrchr(s, ':');
-	long port;
-
-	if (colon == NULL || (size_t)(colon - s) >= 64 || parse_long(colon + 1, 0, 65535, &port))
-		return -EINVAL;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	*host_out = host[0] ? host : "127.0.0.1";
-	*port_out = (int)port;
-	return 0;
-}
-
-/* Apply one option value; shared by flags and their environment variables. */
-static int apply_option(struct config *cfg, int id, const char *v)
-{
-	long n = 0;
-	int rc = 0;
-
-	switch (id) {
-	case OPT_KUBECONFIG:
-		cfg->kubeconfig = v;
-		break;
-	case OPT_CONTEXT:
-		cfg->context = v;
-		break;
-	case OPT_PROBE_ADDR: {
-		static char host[64];
-
-		rc = parse_host_port(v, host, &cfg->probe_addr, &cfg->probe_port);
-		break;
-	}
-	case OPT_WEBHOOK_ADDR: {
-		static char host[64];
-
-		rc = parse_host_port(v, host, &cfg->webhook_addr, &cfg->webhook_port);
-		break;
-	}
-	case OPT_TLS_CERT:
-		cfg->tls_cert_file = v;
-		break;
-	case OPT_TLS_KEY:
-		cfg->tls_key_file = v;
-		break;
-	case OPT_LEADER_ELECT:
-		rc = parse_bool(v, &cfg->leader_elect);
-		break;
-	case OPT_LEASE_NS:
-		cfg->lease_ns = v;
-		break;
-	case OPT_LEASE_DURATION:
-		rc = (cfg->lease_duration_ms = parse_duration_ms(v)) < 0 ? -EINVAL : 0;
-		break;
-	case OPT_RENEW_DEADLINE:
-		rc = (cfg->renew_deadline_ms = parse_duration_ms(v)) < 0 ? -EINVAL : 0;
-		break;
-	case OPT_RETRY_PERIOD:
-		rc = (cfg->retry_period_ms = parse_duration_ms(v)) < 0 ? -EINVAL : 0;
-		break;
-	case OPT_QPS:
-		rc = parse_long(v, 1, 100000, &n);
-		cfg->qps = (double)n;
-		break;
-	case OPT_BURST:
-		rc = parse_long(v, 1, 100000, &n);
-		cfg->burst = (int)n;
-		break;
-	case OPT_V:
-		rc = parse_long(v, 0, 10, &n);
-		cfg->verbosity = (int)n;
-		break;
-	case OPT_TEST_HOOKS:
-		rc = parse_bool(v, &cfg->test_hooks);
-		break;
-	case OPT_HTTP2:
-		rc = parse_bool(v, &cfg->http2);
-		break;
-	case OPT_CRASH_AFTER_WRITES:
-		rc = parse_long(v, 0, 1000000000, &cfg->crash_after_writes);
-		break;
-	default:
-		rc = -EINVAL;
-	}
-	return rc;
-}
-
-static int apply_environment(struct config *cfg)
-{
-	const struct option *o;
-	char env[96];
-	size_t i;
-
-	for (o = long_opts; o->name; o++) {
-		const char *v;
-
-		if (o->val == OPT_KUBECONFIG || o->val == OPT_HELP)
-			continue; /* $KUBECONFIG is read by the kubeconfig loader itself */
-		snprintf(env, sizeof(env), "LANDLORD_%s", o->name);
-		for (i = 0; env[i]; i++)
-			env[i] = env[i] == '-' ? '_'
-			                       : (char)(env[i] >= 'a' && env[i] <= 'z'
-			                                        ? env[i] - 'a' + 'A'
-			                                        : env[i]);
-		v = getenv(env);
-		if (v && *v && apply_option(cfg, o->val, v)) {
-			fprintf(stderr, "landlord: invalid value %s=\"%s\"\n", env, v);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static const char *flag_name(int id)
-{
-	const struct option *o;
-
-	for (o = long_opts; o->name; o++)
-		if (o->val == id)
-			return o->name;
-	return "?";
-}
-
+/* Flags after the command. Return: 0, or the exit code to leave with. */
 static int parse_flags(int argc, char **argv, struct config *cfg)
 {
-	int c;
+	struct ll_err err;
+	int rc = flags_parse(OPTIONS, N_OPTIONS, argc, argv, 2, cfg, &err);
 
-	if (apply_environment(cfg))
-		return -EINVAL;
-	optind = 2; /* argv[1] is the command */
-	while ((c = getopt_long_only(argc, argv, "", long_opts, NULL)) != -1) {
-		if (c == OPT_HELP) {
-			usage(stdout);
-			exit(0);
-		}
-		if (c == '?' || apply_option(cfg, c, c == OPT_TEST_HOOKS ? "true" : optarg)) {
-			if (c != '?')
-				fprintf(stderr, "landlord: invalid value for --%s: \"%s\"\n",
-				        flag_name(c), optarg);
-			fprintf(stderr, "run 'landlord --help' for usage\n");
-			return -EINVAL;
-		}
+	if (rc == 1) {
+		usage(stdout);
+		exit(0);
 	}
-	if (optind < argc) {
-		fprintf(stderr, "landlord: unexpected argument \"%s\"\n", argv[optind]);
-		return -EINVAL;
+	if (rc < 0) {
+		fprintf(stderr, "landlord: %s\nrun 'landlord --help' for usage\n", err.msg);
+		return 2;
 	}
 	return 0;
 }
@@ -383,8 +207,10 @@ static int check_crds(struct kc_client *c)
 static int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
                       struct kc_client **out)
 {
-	struct kc_opts o = {
-	        .qps = cfg->qps, .burst = cfg->burst, .client_name = name, .http2 = cfg->http2};
+	struct kc_opts o = {.qps = (double)cfg->qps,
+	                    .burst = (int)cfg->burst,
+	                    .client_name = name,
+	                    .http2 = cfg->http2};
 	struct ll_err err;
 	int rc = kc_client_new(kc, &o, out, &err);
 
@@ -524,16 +350,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct config cfg = {
-	        .probe_addr = "127.0.0.1",
-	        .probe_port = 8081,
-	        .webhook_addr = "127.0.0.1",
-	        .webhook_port = 9443,
-	        .leader_elect = true,
-	        .lease_ns = LANDLORD_SYSTEM_NAMESPACE,
-	        .qps = 500,
-	        .burst = 1000,
-	};
+	struct config cfg = {0};
 	const char *cmd = argc > 1 ? argv[1] : "";
 	int rc;
 
@@ -555,9 +372,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (parse_flags(argc, argv, &cfg))
-		return 2;
-	log_set_verbosity(cfg.verbosity);
+	rc = parse_flags(argc, argv, &cfg);
+	if (rc)
+		return rc;
+	log_set_verbosity((int)cfg.verbosity);
 	if (cfg.crash_after_writes > 0 && !cfg.test_hooks) {
 		fprintf(stderr, "landlord: --test-crash-after-writes needs --enable-test-hooks\n");
 		return 2;

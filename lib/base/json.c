@@ -142,8 +142,7 @@ bool jx_equal_subset(const json_t *want, const json_t *have)
 	if (json_is_object(want)) {
 		if (!json_is_object(have))
 			return false;
-		json_object_foreach((json_t *)want, key, value)
-		{
+		json_object_foreach((json_t *)want, key, value) {
 			if (!jx_equal_subset(value, json_object_get(have, key)))
 				return false;
 		}

@@ -26,8 +26,7 @@ json_t *cond_set(const json_t *current, const char *type, const char *status, co
 	bool replaced = false;
 	size_t i;
 
-	json_array_foreach((json_t *)current, i, c)
-	{
+	json_array_foreach((json_t *)current, i, c) {
 		const char *ctype = jx_str(c, "type", NULL), *old = jx_str(c, "status", NULL);
 		const char *since = NULL;
 

@@ -113,8 +113,7 @@ static void add_resources(struct disc *d, struct res_vec *rv, const char *group,
 	size_t i;
 
 	pthread_mutex_lock(&d->mu);
-	json_array_foreach(resources, i, r)
-	{
+	json_array_foreach(resources, i, r) {
 		const char *name = jx_str(r, "name", NULL), *kind = jx_str(r, "kind", NULL);
 
 		if (name == NULL || kind == NULL || strchr(name, '/'))
@@ -166,8 +165,7 @@ static void read_core(struct disc *d, struct res_vec *rv, int *first, struct ll_
 		return;
 	}
 	versions = json_object_get(api, "versions");
-	json_array_foreach(versions, i, v)
-	{
+	json_array_foreach(versions, i, v) {
 		if (json_is_string(v))
 			read_group_version(d, rv, "", json_string_value(v), i == 0, first, err);
 	}
@@ -184,8 +182,7 @@ static void read_group(struct disc *d, struct res_vec *rv, const json_t *group, 
 
 	if (name == NULL)
 		return;
-	json_array_foreach(versions, i, v)
-	{
+	json_array_foreach(versions, i, v) {
 		const char *ver = jx_str(v, "version", NULL);
 
 		if (ver)
@@ -208,8 +205,7 @@ static void read_groups(struct disc *d, struct res_vec *rv, int *first, struct l
 		return;
 	}
 	groups = json_object_get(apis, "groups");
-	json_array_foreach(groups, i, g)
-	{
+	json_array_foreach(groups, i, g) {
 		read_group(d, rv, g, first, err);
 	}
 	json_decref(apis);

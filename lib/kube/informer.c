@@ -232,8 +232,7 @@ static void index_rebuild(struct inf *inf)
 
 	for (size_t i = 0; i < inf->indexes.len; i++)
 		json_object_clear(inf->indexes.v[i].map);
-	json_object_foreach(inf->items, key, obj)
-	{
+	json_object_foreach(inf->items, key, obj) {
 		index_update(inf, key, obj, true);
 	}
 }
@@ -332,13 +331,11 @@ static void diff_maps(json_t *old_map, json_t *fresh, struct delta_vec *ds)
 	const char *key;
 	json_t *obj, *old;
 
-	json_object_foreach(old_map, key, old)
-	{
+	json_object_foreach(old_map, key, old) {
 		if (json_object_get(fresh, key) == NULL)
 			vec_push(ds, ((struct delta){WATCH_DELETED, json_incref(old), NULL}));
 	}
-	json_object_foreach(fresh, key, obj)
-	{
+	json_object_foreach(fresh, key, obj) {
 		old = json_object_get(old_map, key);
 		if (old == NULL)
 			vec_push(ds, ((struct delta){WATCH_ADDED, NULL, json_incref(obj)}));
@@ -448,8 +445,7 @@ void inf_add_handler(struct inf *inf, const struct inf_handler *h)
 
 	pthread_mutex_lock(&inf->dispatch_mu);
 	objs = inf_list_ref(inf, NULL);
-	json_array_foreach(objs, i, obj)
-	{
+	json_array_foreach(objs, i, obj) {
 		if (h->on_add)
 			h->on_add(obj, h->ud);
 	}
@@ -507,8 +503,7 @@ json_t *inf_list_ref(struct inf *inf, const char *ns)
 	const char *key, *ons;
 
 	pthread_rwlock_rdlock(&inf->lock);
-	json_object_foreach(inf->items, key, obj)
-	{
+	json_object_foreach(inf->items, key, obj) {
 		ons = jx_namespace(obj);
 		if (ns == NULL || (ons && strcmp(ons, ns) == 0))
 			json_array_append(out, obj);
@@ -527,8 +522,7 @@ json_t *inf_by_index_ref(struct inf *inf, const char *name, const char *value)
 		if (strcmp(inf->indexes.v[i].name, name) == 0)
 			set = json_object_get(inf->indexes.v[i].map, value);
 	}
-	json_object_foreach(set, key, v)
-	{
+	json_object_foreach(set, key, v) {
 		json_t *obj = json_object_get(inf->items, key);
 
 		if (obj)
@@ -616,8 +610,7 @@ void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void
 	json_t *ref;
 	size_t i;
 
-	json_array_foreach(refs, i, ref)
-	{
+	json_array_foreach(refs, i, ref) {
 		const char *uid = jx_str(ref, "uid", NULL);
 
 		if (uid)

@@ -196,53 +196,51 @@ struct req {
 
 /* ---------- errors and statuses ---------- */
 
+/* libcurl's codes as errnos; a code not listed is -EIO. */
+static const struct {
+	CURLcode curl;
+	int err;
+} CURL_ERRNO[] = {
+        {CURLE_OK, 0},
+        {CURLE_COULDNT_CONNECT, -ECONNREFUSED},
+        {CURLE_COULDNT_RESOLVE_HOST, -EHOSTUNREACH},
+        {CURLE_COULDNT_RESOLVE_PROXY, -EHOSTUNREACH},
+        {CURLE_OPERATION_TIMEDOUT, -ETIMEDOUT},
+        {CURLE_SSL_CONNECT_ERROR, -EPROTO},
+        {CURLE_PEER_FAILED_VERIFICATION, -EPROTO},
+        {CURLE_SSL_CERTPROBLEM, -EPROTO},
+        {CURLE_SSL_CIPHER, -EPROTO},
+        {CURLE_SSL_CACERT_BADFILE, -EPROTO},
+        {CURLE_SSL_ISSUER_ERROR, -EPROTO},
+        {CURLE_SSL_PINNEDPUBKEYNOTMATCH, -EPROTO},
+        {CURLE_SSL_INVALIDCERTSTATUS, -EPROTO},
+        {CURLE_SSL_CRL_BADFILE, -EPROTO},
+        {CURLE_SSL_SHUTDOWN_FAILED, -EPROTO},
+        {CURLE_SSL_ENGINE_NOTFOUND, -EPROTO},
+        {CURLE_SSL_ENGINE_SETFAILED, -EPROTO},
+        {CURLE_SSL_ENGINE_INITFAILED, -EPROTO},
+        {CURLE_USE_SSL_FAILED, -EPROTO},
+        {CURLE_ABORTED_BY_CALLBACK, -ECANCELED},
+        {CURLE_OUT_OF_MEMORY, -ENOMEM},
+        {CURLE_SEND_ERROR, -ECONNRESET},
+        {CURLE_RECV_ERROR, -ECONNRESET},
+        {CURLE_GOT_NOTHING, -ECONNRESET},
+        {CURLE_PARTIAL_FILE, -ECONNRESET},
+        {CURLE_HTTP2, -ECONNRESET},
+        {CURLE_HTTP2_STREAM, -ECONNRESET},
+        {CURLE_URL_MALFORMAT, -EINVAL},
+        {CURLE_UNSUPPORTED_PROTOCOL, -EINVAL},
+        {CURLE_BAD_FUNCTION_ARGUMENT, -EINVAL},
+};
+
 int kc__curl_errno(int curl_code, int overflow)
 {
-	switch ((CURLcode)curl_code) {
-	case CURLE_OK:
-		return 0;
-	case CURLE_COULDNT_CONNECT:
-		return -ECONNREFUSED;
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_RESOLVE_PROXY:
-		return -EHOSTUNREACH;
-	case CURLE_OPERATION_TIMEDOUT:
-		return -ETIMEDOUT;
-	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CERTPROBLEM:
-	case CURLE_SSL_CIPHER:
-	case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_ISSUER_ERROR:
-	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-	case CURLE_SSL_INVALIDCERTSTATUS:
-	case CURLE_SSL_CRL_BADFILE:
-	case CURLE_SSL_SHUTDOWN_FAILED:
-	case CURLE_SSL_ENGINE_NOTFOUND:
-	case CURLE_SSL_ENGINE_SETFAILED:
-	case CURLE_SSL_ENGINE_INITFAILED:
-	case CURLE_USE_SSL_FAILED:
-		return -EPROTO;
-	case CURLE_WRITE_ERROR:
+	if (curl_code == CURLE_WRITE_ERROR)
 		return overflow ? -EMSGSIZE : -EIO;
-	case CURLE_ABORTED_BY_CALLBACK:
-		return -ECANCELED;
-	case CURLE_OUT_OF_MEMORY:
-		return -ENOMEM;
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_GOT_NOTHING:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-		return -ECONNRESET;
-	case CURLE_URL_MALFORMAT:
-	case CURLE_UNSUPPORTED_PROTOCOL:
-	case CURLE_BAD_FUNCTION_ARGUMENT:
-		return -EINVAL;
-	default:
-		return -EIO;
-	}
+	for (size_t i = 0; i < sizeof(CURL_ERRNO) / sizeof(CURL_ERRNO[0]); i++)
+		if ((int)CURL_ERRNO[i].curl == curl_code)
+			return CURL_ERRNO[i].err;
+	return -EIO;
 }
 
 /* The reasons client-go gives answers that carry no metav1.Status. */

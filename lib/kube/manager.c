@@ -162,8 +162,7 @@ static void enqueue_owners(struct mapping *map, const json_t *obj)
 	bool namespaced = map->c->primaries.len && inf_gvr(map->c->primaries.v[0])->namespaced;
 	size_t i;
 
-	json_array_foreach(refs, i, ref)
-	{
+	json_array_foreach(refs, i, ref) {
 		const char *kind = jx_str(ref, "kind", NULL), *name = jx_str(ref, "name", NULL);
 		const char *ns = jx_namespace(obj);
 		char *key;
@@ -305,8 +304,7 @@ static void enqueue_primaries(struct controller *c, struct wq *q)
 	for (i = 0; i < c->primaries.len; i++) {
 		json_t *all = inf_list_ref(c->primaries.v[i], NULL), *obj;
 
-		json_array_foreach(all, j, obj)
-		{
+		json_array_foreach(all, j, obj) {
 			char *key = jx_object_key(obj);
 
 			if (key)
@@ -472,8 +470,7 @@ static int hook_cache(void *ud, const char *method, const char *query, const cha
 	}
 	objects = json_object();
 	all = inf_list_ref(s->inf, NULL);
-	json_array_foreach(all, i, obj)
-	{
+	json_array_foreach(all, i, obj) {
 		char *key = jx_object_key(obj);
 
 		if (key)

@@ -501,8 +501,7 @@ static int json_match_labels(const json_t *ml, struct sel *s, struct ll_err *err
 	if (!json_is_object(ml))
 		return ll_err_set(err, -EINVAL, "matchLabels must be an object");
 	/* jansson's iterator API is not const-qualified; iteration does not modify. */
-	json_object_keylen_foreach((json_t *)ml, key, klen, v)
-	{
+	json_object_keylen_foreach((json_t *)ml, key, klen, v) {
 		if (json_cstr(v) == NULL)
 			return ll_err_set(err, -EINVAL, "matchLabels[%.*s] must be a string",
 			                  ERR_ECHO_MAX, key);

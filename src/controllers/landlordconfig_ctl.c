@@ -160,8 +160,7 @@ static json_t *missing_roles(const struct lcfg *cfg, role_exists_fn exists, void
 	for (k = 0; k < 3; k++)
 		check_role(jx_get(tr, "default", NULL), keys[k], "spec.tenantRoles.default", exists,
 		           ud, out);
-	json_array_foreach(jx_get(tr, "custom", NULL), i, entry)
-	{
+	json_array_foreach(jx_get(tr, "custom", NULL), i, entry) {
 		char *field = xasprintf("spec.tenantRoles.custom[%zu]", i);
 
 		for (k = 0; k < 3; k++)
@@ -190,8 +189,7 @@ static bool spec_names_role(const json_t *obj, const char *role)
 		if (strcmp(name != NULL && *name != '\0' ? name : builtin[k], role) == 0)
 			return true;
 	}
-	json_array_foreach(jx_get(tr, "custom", NULL), i, entry)
-	{
+	json_array_foreach(jx_get(tr, "custom", NULL), i, entry) {
 		for (k = 0; k < 3; k++) {
 			const char *name = jx_str(entry, keys[k], NULL);
 
@@ -256,8 +254,7 @@ static bool status_matches(const json_t *want, const json_t *have)
 	const char *key;
 	json_t *value;
 
-	json_object_foreach((json_t *)want, key, value)
-	{
+	json_object_foreach((json_t *)want, key, value) {
 		json_t *h = json_object_get(have, key);
 
 		if (json_is_null(value) ? h != NULL && !json_is_null(h)
@@ -476,8 +473,7 @@ static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict
 	const char *msg = "";
 	size_t i;
 
-	json_array_foreach(json_object_get(status, "conditions"), i, c)
-	{
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
 		const char *type = jx_str(c, "type", NULL), *m = jx_str(c, "message", NULL);
 
 		if (type != NULL && m != NULL && strcmp(type, "Accepted") == 0)

@@ -79,8 +79,7 @@ static json_t *desired_status(const json_t *plan, const json_t *tenants)
 	size_t i;
 	bool valid = plan_valid(plan, msg, sizeof(msg));
 
-	json_array_foreach(tenants, i, t)
-	{
+	json_array_foreach(tenants, i, t) {
 		json_int_t n = jx_int(t, 0, "status", "namespaceCount", NULL);
 		const json_t *q = jx_get(t, "status", "quota", NULL);
 

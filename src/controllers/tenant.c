@@ -115,7 +115,8 @@ static void emit_all(json_t *objs, void (*emit)(const char *, void *), void *ctx
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objs, i, o) emit(jx_name(o), ctx);
+	json_array_foreach(objs, i, o)
+		emit(jx_name(o), ctx);
 	json_decref(objs);
 }
 
@@ -171,7 +172,8 @@ static void on_config_change(void *ud)
 	json_t *all = inf_list_ref(t->tenants, NULL), *o;
 	size_t i;
 
-	json_array_foreach(all, i, o) ctrl_enqueue(t->c, jx_name(o));
+	json_array_foreach(all, i, o)
+		ctrl_enqueue(t->c, jx_name(o));
 	json_decref(all);
 }
 
@@ -326,9 +328,9 @@ static bool reported_before(const struct rec *r, const char *name)
 	json_t *c;
 	size_t i;
 
-	json_array_foreach(jx_get(r->tenant, "status", "collisions", NULL), i,
-	                   c) if (jx_str(c, "name", NULL) &&
-	                          strcmp(jx_str(c, "name", NULL), name) == 0) return true;
+	json_array_foreach(jx_get(r->tenant, "status", "collisions", NULL), i, c)
+		if (jx_str(c, "name", NULL) && strcmp(jx_str(c, "name", NULL), name) == 0)
+			return true;
 	return false;
 }
 
@@ -338,10 +340,9 @@ static void collision(struct rec *r, const char *name, const char *reason)
 	size_t i;
 
 	r->ns_pending = true;
-	json_array_foreach(
-	        r->collisions, i,
-	        c) if (strcmp(jx_str(c, "name", NULL), name) ==
-	               0) return; /* status.collisions is a map keyed by name: one entry each */
+	json_array_foreach(r->collisions, i, c)
+		if (strcmp(jx_str(c, "name", NULL), name) == 0)
+			return; /* status.collisions is a map keyed by name: one entry each */
 	json_array_append_new(r->collisions,
 	                      json_pack("{s:s,s:s}", "name", name, "reason", reason));
 	if (!reported_before(r, name))
@@ -355,9 +356,10 @@ static bool claimed_by_other_tenant(struct rec *r, const char *ns)
 	bool other = false;
 	size_t i;
 
-	json_array_foreach(claimants, i, o) if (strcmp(jx_name(o), r->name) != 0 &&
-	                                        !jx_get(o, "metadata", "deletionTimestamp", NULL))
-	        other = true;
+	json_array_foreach(claimants, i, o)
+		if (strcmp(jx_name(o), r->name) != 0 &&
+		    !jx_get(o, "metadata", "deletionTimestamp", NULL))
+			other = true;
 	json_decref(claimants);
 	return other;
 }
@@ -437,8 +439,7 @@ static void delete_owned_in(struct rec *r, const char *ns, const json_t *keep_ac
 		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name), *o;
 		size_t i;
 
-		json_array_foreach(objs, i, o)
-		{
+		json_array_foreach(objs, i, o) {
 			const char *in = jx_namespace(o);
 
 			if (ns ? strcmp(in, ns) == 0
@@ -502,8 +503,10 @@ static json_t *owned_namespaces(struct rec *r)
 	json_t *by_annot = inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name);
 	size_t i;
 
-	json_array_foreach(by_label, i, o) json_object_set(out, jx_name(o), o);
-	json_array_foreach(by_annot, i, o) json_object_set(out, jx_name(o), o);
+	json_array_foreach(by_label, i, o)
+		json_object_set(out, jx_name(o), o);
+	json_array_foreach(by_annot, i, o)
+		json_object_set(out, jx_name(o), o);
 	json_decref(by_label);
 	json_decref(by_annot);
 	return out;
@@ -559,8 +562,7 @@ static void record_created(struct rec *r)
 	size_t i, len = 0;
 	json_t *v;
 
-	json_array_foreach(r->created, i, v)
-	{
+	json_array_foreach(r->created, i, v) {
 		int n = snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 		                 json_string_value(v));
 
@@ -581,8 +583,7 @@ static void sync_namespaces(struct rec *r)
 
 	for (size_t i = 0; i < r->claims.n; i++)
 		sync_claim(r, &r->claims.ns[i]);
-	json_object_foreach(owned, name, ns)
-	{
+	json_object_foreach(owned, name, ns) {
 		const char *src = jx_annotation(ns, ANNOT_SOURCE);
 		bool adopted =
 		        labelled_ours(r, ns) && (src == NULL || strcmp(src, SOURCE_SPEC) != 0);
@@ -612,8 +613,9 @@ static json_t *privileged_namespaces(struct rec *r)
 	json_t *set = json_object(), *o, *out;
 	size_t i;
 
-	json_array_foreach(all, i, o) if (lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
-	        json_object_set_new(set, jx_name(o), json_true());
+	json_array_foreach(all, i, o)
+		if (lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
+			json_object_set_new(set, jx_name(o), json_true());
 	out = tm_sorted_keys(set); /* the allow-list must be stable */
 	json_decref(set);
 	json_decref(all);
@@ -662,8 +664,7 @@ static void sync_quota(struct rec *r)
 	struct ll_err err;
 	const char *name;
 
-	json_object_foreach(r->active, name, ns)
-	{
+	json_object_foreach(r->active, name, ns) {
 		const json_t *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 
 		in[n++] = (struct qp_ns){name, jx_get(cached, "status", "used", NULL),
@@ -672,11 +673,13 @@ static void sync_quota(struct rec *r)
 		if (cached)
 			json_array_append_new(rqs, (json_t *)cached); /* alive until the end */
 	}
-	json_array_foreach(rqs, i, rq) if (!json_object_get(r->active, jx_namespace(rq)) &&
-	                                   strcmp(jx_name(rq), QUOTA_NAME) == 0) in[n++] =
-	        (struct qp_ns){jx_namespace(rq), jx_get(rq, "status", "used", NULL),
-	                       jx_get(rq, "status", "hard", NULL),
-	                       jx_get(rq, "spec", "hard", NULL)};
+	json_array_foreach(rqs, i, rq)
+		if (!json_object_get(r->active, jx_namespace(rq)) &&
+		    strcmp(jx_name(rq), QUOTA_NAME) == 0)
+			in[n++] =
+			        (struct qp_ns){jx_namespace(rq), jx_get(rq, "status", "used", NULL),
+			                       jx_get(rq, "status", "hard", NULL),
+			                       jx_get(rq, "spec", "hard", NULL)};
 	if (qp_compute(plan_hard, in, n, &res, &err) < 0) {
 		failf(r, "cannot split the plan's quota: %s", err.msg);
 		goto out;
@@ -731,8 +734,7 @@ static void sync_access(struct rec *r, const char *ns_name, const json_t *ns, bo
 	const char *name;
 	size_t i;
 
-	json_object_foreach(want, name, rb)
-	{
+	json_object_foreach(want, name, rb) {
 		const json_t *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
 
 		if (cached || may_grant)
@@ -741,9 +743,10 @@ static void sync_access(struct rec *r, const char *ns_name, const json_t *ns, bo
 			r->access_pending = true;
 		jx_unref(cached);
 	}
-	json_array_foreach(have, i, rb) if (strcmp(jx_namespace(rb), ns_name) == 0 &&
-	                                    !json_object_get(want, jx_name(rb)))
-	        delete_obj(r, &KC_ROLEBINDINGS, rb); /* a changed mapping or a removed role */
+	json_array_foreach(have, i, rb)
+		if (strcmp(jx_namespace(rb), ns_name) == 0 && !json_object_get(want, jx_name(rb)))
+			delete_obj(r, &KC_ROLEBINDINGS,
+			           rb); /* a changed mapping or a removed role */
 	json_decref(have);
 	json_decref(want);
 }
@@ -758,8 +761,7 @@ static void sync_inside(struct rec *r)
 		sync_quota(r);
 	else
 		r->quota_pending = true;
-	json_object_foreach(r->active, name, ns)
-	{
+	json_object_foreach(r->active, name, ns) {
 		const json_t *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 		bool has_plan_quota = json_object_size(jx_get(r->plan, "spec", "resourceQuota",
 		                                              "hard", NULL)) > 0;
@@ -804,10 +806,12 @@ static void delete_tenant_role(struct rec *r)
 	json_t *o;
 
 	objs = inf_by_index_ref(r->t->crbindings, IDX_TENANT, r->name);
-	json_array_foreach(objs, i, o) delete_obj(r, &KC_CLUSTERROLEBINDINGS, o);
+	json_array_foreach(objs, i, o)
+		delete_obj(r, &KC_CLUSTERROLEBINDINGS, o);
 	json_decref(objs);
 	objs = inf_by_index_ref(r->t->croles, IDX_TENANT, r->name);
-	json_array_foreach(objs, i, o) delete_obj(r, &KC_CLUSTERROLES, o);
+	json_array_foreach(objs, i, o)
+		delete_obj(r, &KC_CLUSTERROLES, o);
 	json_decref(objs);
 }
 
@@ -818,10 +822,9 @@ static int finalizer_index(const json_t *obj)
 	json_t *v;
 	size_t i;
 
-	json_array_foreach(jx_get(obj, "metadata", "finalizers", NULL), i,
-	                   v) if (json_is_string(v) &&
-	                          strcmp(json_string_value(v), LANDLORD_FINALIZER) ==
-	                                  0) return (int)i;
+	json_array_foreach(jx_get(obj, "metadata", "finalizers", NULL), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), LANDLORD_FINALIZER) == 0)
+			return (int)i;
 	return -1;
 }
 
@@ -864,11 +867,13 @@ static json_t *released_list(struct rec *r)
 	       *marked = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
 	size_t i;
 
-	json_array_foreach(marked, i, v) json_object_set_new(set, jx_name(v), json_true());
+	json_array_foreach(marked, i, v)
+		json_object_set_new(set, jx_name(v), json_true());
 	json_array_foreach(r->released, i, v)
-	        json_object_set_new(set, json_string_value(v), json_true());
-	json_array_foreach(marked, i, v) if (json_object_get(r->active, jx_name(v)))
-	        json_object_del(set, jx_name(v)); /* back in the tenant */
+		json_object_set_new(set, json_string_value(v), json_true());
+	json_array_foreach(marked, i, v)
+		if (json_object_get(r->active, jx_name(v)))
+			json_object_del(set, jx_name(v)); /* back in the tenant */
 	v = tm_sorted_keys(set);
 	json_decref(set);
 	json_decref(marked);
@@ -884,28 +889,27 @@ static json_t *set_cond(json_t *conds, const char *type, bool ok, const char *re
 	return next;
 }
 
-static json_t *conditions(struct rec *r, long long gen, bool deleting)
+static json_t *namespaces_cond(struct rec *r, json_t *conds, bool ns_ok, long long gen)
 {
-	json_t *conds = json_deep_copy(jx_get(r->tenant, "status", "conditions", NULL));
 	char msg[640];
-	const char *why;
-	bool ns_ok = !r->ns_pending && json_array_size(r->collisions) == 0;
-	bool quota_ok = r->plan && !r->quota_pending && !r->over_plan;
-	bool pol_ok = !r->policies_pending, acc_ok = !r->access_pending && !r->quota_pending;
 
-	conds = conds ? conds : json_array();
 	if (json_array_size(r->collisions)) {
 		snprintf(msg, sizeof(msg), "%zu namespace name(s) cannot be used, first %s: %s",
 		         json_array_size(r->collisions),
 		         jx_str(json_array_get(r->collisions, 0), "name", NULL),
 		         jx_str(json_array_get(r->collisions, 0), "reason", NULL));
-		conds = set_cond(conds, "NamespacesReady", false, "Collision", msg, gen);
-	} else {
-		snprintf(msg, sizeof(msg), "%zu namespace(s)", json_object_size(r->active));
-		conds = set_cond(
-		        conds, "NamespacesReady", ns_ok, ns_ok ? "Provisioned" : "Creating",
-		        ns_ok ? msg : "waiting for namespaces to be created or deleted", gen);
+		return set_cond(conds, "NamespacesReady", false, "Collision", msg, gen);
 	}
+	snprintf(msg, sizeof(msg), "%zu namespace(s)", json_object_size(r->active));
+	return set_cond(conds, "NamespacesReady", ns_ok, ns_ok ? "Provisioned" : "Creating",
+	                ns_ok ? msg : "waiting for namespaces to be created or deleted", gen);
+}
+
+static json_t *quota_cond(struct rec *r, json_t *conds, bool quota_ok, long long gen)
+{
+	char msg[640];
+	const char *why;
+
 	if (r->plan == NULL) {
 		snprintf(msg, sizeof(msg),
 		         "Plan %s does not exist; no quota, so nothing is granted",
@@ -920,7 +924,46 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 		                  : "waiting for ResourceQuotas to be in force");
 		why = quota_ok ? "Provisioned" : "WaitingForQuota";
 	}
-	conds = set_cond(conds, "QuotaReady", quota_ok, why, msg, gen);
+	return set_cond(conds, "QuotaReady", quota_ok, why, msg, gen);
+}
+
+/* Ready when all are; otherwise the first condition that is not True says why. */
+static json_t *ready_cond(struct rec *r, json_t *conds, bool all_ok, bool deleting, long long gen)
+{
+	const char *why = "Provisioning";
+	char msg[640] = "";
+	json_t *c;
+	size_t i;
+
+	if (deleting)
+		return set_cond(conds, "Ready", false, "Terminating",
+		                "releasing or purging the tenant's namespaces", gen);
+	if (r->failed)
+		return set_cond(conds, "Ready", false, "ApplyFailed", r->fail_msg, gen);
+	if (all_ok)
+		return set_cond(conds, "Ready", true, "Provisioned", "tenant provisioned", gen);
+	json_array_foreach(conds, i, c) {
+		if (strcmp(jx_str(c, "status", NULL), "True") == 0 ||
+		    strcmp(jx_str(c, "type", NULL), "Ready") == 0)
+			continue;
+		why = jx_str(c, "reason", NULL);
+		snprintf(msg, sizeof(msg), "%s: %s", jx_str(c, "type", NULL),
+		         jx_str(c, "message", NULL));
+		break;
+	}
+	return set_cond(conds, "Ready", false, why, msg, gen);
+}
+
+static json_t *conditions(struct rec *r, long long gen, bool deleting)
+{
+	json_t *conds = json_deep_copy(jx_get(r->tenant, "status", "conditions", NULL));
+	bool ns_ok = !r->ns_pending && json_array_size(r->collisions) == 0;
+	bool quota_ok = r->plan && !r->quota_pending && !r->over_plan;
+	bool pol_ok = !r->policies_pending, acc_ok = !r->access_pending && !r->quota_pending;
+
+	conds = conds ? conds : json_array();
+	conds = namespaces_cond(r, conds, ns_ok, gen);
+	conds = quota_cond(r, conds, quota_ok, gen);
 	conds = set_cond(conds, "PoliciesReady", pol_ok, pol_ok ? "Provisioned" : "ApplyFailed",
 	                 pol_ok ? "pod security, limits and isolation in place"
 	                        : "some policies could not be applied",
@@ -932,30 +975,7 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 	                 acc_ok ? "role bindings in place"
 	                        : "access is granted once quota and policies are in force",
 	                 gen);
-	if (deleting)
-		conds = set_cond(conds, "Ready", false, "Terminating",
-		                 "releasing or purging the tenant's namespaces", gen);
-	else if (r->failed)
-		conds = set_cond(conds, "Ready", false, "ApplyFailed", r->fail_msg, gen);
-	else if (ns_ok && quota_ok && pol_ok && acc_ok)
-		conds = set_cond(conds, "Ready", true, "Provisioned", "tenant provisioned", gen);
-	else {
-		json_t *c;
-		size_t i;
-
-		why = "Provisioning";
-		json_array_foreach(conds, i,
-		                   c) if (strcmp(jx_str(c, "status", NULL), "True") != 0 &&
-		                          strcmp(jx_str(c, "type", NULL), "Ready") != 0)
-		{
-			why = jx_str(c, "reason", NULL);
-			snprintf(msg, sizeof(msg), "%s: %s", jx_str(c, "type", NULL),
-			         jx_str(c, "message", NULL));
-			break;
-		}
-		conds = set_cond(conds, "Ready", false, why, msg, gen);
-	}
-	return conds;
+	return ready_cond(r, conds, ns_ok && quota_ok && pol_ok && acc_ok, deleting, gen);
 }
 
 static json_t *desired_status(struct rec *r, bool deleting)
@@ -990,13 +1010,13 @@ static void write_status(struct rec *r, json_t *status)
 	if (status_write(r->kc, &LL_TENANTS, r->name, status, STATUS_REPLACE,
 	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) < 0)
 		failf(r, "write status %s: %s", r->name, why);
-	json_array_foreach(jx_get(old, "conditions", NULL), i,
-	                   c) if (strcmp(jx_str(c, "type", NULL), "Ready") == 0) old_reason =
-	        jx_str(c, "message", NULL);
-	json_array_foreach(json_object_get(status, "conditions"), i,
-	                   c) if (strcmp(jx_str(c, "type", NULL), "Ready") == 0 &&
-	                          strcmp(jx_str(c, "status", NULL), "False") == 0) new_reason =
-	        jx_str(c, "message", NULL);
+	json_array_foreach(jx_get(old, "conditions", NULL), i, c)
+		if (strcmp(jx_str(c, "type", NULL), "Ready") == 0)
+			old_reason = jx_str(c, "message", NULL);
+	json_array_foreach(json_object_get(status, "conditions"), i, c)
+		if (strcmp(jx_str(c, "type", NULL), "Ready") == 0 &&
+		    strcmp(jx_str(c, "status", NULL), "False") == 0)
+			new_reason = jx_str(c, "message", NULL);
 	if (r->failed && new_reason && (!old_reason || strcmp(old_reason, new_reason) != 0))
 		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ApplyFailed",
 		             "%s", new_reason);
@@ -1025,7 +1045,8 @@ static struct ctrl_result teardown(struct rec *r)
 	const char *name;
 	bool done;
 
-	json_object_foreach(owned, name, ns) let_go(r, ns);
+	json_object_foreach(owned, name, ns)
+		let_go(r, ns);
 	json_decref(owned);
 	delete_owned_in(r, NULL, r->active);
 	delete_tenant_role(r);
@@ -1071,8 +1092,9 @@ static struct ctrl_result orphaned(struct rec *r)
 	json_t *owned = owned_namespaces(r), *ns;
 	const char *name;
 
-	json_object_foreach(owned, name, ns) if (!jx_get(ns, "metadata", "deletionTimestamp", NULL))
-	        let_go(r, ns);
+	json_object_foreach(owned, name, ns)
+		if (!jx_get(ns, "metadata", "deletionTimestamp", NULL))
+			let_go(r, ns);
 	json_decref(owned);
 	delete_owned_in(r, NULL, r->active);
 	delete_tenant_role(r);

@@ -389,8 +389,7 @@ static void parse_map(struct pctx *p, const json_t *md, const char *key, bool la
 		bad(p, base, "at most %d keys", LCFG_METADATA_MAX);
 		goto out;
 	}
-	json_object_keylen_foreach((json_t *)map, k, klen, v)
-	{
+	json_object_keylen_foreach((json_t *)map, k, klen, v) {
 		char *field = xasprintf("%s[%.*s]", base, (int)klen, k);
 		const char *why = key_problem(k, klen);
 		const char *s = string_value(p, v, field);

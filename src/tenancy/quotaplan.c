@@ -138,8 +138,7 @@ static int load_plan(struct planner *p, const json_t *plan_hard)
 		return ll_err_set(p->err, -EINVAL, "plan hard is not an object");
 	p->n_res = plan_hard ? json_object_size(plan_hard) : 0;
 	p->res = xcalloc(p->n_res, sizeof(*p->res));
-	json_object_foreach((json_t *)plan_hard, key, v)
-	{
+	json_object_foreach((json_t *)plan_hard, key, v) {
 		if (read_value(v, &p->res[r].plan) != 0)
 			return ll_err_set(p->err, -EINVAL,
 			                  "plan hard[%s] is not a non-negative quantity", key);

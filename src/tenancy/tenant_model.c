@@ -60,20 +60,19 @@ int tm_claims_build(const json_t *tenant, struct tm_claims *out)
 	out->ns = xcalloc(cap, sizeof(*out->ns));
 	if (t == NULL)
 		goto out;
-	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL), i,
-	                   v) if (json_is_string(v))
-	        add_claim(out, claims, t, t, json_string_value(v), NULL, json_string_value(v),
-	                  NULL);
-	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withoutTenantPrefix", NULL), i,
-	                   v) if (json_is_string(v))
-	        add_claim(out, claims, t, NULL, json_string_value(v), NULL, json_string_value(v),
-	                  NULL);
+	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL), i, v)
+		if (json_is_string(v))
+			add_claim(out, claims, t, t, json_string_value(v), NULL,
+			          json_string_value(v), NULL);
+	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withoutTenantPrefix", NULL), i, v)
+		if (json_is_string(v))
+			add_claim(out, claims, t, NULL, json_string_value(v), NULL,
+			          json_string_value(v), NULL);
 	if (jx_bool(tenant, 0, "spec", "namespaces", "sandboxes", "enabled", NULL)) {
 		for (size_t r = 0; r < 2; r++) {
 			json_array_foreach(
 			        jx_get(tenant, "spec", "accessControl", ROLES[r], "users", NULL), i,
-			        v)
-			{
+			        v) {
 				const char *u = json_string_value(v);
 
 				if (u != NULL && !user_seen(out, u))
@@ -166,8 +165,7 @@ static void merge_map(json_t *dst, const json_t *src, const char *tenant, const 
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)src, k, v)
-	{
+	json_object_foreach((json_t *)src, k, v) {
 		char *s = json_is_string(v) ? substitute(json_string_value(v), tenant, user) : NULL;
 		char value[NAMES_BUF];
 
@@ -186,8 +184,9 @@ static bool listed(const json_t *names, const char *name)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(names, i, v) if (json_is_string(v) &&
-	                                    strcmp(json_string_value(v), name) == 0) return true;
+	json_array_foreach(names, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+			return true;
 	return false;
 }
 
@@ -198,8 +197,7 @@ json_t *tm_sorted_keys(const json_t *obj)
 	json_t *v;
 
 	/* jansson iterates in insertion order; sort for a stable annotation */
-	json_object_foreach((json_t *)obj, k, v)
-	{
+	json_object_foreach((json_t *)obj, k, v) {
 		size_t i = 0;
 
 		while (i < json_array_size(keys) &&
@@ -250,8 +248,7 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 		merge_map(labels, jx_get(spec, "sandbox", "labels", NULL), t, user_label, true);
 		merge_map(annots, jx_get(spec, "sandbox", "annotations", NULL), t, user, false);
 	}
-	json_array_foreach(jx_get(spec, "specific", NULL), i, spec)
-	{
+	json_array_foreach(jx_get(spec, "specific", NULL), i, spec) {
 		if (!listed(jx_get(spec, "namespaces", NULL), ns_name))
 			continue;
 		merge_map(labels, jx_get(spec, "labels", NULL), t, user_label, true);
@@ -300,11 +297,10 @@ static void diff_map(json_t *patch_map, const json_t *current, const json_t *des
 	json_t *v;
 	size_t i;
 
-	json_object_foreach((json_t *)desired, k,
-	                    v) if (!json_equal(json_object_get(current, k), v))
-	        json_object_set(patch_map, k, v);
-	json_array_foreach(previously_set, i, v)
-	{
+	json_object_foreach((json_t *)desired, k, v)
+		if (!json_equal(json_object_get(current, k), v))
+			json_object_set(patch_map, k, v);
+	json_array_foreach(previously_set, i, v) {
 		k = json_string_value(v);
 		if (k && !json_object_get(desired, k) && json_object_get(current, k))
 			json_object_set_new(patch_map, k, json_null());
@@ -332,10 +328,9 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
 		const char *k;
 		json_t *v;
 
-		json_object_foreach(
-		        (json_t *)jx_get(current, "metadata", "labels", NULL), k,
-		        v) if (strncmp(k, LANDLORD_KEY_PREFIX, strlen(LANDLORD_KEY_PREFIX)) == 0)
-		        json_object_set_new(labels, k, json_null());
+		json_object_foreach((json_t *)jx_get(current, "metadata", "labels", NULL), k, v)
+			if (strncmp(k, LANDLORD_KEY_PREFIX, strlen(LANDLORD_KEY_PREFIX)) == 0)
+				json_object_set_new(labels, k, json_null());
 	}
 	if (desired && jx_annotation(current, ANNOT_RELEASED_FROM))
 		json_object_set_new(annots, ANNOT_RELEASED_FROM, json_null());
@@ -410,13 +405,15 @@ json_t *tm_subjects(const json_t *tenant, const char *role)
 	json_t *out = json_array(), *v;
 	size_t i;
 
-	json_array_foreach(jx_get(ac, "users", NULL), i, v) if (json_is_string(v)) append_sorted(
-	        out, json_pack("{s:s,s:s,s:O}", "kind", "User", "apiGroup", RBAC_GROUP, "name", v));
-	json_array_foreach(jx_get(ac, "groups", NULL), i, v) if (json_is_string(v))
-	        append_sorted(out, json_pack("{s:s,s:s,s:O}", "kind", "Group", "apiGroup",
-	                                     RBAC_GROUP, "name", v));
-	json_array_foreach(jx_get(ac, "serviceAccounts", NULL), i, v)
-	{
+	json_array_foreach(jx_get(ac, "users", NULL), i, v)
+		if (json_is_string(v))
+			append_sorted(out, json_pack("{s:s,s:s,s:O}", "kind", "User", "apiGroup",
+			                             RBAC_GROUP, "name", v));
+	json_array_foreach(jx_get(ac, "groups", NULL), i, v)
+		if (json_is_string(v))
+			append_sorted(out, json_pack("{s:s,s:s,s:O}", "kind", "Group", "apiGroup",
+			                             RBAC_GROUP, "name", v));
+	json_array_foreach(jx_get(ac, "serviceAccounts", NULL), i, v) {
 		const char *ns = jx_str(v, "namespace", NULL), *name = jx_str(v, "name", NULL);
 
 		if (ns && name)
@@ -482,8 +479,7 @@ json_t *tm_canonical_quantities(const json_t *list)
 	json_t *out = json_object(), *v;
 	const char *k;
 
-	json_object_foreach((json_t *)list, k, v)
-	{
+	json_object_foreach((json_t *)list, k, v) {
 		struct qty q;
 		char s[QTY_STR_MAX];
 		const char *str = json_string_value(v);
@@ -512,8 +508,7 @@ json_t *tm_limitrange(const json_t *tenant, const json_t *plan, const char *ns_n
 		json_decref(items);
 		return NULL;
 	}
-	json_array_foreach(limits, i, item)
-	{
+	json_array_foreach(limits, i, item) {
 		json_t *copy = json_deep_copy(item);
 
 		for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++)
@@ -577,7 +572,8 @@ json_t *tm_clusterrolebinding(const json_t *tenant)
 		json_t *s = tm_subjects(tenant, ROLES[r]), *v;
 		size_t i;
 
-		json_array_foreach(s, i, v) append_sorted(subjects, json_incref(v));
+		json_array_foreach(s, i, v)
+			append_sorted(subjects, json_incref(v));
 		json_decref(s);
 	}
 	if (json_array_size(subjects) == 0) {

@@ -641,8 +641,7 @@ static bool has_manager(const json_t *obj, const char *manager)
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(mf, i, e)
-	{
+	json_array_foreach(mf, i, e) {
 		const char *m = jx_str(e, "manager", NULL);
 
 		if (m && strcmp(m, manager) == 0)
@@ -705,8 +704,7 @@ static void test_informer__live_configmaps_converge(void **state)
 	/* the patch's manager entry was stripped; what is left is landlord's (the create) */
 	assert_false(has_manager(got, "unit-test"));
 	mf = jx_get(got, "metadata", "managedFields", NULL);
-	json_array_foreach(mf, i, e)
-	{
+	json_array_foreach(mf, i, e) {
 		assert_string_equal(jx_str(e, "manager", NULL), "landlord");
 	}
 	jx_unref(got);

@@ -58,9 +58,9 @@ static const char *problem(const json_t *invalid, const char *field)
 	const json_t *e;
 	size_t i;
 
-	json_array_foreach(invalid, i,
-	                   e) if (strcmp(json_string_value(json_object_get(e, "field")), field) ==
-	                          0) return json_string_value(json_object_get(e, "message"));
+	json_array_foreach(invalid, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "field")), field) == 0)
+			return json_string_value(json_object_get(e, "message"));
 	return NULL;
 }
 

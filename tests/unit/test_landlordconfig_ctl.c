@@ -308,8 +308,7 @@ static const json_t *condition(const json_t *status, const char *type)
 	const json_t *c;
 	size_t i;
 
-	json_array_foreach(json_object_get(status, "conditions"), i, c)
-	{
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
 		if (strcmp(jx_str(c, "type", NULL), type) == 0)
 			return c;
 	}
