@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "fake_manager.h"
+#include "tenancy/landlordconfig_current.h"
 
 #define TENANTS "tenants.landlord.dev"
 #define PLANS   "plans.landlord.dev"
@@ -75,6 +76,8 @@ static struct fake_mgr *start(struct fake_api *f)
 {
 	struct controller_def def = tenant_controller_def();
 
+	lcfg_current_reset(); /* defaults, and no subscription left by a stopped manager */
+
 	return fake_mgr_start(f, &def, 1);
 }
 
@@ -123,7 +126,7 @@ static bool has_cond(struct fake_api *f, void *ud)
 	const json_t *c = find_cond(t, w->type);
 	bool ok = c && strcmp(jx_str(c, "status", NULL), w->status) == 0 &&
 	          (w->reason == NULL || strcmp(jx_str(c, "reason", NULL), w->reason) == 0) &&
-	          jx_generation(t) == json_integer_value(json_object_get(t ? json_object_get(t, "status") : NULL, "observedGeneration"));
+	          jx_generation(t) == jx_int(t, 0, "status", "observedGeneration", NULL);
 
 	json_decref(t);
 	return ok;
@@ -143,41 +146,368 @@ static void wait_cond(struct fake_api *f, const char *tenant, const char *type, 
 	}
 }
 
-static void test_tenant__becomes_namespaces_quota_policies_and_access(void **state)
-{
-	struct env *e = *state;
-	json_t *ns, *rq, *lr, *np, *rbs;
 
+/* ---- objects to wait for ---- */
+
+struct obj_want {
+	const char *res, *ns, *name;
+	bool present;
+	const char *label, *value; /* and, when set, this label with this value (NULL: absent) */
+};
+
+static bool obj_is(struct fake_api *f, void *ud)
+{
+	const struct obj_want *w = ud;
+	json_t *o = fake_api_get(f, w->res, w->ns, w->name);
+	bool ok = (o != NULL) == w->present;
+
+	if (ok && o && w->label) {
+		const char *v = jx_label(o, w->label);
+
+		ok = w->value ? v && strcmp(v, w->value) == 0 : v == NULL;
+	}
+	json_decref(o);
+	return ok;
+}
+
+static void wait_obj(struct fake_api *f, const char *res, const char *ns, const char *name,
+                     bool present)
+{
+	struct obj_want w = {res, ns, name, present, NULL, NULL};
+
+	if (!fake_api_wait(f, obj_is, &w))
+		fail_msg("%s %s/%s is%s there", res, ns ? ns : "", name, present ? " not" : "");
+}
+
+static int count_events(struct fake_api *f, const char *reason, const char *type)
+{
+	json_t *evs = fake_api_list(f, "events", "default"), *ev;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(evs, i, ev)
+		n += strcmp(jx_str(ev, "reason", NULL), reason) == 0 &&
+		     strcmp(jx_str(ev, "type", NULL), type) == 0 &&
+		     strcmp(jx_str(ev, "involvedObject", "name", NULL), "acme") == 0;
+	json_decref(evs);
+	return n;
+}
+
+struct events_want {
+	const char *reason, *type;
+	int n;
+};
+
+static bool enough_events(struct fake_api *f, void *ud)
+{
+	const struct events_want *w = ud;
+
+	return count_events(f, w->reason, w->type) >= w->n;
+}
+
+/* Events are recorded after the status that reports the change: wait for them. */
+static void wait_events(struct fake_api *f, const char *reason, const char *type, int n)
+{
+	struct events_want w = {reason, type, n};
+
+	if (!fake_api_wait(f, enough_events, &w))
+		fail_msg("%d %s Event(s) %s wanted, %d seen", n, type, reason,
+		         count_events(f, reason, type));
+}
+
+static const char *subject(const json_t *rb, size_t i, const char *key)
+{
+	return jx_str(json_array_get(jx_get(rb, "subjects", NULL), i), key, NULL);
+}
+
+static void provisioned(struct env *e)
+{
 	put(e->f, PLANS, GOLD);
 	put(e->f, TENANTS, ACME);
 	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+}
 
-	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+/* ---- what one Tenant becomes ---- */
+
+static void check_namespace(struct fake_api *f, const char *name)
+{
+	json_t *ns = fake_api_get(f, "namespaces", NULL, name);
+	json_t *rq = fake_api_get(f, "resourcequotas", name, "landlord-quota");
+	json_t *lr = fake_api_get(f, "limitranges", name, "landlord-limits");
+	json_t *np = fake_api_get(f, NP, name, "landlord-isolation");
+
 	assert_non_null(ns);
 	assert_string_equal(jx_label(ns, "landlord.dev/tenant"), "acme");
-	assert_string_equal(jx_label(ns, "team"), "acme");
+	assert_string_equal(jx_label(ns, "landlord.dev/plan"), "gold");
+	assert_string_equal(jx_label(ns, "team"), "acme"); /* templated */
+	assert_string_equal(jx_label(ns, "pod-security.kubernetes.io/enforce"), "restricted");
 	assert_string_equal(jx_annotation(ns, "owner"), "ops");
-	rq = fake_api_get(e->f, "resourcequotas", "acme-dev", "landlord-quota");
-	assert_non_null(rq);
-	lr = fake_api_get(e->f, "limitranges", "acme-dev", "landlord-limits");
-	assert_non_null(lr);
-	np = fake_api_get(e->f, NP, "acme-dev", "landlord-isolation");
+	assert_non_null(jx_annotation(ns, "landlord.dev/managed-metadata"));
+	/* the plan's 20 pods and 4 CPUs split over two namespaces */
+	assert_string_equal(jx_str(rq, "spec", "hard", "pods", NULL), "10");
+	assert_string_equal(jx_str(rq, "spec", "hard", "requests.cpu", NULL), "2");
+	assert_string_equal(jx_label(rq, "landlord.dev/tenant"), "acme");
+	assert_string_equal(jx_str(json_array_get(jx_get(lr, "spec", "limits", NULL), 0), "default",
+	                           "cpu", NULL),
+	                    "200m");
 	assert_non_null(np);
-	rbs = fake_api_list(e->f, RB, "acme-dev");
-	assert_true(json_array_size(rbs) >= 1);
-	{
-		char *s = json_dumps(rbs, JSON_INDENT(1));
-		print_message("%s\n", s);
-		free(s);
-		s = json_dumps(rq, JSON_INDENT(1));
-		print_message("%s\n", s);
-		free(s);
-	}
 	json_decref(ns);
 	json_decref(rq);
 	json_decref(lr);
 	json_decref(np);
+}
+
+static void test_tenant__becomes_namespaces_quota_policies_and_access(void **state)
+{
+	struct env *e = *state;
+	json_t *owners, *viewers, *t, *role, *binding, *all;
+	char *why = NULL;
+
+	provisioned(e);
+	check_namespace(e->f, "acme-dev");
+	check_namespace(e->f, "acme-prod");
+	all = fake_api_list(e->f, "namespaces", NULL);
+	assert_int_equal(json_array_size(all), 2);
+	json_decref(all);
+
+	owners = fake_api_get(e->f, RB, "acme-prod", "landlord-owners-admin");
+	viewers = fake_api_get(e->f, RB, "acme-prod", "landlord-viewers-view");
+	assert_string_equal(jx_str(owners, "roleRef", "name", NULL), "admin");
+	assert_string_equal(subject(owners, 0, "kind"), "User");
+	assert_string_equal(subject(owners, 0, "name"), "alice");
+	assert_string_equal(jx_str(viewers, "roleRef", "name", NULL), "view");
+	assert_string_equal(subject(viewers, 0, "kind"), "Group");
+	assert_string_equal(subject(viewers, 0, "name"), "auditors");
+
+	role = fake_api_get(e->f, CR, NULL, "landlord:tenant:acme");
+	assert_non_null(role);
+	binding = fake_api_list(e->f, CRB, NULL);
+	assert_int_equal(json_array_size(binding), 1);
+	assert_string_equal(jx_str(json_array_get(binding, 0), "roleRef", "name", NULL),
+	                    "landlord:tenant:acme");
+
+	t = fake_api_get(e->f, TENANTS, NULL, "acme");
+	assert_string_equal(jx_str(json_array_get(jx_get(t, "metadata", "finalizers", NULL), 0),
+	                           NULL),
+	                    "landlord.dev/finalizer");
+	assert_int_equal(jx_int(t, 0, "status", "namespaceCount", NULL), 2);
+	for (const char *const *c = (const char *const[]){"NamespacesReady", "QuotaReady",
+	                                                  "PoliciesReady", "AccessReady", NULL};
+	     *c; c++) {
+		if (strcmp(jx_str(find_cond(t, *c), "status", NULL), "True") != 0)
+			why = json_dumps(jx_get(t, "status", NULL), JSON_INDENT(1));
+		assert_null(why);
+	}
+	assert_string_equal(jx_str(t, "status", "quota", "hard", "pods", NULL), "20");
+	wait_events(e->f, "NamespaceCreated", "Normal", 1); /* one Event names both */
+	json_decref(owners);
+	json_decref(viewers);
+	json_decref(role);
+	json_decref(binding);
+	json_decref(t);
+}
+
+/* Access comes last: no RoleBinding before the namespace's quota is in force. */
+static void test_tenant__rolebindings_wait_until_quota_is_in_force(void **state)
+{
+	struct env *e = *state;
+	json_t *rbs, *rq;
+
+	fake_api_set_write_hook(e->f, NULL, NULL); /* nobody fills ResourceQuota status */
+	put(e->f, PLANS, GOLD);
+	put(e->f, TENANTS, ACME);
+	wait_cond(e->f, "acme", "AccessReady", "False", "WaitingForQuota");
+	wait_obj(e->f, "resourcequotas", "acme-dev", "landlord-quota", true);
+	wait_obj(e->f, "limitranges", "acme-dev", "landlord-limits", true);
+	rbs = fake_api_list(e->f, RB, NULL);
+	assert_int_equal(json_array_size(rbs), 0);
 	json_decref(rbs);
+
+	/* the quota controller catches up */
+	fake_api_set_write_hook(e->f, fake_api_quota_hook, NULL);
+	for (const char *const *ns = (const char *const[]){"acme-dev", "acme-prod", NULL}; *ns;
+	     ns++) {
+		rq = fake_api_get(e->f, "resourcequotas", *ns, "landlord-quota");
+		fake_api_put(e->f, "resourcequotas", rq);
+		json_decref(rq);
+	}
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	rbs = fake_api_list(e->f, RB, NULL);
+	assert_int_equal(json_array_size(rbs), 4);
+	json_decref(rbs);
+}
+
+/* A restarted controller finds everything in place and writes nothing. */
+static void test_tenant__a_restart_writes_nothing(void **state)
+{
+	struct env *e = *state;
+	double before;
+	int writes;
+
+	provisioned(e);
+	fake_mgr_stop(e->m);
+	writes = fake_api_writes(e->f);
+	before = fake_mgr_reconciles("tenant");
+	e->m = start(e->f);
+	assert_true(fake_mgr_wait_reconciles(e->f, "tenant", before + 1));
+	fake_mgr_stop(e->m); /* nothing in flight any more */
+	e->m = NULL;
+	assert_int_equal(fake_api_writes(e->f), writes);
+}
+
+static bool spec_hard_pods_is(struct fake_api *f, void *ud)
+{
+	json_t *rq = fake_api_get(f, "resourcequotas", "acme-dev", "landlord-quota");
+	bool ok = rq && strcmp(jx_str(rq, "spec", "hard", "pods", NULL) ?: "", ud) == 0;
+
+	json_decref(rq);
+	return ok;
+}
+
+/* Deleted and edited children are put back (drift reaches the controller by watch). */
+static void test_tenant__deleted_and_edited_children_are_put_back(void **state)
+{
+	struct env *e = *state;
+	json_t *rq;
+	struct obj_want plan = {"namespaces", NULL, "acme-prod", true, "landlord.dev/plan", "gold"};
+	struct obj_want pss = {"namespaces", NULL, "acme-prod", true,
+	                       "pod-security.kubernetes.io/enforce", "restricted"};
+	json_t *ns, *labels;
+
+	provisioned(e);
+	assert_true(fake_api_delete(e->f, RB, "acme-dev", "landlord-owners-admin"));
+	assert_true(fake_api_delete(e->f, NP, "acme-dev", "landlord-isolation"));
+	rq = fake_api_get(e->f, "resourcequotas", "acme-dev", "landlord-quota");
+	json_object_set_new((json_t *)jx_get(rq, "spec", "hard", NULL), "pods", json_string("999"));
+	fake_api_put(e->f, "resourcequotas", rq);
+	json_decref(rq);
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-prod");
+	labels = (json_t *)jx_get(ns, "metadata", "labels", NULL);
+	json_object_del(labels, "landlord.dev/plan");
+	json_object_set_new(labels, "pod-security.kubernetes.io/enforce", json_string("privileged"));
+	fake_api_put(e->f, "namespaces", ns);
+	json_decref(ns);
+
+	wait_obj(e->f, RB, "acme-dev", "landlord-owners-admin", true);
+	wait_obj(e->f, NP, "acme-dev", "landlord-isolation", true);
+	assert_true(fake_api_wait(e->f, spec_hard_pods_is, "10"));
+	assert_true(fake_api_wait(e->f, obj_is, &plan));
+	assert_true(fake_api_wait(e->f, obj_is, &pss));
+}
+
+/* A failing write is retried, and reported as ApplyFailed until it succeeds. */
+static void test_tenant__an_injected_500_is_retried_and_reported(void **state)
+{
+	struct env *e = *state;
+	int rule = fake_api_rule_add(
+	        e->f, &(struct fake_rule){.method = "PATCH", .path_contains = "/networkpolicies/",
+	                                  .action = FAKE_ANSWER, .status = 500});
+
+	put(e->f, PLANS, GOLD);
+	put(e->f, TENANTS, ACME);
+	wait_cond(e->f, "acme", "Ready", "False", "ApplyFailed");
+	assert_true(fake_api_rule_hits(e->f, rule) >= 1);
+	wait_events(e->f, "ApplyFailed", "Warning", 1);
+	assert_null(fake_api_get(e->f, NP, "acme-dev", "landlord-isolation"));
+
+	fake_api_rule_remove(e->f, rule);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	wait_obj(e->f, NP, "acme-dev", "landlord-isolation", true);
+}
+
+/* A missing Plan grants nothing, and the Tenant recovers when the Plan arrives. */
+static void test_tenant__a_missing_plan_grants_nothing_until_it_exists(void **state)
+{
+	struct env *e = *state;
+	json_t *rbs, *rqs;
+
+	put(e->f, TENANTS, ACME);
+	wait_cond(e->f, "acme", "QuotaReady", "False", "PlanNotFound");
+	wait_cond(e->f, "acme", "Ready", "False", NULL);
+	rbs = fake_api_list(e->f, RB, NULL);
+	rqs = fake_api_list(e->f, "resourcequotas", NULL);
+	assert_int_equal(json_array_size(rbs), 0);
+	assert_int_equal(json_array_size(rqs), 0);
+	json_decref(rbs);
+	json_decref(rqs);
+
+	put(e->f, PLANS, GOLD);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+}
+
+/* A namespace that exists already is a collision: reported, never labelled or touched. */
+static void test_tenant__an_existing_namespace_is_a_collision(void **state)
+{
+	struct env *e = *state;
+	json_t *ns, *rbs;
+
+	put(e->f, "namespaces", "{\"metadata\":{\"name\":\"acme-dev\",\"labels\":{\"x\":\"y\"}}}");
+	put(e->f, PLANS, GOLD);
+	put(e->f, TENANTS, ACME);
+	wait_cond(e->f, "acme", "NamespacesReady", "False", "Collision");
+	wait_obj(e->f, "namespaces", NULL, "acme-prod", true);
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_null(jx_label(ns, "landlord.dev/tenant"));
+	assert_int_equal(json_object_size(jx_get(ns, "metadata", "labels", NULL)), 1);
+	rbs = fake_api_list(e->f, RB, "acme-dev");
+	assert_int_equal(json_array_size(rbs), 0);
+	wait_events(e->f, "NamespaceCollision", "Warning", 1);
+	json_decref(ns);
+	json_decref(rbs);
+}
+
+/* Without onDeletePurge, deleting a Tenant releases its namespaces and then lets it go. */
+static void test_tenant__deletion_releases_the_namespaces(void **state)
+{
+	struct env *e = *state;
+	json_t *ns, *left;
+
+	provisioned(e);
+	assert_true(fake_api_delete(e->f, TENANTS, NULL, "acme"));
+	wait_obj(e->f, TENANTS, NULL, "acme", false);
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_non_null(ns);
+	assert_null(jx_label(ns, "landlord.dev/tenant"));
+	assert_string_equal(jx_annotation(ns, "landlord.dev/released-from"), "acme");
+	for (const char *const *r = (const char *const[]){RB, NP, "resourcequotas", "limitranges",
+	                                                  NULL};
+	     *r; r++) {
+		left = fake_api_list(e->f, *r, NULL);
+		assert_int_equal(json_array_size(left), 0);
+		json_decref(left);
+	}
+	assert_null(fake_api_get(e->f, CR, NULL, "landlord:tenant:acme"));
+	wait_events(e->f, "NamespaceReleased", "Normal", 2);
+	json_decref(ns);
+}
+
+/* With onDeletePurge, the finalizer holds the Tenant until its namespaces are gone. */
+static void test_tenant__deletion_with_purge_waits_for_the_namespaces(void **state)
+{
+	struct env *e = *state;
+	json_t *t, *ns;
+
+	put(e->f, PLANS, GOLD);
+	t = js(ACME);
+	json_object_set_new((json_t *)jx_get(t, "spec", "namespaces", NULL), "onDeletePurge", json_true());
+	fake_api_put(e->f, TENANTS, t);
+	json_decref(t);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+
+	fake_api_hold_namespaces(e->f, true);
+	assert_true(fake_api_delete(e->f, TENANTS, NULL, "acme"));
+	wait_cond(e->f, "acme", "Ready", "False", "Terminating");
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_non_null(jx_get(ns, "metadata", "deletionTimestamp", NULL));
+	json_decref(ns);
+	t = fake_api_get(e->f, TENANTS, NULL, "acme");
+	assert_non_null(t); /* held by the finalizer */
+	json_decref(t);
+
+	fake_api_finish_namespace(e->f, "acme-dev");
+	fake_api_finish_namespace(e->f, "acme-prod");
+	wait_obj(e->f, TENANTS, NULL, "acme", false);
+	wait_events(e->f, "NamespacePurged", "Normal", 2);
 }
 
 int main(void)
@@ -185,6 +515,22 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__becomes_namespaces_quota_policies_and_access, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__rolebindings_wait_until_quota_is_in_force, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__a_restart_writes_nothing, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__deleted_and_edited_children_are_put_back, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__an_injected_500_is_retried_and_reported,
+	                                        setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_missing_plan_grants_nothing_until_it_exists, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__an_existing_namespace_is_a_collision,
+	                                        setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__deletion_releases_the_namespaces, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__deletion_with_purge_waits_for_the_namespaces, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
