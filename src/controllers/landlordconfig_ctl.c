@@ -48,29 +48,14 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "controllers/controllers.h"
+#include "controllers/landlordconfig_ctl_internal.h"
 #include "kube/conditions.h"
 #include "kube/events.h"
 #include "kube/status.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/landlordconfig_current.h"
 
-/* The data key of the accepted configuration in the ConfigMap. */
-#define ACCEPTED_CONFIG_KEY "config.json"
-/* Problems spelt out in the condition message (status.invalid has them all), and its size. */
-#define SUMMARY_SHOWN     3
-#define SUMMARY_MAX_BYTES 1024
-
-enum verdict {
-	VERDICT_ACCEPTED,
-	VERDICT_INVALID,      /* lcfg_parse() listed problems */
-	VERDICT_UNKNOWN_ROLE, /* valid, but names a ClusterRole that does not exist */
-	VERDICT_IGNORED_NAME, /* not the singleton */
-};
-
-/*
- * ---- Pure helpers: no API calls, no global state. tests/unit/test_landlordconfig_ctl.c
- * includes this file with LCFGCTL_HELPERS_ONLY defined to reach them. ----
- */
+/* ---- Pure helpers (landlordconfig_ctl_internal.h): no API calls, no global state ---- */
 
 static const char *verdict_reason(enum verdict v)
 {
@@ -101,11 +86,11 @@ static void truncate_utf8(char *s, size_t max)
 }
 
 /*
- * invalid_summary() - "2 problems: spec.a: why; spec.b: why", the first SUMMARY_SHOWN problems
+ * lcfgctl_invalid_summary() - "2 problems: spec.a: why; spec.b: why", the first SUMMARY_SHOWN problems
  * of @invalid ([{field, message}], borrowed) and a count of the rest, at most SUMMARY_MAX_BYTES.
  * Returns a new string (free() it).
  */
-static char *invalid_summary(const json_t *invalid)
+char *lcfgctl_invalid_summary(const json_t *invalid)
 {
 	struct buf b = BUF_INIT(BUF_MAX_INTERNAL);
 	size_t n = json_array_size(invalid), i;
@@ -127,8 +112,6 @@ static char *invalid_summary(const json_t *invalid)
 	return out;
 }
 
-typedef bool (*role_exists_fn)(const char *name, void *ud);
-
 static void check_role(const json_t *roles, const char *key, const char *field,
                        role_exists_fn exists, void *ud, json_t *out)
 {
@@ -145,12 +128,12 @@ static void check_role(const json_t *roles, const char *key, const char *field,
 }
 
 /*
- * missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg naming a
+ * lcfgctl_missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg naming a
  * ClusterRole for which @exists says no; empty when all exist. Fields are those of the
  * normalized spec: the default roles are always listed (spec.tenantRoles.default.owner), custom
  * entries only where they name a role of their own (spec.tenantRoles.custom[1].viewer).
  */
-static json_t *missing_roles(const struct lcfg *cfg, role_exists_fn exists, void *ud)
+json_t *lcfgctl_missing_roles(const struct lcfg *cfg, role_exists_fn exists, void *ud)
 {
 	static const char *const keys[] = {"owner", "editor", "viewer"};
 	json_t *doc = lcfg_to_json(cfg), *out = json_array(), *entry;
@@ -172,11 +155,11 @@ static json_t *missing_roles(const struct lcfg *cfg, role_exists_fn exists, void
 }
 
 /*
- * spec_names_role() - does @obj (a LandlordConfig as written, borrowed, may be NULL) name the
+ * lcfgctl_spec_names_role() - does @obj (a LandlordConfig as written, borrowed, may be NULL) name the
  * ClusterRole @role in spec.tenantRoles? An unset or empty default role names the built-in one;
  * an unset custom role names nothing of its own. Works on invalid objects too.
  */
-static bool spec_names_role(const json_t *obj, const char *role)
+bool lcfgctl_spec_names_role(const json_t *obj, const char *role)
 {
 	static const char *const keys[] = {"owner", "editor", "viewer"};
 	static const char *const builtin[] = {"admin", "edit", "view"};
@@ -201,12 +184,12 @@ static bool spec_names_role(const json_t *obj, const char *role)
 }
 
 /*
- * desired_status() - the status @v calls for on @obj (borrowed; its current conditions keep
+ * lcfgctl_desired_status() - the status @v calls for on @obj (borrowed; its current conditions keep
  * their lastTransitionTime where the status stays). @invalid lists the problems for
  * VERDICT_INVALID and VERDICT_UNKNOWN_ROLE (borrowed). A null member means "remove" (merge
- * patch); see status_matches(). New reference.
+ * patch); see lcfgctl_status_matches(). New reference.
  */
-static json_t *desired_status(const json_t *obj, enum verdict v, const json_t *invalid)
+json_t *lcfgctl_desired_status(const json_t *obj, enum verdict v, const json_t *invalid)
 {
 	long long gen = jx_generation(obj);
 	const json_t *current = jx_get(obj, "status", "conditions", NULL);
@@ -223,7 +206,7 @@ static json_t *desired_status(const json_t *obj, enum verdict v, const json_t *i
 		break;
 	case VERDICT_INVALID:
 	case VERDICT_UNKNOWN_ROLE:
-		summary = invalid_summary(invalid);
+		summary = lcfgctl_invalid_summary(invalid);
 		msg = xasprintf("generation %lld is not in force; the configuration in force is "
 		                "unchanged. %s",
 		                gen, summary);
@@ -245,11 +228,11 @@ static json_t *desired_status(const json_t *obj, enum verdict v, const json_t *i
 }
 
 /*
- * status_matches() - does @have (the cached status, may be NULL) already say what @want says?
+ * lcfgctl_status_matches() - does @have (the cached status, may be NULL) already say what @want says?
  * Members of @want that are null must be absent (or null) in @have; others must match as in
  * jx_equal_subset().
  */
-static bool status_matches(const json_t *want, const json_t *have)
+bool lcfgctl_status_matches(const json_t *want, const json_t *have)
 {
 	const char *key;
 	json_t *value;
@@ -264,8 +247,8 @@ static bool status_matches(const json_t *want, const json_t *have)
 	return true;
 }
 
-/* configmap_body() - the ConfigMap holding @config_text, as landlord applies it. New ref. */
-static json_t *configmap_body(const char *config_text)
+/* lcfgctl_configmap_body() - the ConfigMap holding @config_text, as landlord applies it. New ref. */
+json_t *lcfgctl_configmap_body(const char *config_text)
 {
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
 	                 "ConfigMap", "metadata", "name", ACCEPTED_CONFIG_CONFIGMAP, "namespace",
@@ -273,8 +256,8 @@ static json_t *configmap_body(const char *config_text)
 	                 "data", ACCEPTED_CONFIG_KEY, config_text);
 }
 
-/* configmap_is_current() - @cm (may be NULL) already holds @config_text as landlord writes it. */
-static bool configmap_is_current(const json_t *cm, const char *config_text)
+/* lcfgctl_configmap_is_current() - @cm (may be NULL) already holds @config_text as landlord writes it. */
+bool lcfgctl_configmap_is_current(const json_t *cm, const char *config_text)
 {
 	const char *stored = jx_str(cm, "data", ACCEPTED_CONFIG_KEY, NULL);
 	const char *label = jx_label(cm, LABEL_MANAGED_BY);
@@ -284,11 +267,11 @@ static bool configmap_is_current(const json_t *cm, const char *config_text)
 }
 
 /*
- * config_from_configmap() - the configuration persisted in @cm (borrowed).
+ * lcfgctl_config_from_configmap() - the configuration persisted in @cm (borrowed).
  * Return: 0 with *@out set (lcfg_unref() it), -ENOENT when @cm has no config.json, -EINVAL when
  * it is not JSON or not a valid configuration (detail in @err).
  */
-static int config_from_configmap(const json_t *cm, struct lcfg **out /* OUT */, struct ll_err *err)
+int lcfgctl_config_from_configmap(const json_t *cm, struct lcfg **out /* OUT */, struct ll_err *err)
 {
 	const char *text = jx_str(cm, "data", ACCEPTED_CONFIG_KEY, NULL);
 	json_t *doc = NULL, *invalid = NULL;
@@ -303,7 +286,7 @@ static int config_from_configmap(const json_t *cm, struct lcfg **out /* OUT */, 
 		return -EINVAL;
 	rc = lcfg_parse(doc, out, &invalid);
 	if (rc < 0) {
-		summary = invalid_summary(invalid);
+		summary = lcfgctl_invalid_summary(invalid);
 		ll_err_set(err, rc, "%s", summary);
 		free(summary);
 	}
@@ -312,8 +295,8 @@ static int config_from_configmap(const json_t *cm, struct lcfg **out /* OUT */, 
 	return rc;
 }
 
-/* config_digest() - lowercase hex SHA-256 of @text, to tell configurations apart in logs. */
-static void config_digest(const char *text, char out[65])
+/* lcfgctl_config_digest() - lowercase hex SHA-256 of @text, to tell configurations apart in logs. */
+void lcfgctl_config_digest(const char *text, char out[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0, i;
@@ -324,8 +307,6 @@ static void config_digest(const char *text, char out[65])
 	for (i = 0; i < n && i < 32; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
-
-#ifndef LCFGCTL_HELPERS_ONLY
 
 /* ---- The controller ---- */
 
@@ -387,7 +368,7 @@ static int load_persisted(struct kc_client *kc, struct lcfg_ctl *ctl)
 		         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP);
 		goto loaded;
 	}
-	if (config_from_configmap(resp.body, &cfg, &err) < 0) {
+	if (lcfgctl_config_from_configmap(resp.body, &cfg, &err) < 0) {
 		log_warn("the persisted LandlordConfig is unusable; the configuration in force is "
 		         "unchanged until one is accepted",
 		         "{s:s,s:s}", "configmap",
@@ -395,7 +376,7 @@ static int load_persisted(struct kc_client *kc, struct lcfg_ctl *ctl)
 		goto loaded;
 	}
 	lcfg_install(cfg);
-	config_digest(jx_str(resp.body, "data", ACCEPTED_CONFIG_KEY, NULL), digest);
+	lcfgctl_config_digest(jx_str(resp.body, "data", ACCEPTED_CONFIG_KEY, NULL), digest);
 	log_info("loaded the last accepted LandlordConfig", "{s:s,s:s,s:s}", "configmap",
 	         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "resourceVersion",
 	         jx_resource_version(resp.body) ? jx_resource_version(resp.body) : "", "digest",
@@ -421,12 +402,12 @@ static struct ctrl_result persist(struct kc_client *kc, const struct lcfg *cfg)
 
 	if (read_accepted(kc, &resp) < 0)
 		goto out;
-	if (kc_resp_ok(&resp) && configmap_is_current(resp.body, text)) {
+	if (kc_resp_ok(&resp) && lcfgctl_configmap_is_current(resp.body, text)) {
 		r = CTRL_RESULT_DONE;
 		goto out;
 	}
 	kc_resp_release(&resp);
-	body = configmap_body(text);
+	body = lcfgctl_configmap_body(text);
 	rc = kc_apply(kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP,
 	              NULL, body, LANDLORD_FIELD_MANAGER, true, &resp, &err);
 	if (rc < 0) {
@@ -438,7 +419,7 @@ static struct ctrl_result persist(struct kc_client *kc, const struct lcfg *cfg)
 		log_rejected_answer("cannot persist the accepted LandlordConfig", &resp);
 		goto out;
 	}
-	config_digest(text, digest);
+	lcfgctl_config_digest(text, digest);
 	log_info("persisted the accepted LandlordConfig", "{s:s,s:s,s:s}", "configmap",
 	         LANDLORD_SYSTEM_NAMESPACE "/" ACCEPTED_CONFIG_CONFIGMAP, "resourceVersion",
 	         jx_resource_version(resp.body) ? jx_resource_version(resp.body) : "", "digest",
@@ -500,7 +481,7 @@ static enum verdict judge(struct lcfg_ctl *ctl, const json_t *obj, struct lcfg *
 {
 	if (lcfg_parse(obj, cfg, invalid) < 0)
 		return VERDICT_INVALID;
-	*invalid = missing_roles(*cfg, role_in_cache, ctl->roles);
+	*invalid = lcfgctl_missing_roles(*cfg, role_in_cache, ctl->roles);
 	if (json_array_size(*invalid) > 0) {
 		lcfg_unref(*cfg);
 		*cfg = NULL;
@@ -545,11 +526,11 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 		/* In force now, whatever happens to the copy; a failed write is retried. */
 		r = persist(kc, cfg);
 	}
-	status = desired_status(obj, v, invalid);
-	if (status_matches(status, jx_get(obj, "status", NULL)))
+	status = lcfgctl_desired_status(obj, v, invalid);
+	if (lcfgctl_status_matches(status, jx_get(obj, "status", NULL)))
 		goto out;
 	if (v != VERDICT_ACCEPTED) {
-		summary = invalid_summary(invalid);
+		summary = lcfgctl_invalid_summary(invalid);
 		log_warn("LandlordConfig rejected; the configuration in force is unchanged",
 		         "{s:I,s:s,s:s}", "generation", (json_int_t)jx_generation(obj), "reason",
 		         verdict_reason(v), "problems", summary);
@@ -582,7 +563,7 @@ static bool role_matters(struct lcfg_ctl *ctl, const char *name)
 	lcfg_unref(cur);
 	if (!found) {
 		obj = inf_get_key_ref(ctl->configs, LANDLORD_CONFIG_NAME);
-		found = spec_names_role(obj, name);
+		found = lcfgctl_spec_names_role(obj, name);
 		jx_unref(obj);
 	}
 	return found;
@@ -603,8 +584,8 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	obj = inf_get_key_ref(ctl->configs, key);
 	if (obj == NULL)
 		goto out;
-	status = desired_status(obj, VERDICT_IGNORED_NAME, NULL);
-	if (!status_matches(status, jx_get(obj, "status", NULL))) {
+	status = lcfgctl_desired_status(obj, VERDICT_IGNORED_NAME, NULL);
+	if (!lcfgctl_status_matches(status, jx_get(obj, "status", NULL))) {
 		r = write_status(mgr_client(ctrl_mgr(c)), key, status);
 		if (r.outcome == CTRL_DONE)
 			record_verdict(mgr_client(ctrl_mgr(c)), obj, VERDICT_IGNORED_NAME, status);
@@ -644,4 +625,3 @@ struct controller_def landlordconfig_controller_def(void)
 	};
 }
 
-#endif /* LCFGCTL_HELPERS_ONLY */

@@ -1,7 +1,7 @@
 /*
  * test_landlordconfig_ctl.c - the configuration in force (config/current.c) and the
- * LandlordConfig controller: its pure helpers (reached by including the controller with
- * LCFGCTL_HELPERS_ONLY) and, when LANDLORD_TEST_KUBECONFIG names a cluster-admin kubeconfig of a
+ * LandlordConfig controller: its pure helpers (landlordconfig_ctl_internal.h), the controller
+ * in the real manager against the fake API server (tests/fake) and, when LANDLORD_TEST_KUBECONFIG names a cluster-admin kubeconfig of a
  * cluster with deploy/crds applied, the controller in a real manager.
  */
 #include <errno.h>
@@ -19,11 +19,13 @@
 #include "live.h"
 
 #include "base/metrics.h"
+#include "fake_manager.h"
 #include "kube/kubeconfig.h"
 #include "tenancy/landlordconfig_current.h"
 
-#define LCFGCTL_HELPERS_ONLY
-#include "controllers/landlordconfig_ctl.c"
+#include "base/json.h"
+#include "controllers/controllers.h"
+#include "controllers/landlordconfig_ctl_internal.h"
 
 static json_t *load(const char *text)
 {
@@ -210,7 +212,7 @@ static void
 test_landlordconfig_ctl__summary_names_the_first_problems_and_counts_the_rest(void **state)
 {
 	json_t *one = problems(1), *five = problems(5);
-	char *s1 = invalid_summary(one), *s5 = invalid_summary(five);
+	char *s1 = lcfgctl_invalid_summary(one), *s5 = lcfgctl_invalid_summary(five);
 
 	assert_string_equal(s1, "1 problem: spec.privileged.users[0]: invalid regular expression");
 	assert_string_equal(s5, "5 problems: spec.privileged.users[0]: invalid regular expression; "
@@ -235,7 +237,7 @@ static void test_landlordconfig_ctl__long_messages_are_cut_on_a_character_bounda
 		memcpy(long_msg + i, "\xc3\xa9", 2);
 	long_msg[i] = '\0';
 	arr = json_pack("[{s:s,s:s}]", "field", "f", "message", long_msg);
-	s = invalid_summary(arr);
+	s = lcfgctl_invalid_summary(arr);
 	assert_true(strlen(s) <= SUMMARY_MAX_BYTES);
 	assert_string_equal(s + strlen(s) - 3, "...");
 	/* jansson refuses invalid UTF-8, so this also proves the cut is clean. */
@@ -262,7 +264,7 @@ test_landlordconfig_ctl__missing_roles_lists_each_field_naming_an_unknown_role(v
 	        config("{\"tenantRoles\":{\"default\":{\"viewer\":\"nope\"},"
 	               "\"custom\":[{\"labelSelector\":{},\"editor\":\"team-edit\"},"
 	               "{\"labelSelector\":{},\"owner\":\"gone\",\"viewer\":\"nope\"}]}}");
-	json_t *missing = missing_roles(cfg, exists_in, (void *)present);
+	json_t *missing = lcfgctl_missing_roles(cfg, exists_in, (void *)present);
 	json_t *want = load("[{\"field\":\"spec.tenantRoles.default.viewer\","
 	                    "\"message\":\"ClusterRole \\\"nope\\\" does not exist\"},"
 	                    "{\"field\":\"spec.tenantRoles.custom[1].owner\","
@@ -277,7 +279,7 @@ test_landlordconfig_ctl__missing_roles_lists_each_field_naming_an_unknown_role(v
 
 	/* The defaults name admin, edit and view: nothing missing when they exist. */
 	cfg = lcfg_defaults();
-	missing = missing_roles(cfg, exists_in, (void *)present);
+	missing = lcfgctl_missing_roles(cfg, exists_in, (void *)present);
 	assert_int_equal(json_array_size(missing), 0);
 	json_decref(missing);
 	lcfg_unref(cfg);
@@ -290,15 +292,15 @@ static void test_landlordconfig_ctl__spec_names_role_reads_written_and_builtin_r
 	                   "\"not even a selector\",\"editor\":\"sandbox-edit\"}]}}}");
 	json_t *empty = load("{}");
 
-	assert_true(spec_names_role(obj, "admin")); /* empty: the built-in owner */
-	assert_true(spec_names_role(obj, "edit"));  /* unset: the built-in editor */
-	assert_true(spec_names_role(obj, "team-view"));
-	assert_false(spec_names_role(obj, "view")); /* replaced */
-	assert_true(spec_names_role(obj, "sandbox-edit"));
-	assert_false(spec_names_role(obj, "landlord:tenant:acme"));
-	assert_true(spec_names_role(empty, "view"));
-	assert_true(spec_names_role(NULL, "admin"));
-	assert_false(spec_names_role(NULL, "cluster-admin"));
+	assert_true(lcfgctl_spec_names_role(obj, "admin")); /* empty: the built-in owner */
+	assert_true(lcfgctl_spec_names_role(obj, "edit"));  /* unset: the built-in editor */
+	assert_true(lcfgctl_spec_names_role(obj, "team-view"));
+	assert_false(lcfgctl_spec_names_role(obj, "view")); /* replaced */
+	assert_true(lcfgctl_spec_names_role(obj, "sandbox-edit"));
+	assert_false(lcfgctl_spec_names_role(obj, "landlord:tenant:acme"));
+	assert_true(lcfgctl_spec_names_role(empty, "view"));
+	assert_true(lcfgctl_spec_names_role(NULL, "admin"));
+	assert_false(lcfgctl_spec_names_role(NULL, "cluster-admin"));
 	json_decref(obj);
 	json_decref(empty);
 }
@@ -335,7 +337,7 @@ test_landlordconfig_ctl__accepted_status_clears_problems_and_records_the_generat
 	             "\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\","
 	             "\"reason\":\"Accepted\",\"message\":\"old\","
 	             "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
-	json_t *st = desired_status(obj, VERDICT_ACCEPTED, NULL);
+	json_t *st = lcfgctl_desired_status(obj, VERDICT_ACCEPTED, NULL);
 
 	assert_int_equal(jx_int(st, -1, "observedGeneration", NULL), 4);
 	assert_int_equal(jx_int(st, -1, "lastAppliedGeneration", NULL), 4);
@@ -345,7 +347,7 @@ test_landlordconfig_ctl__accepted_status_clears_problems_and_records_the_generat
 	/* Accepted stayed True: its transition time is kept. */
 	assert_string_equal(jx_str(condition(st, "Accepted"), "lastTransitionTime", NULL),
 	                    "2026-01-01T00:00:00Z");
-	assert_false(status_matches(st, jx_get(obj, "status", NULL)));
+	assert_false(lcfgctl_status_matches(st, jx_get(obj, "status", NULL)));
 	json_decref(st);
 	json_decref(obj);
 }
@@ -357,7 +359,7 @@ test_landlordconfig_ctl__rejected_status_lists_every_problem_and_keeps_applied(v
 	                   "\"lastAppliedGeneration\":6,\"conditions\":[{\"type\":\"Accepted\","
 	                   "\"status\":\"True\",\"reason\":\"Accepted\",\"message\":\"m\","
 	                   "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}");
-	json_t *five = problems(5), *st = desired_status(obj, VERDICT_INVALID, five);
+	json_t *five = problems(5), *st = lcfgctl_desired_status(obj, VERDICT_INVALID, five);
 	const char *msg;
 
 	assert_int_equal(jx_int(st, -1, "observedGeneration", NULL), 7);
@@ -373,7 +375,7 @@ test_landlordconfig_ctl__rejected_status_lists_every_problem_and_keeps_applied(v
 	assert_non_null(strstr(msg, "5 problems: spec.privileged.users[0]"));
 	json_decref(st);
 
-	st = desired_status(obj, VERDICT_UNKNOWN_ROLE, five);
+	st = lcfgctl_desired_status(obj, VERDICT_UNKNOWN_ROLE, five);
 	assert_condition(st, "Accepted", "False", "UnknownClusterRole", 7);
 	json_decref(st);
 	json_decref(five);
@@ -383,7 +385,7 @@ test_landlordconfig_ctl__rejected_status_lists_every_problem_and_keeps_applied(v
 static void test_landlordconfig_ctl__other_names_are_ignored_with_a_reason(void **state)
 {
 	json_t *obj = load("{\"metadata\":{\"name\":\"other\",\"generation\":1}}");
-	json_t *st = desired_status(obj, VERDICT_IGNORED_NAME, NULL);
+	json_t *st = lcfgctl_desired_status(obj, VERDICT_IGNORED_NAME, NULL);
 
 	assert_condition(st, "Accepted", "False", "IgnoredName", 1);
 	assert_condition(st, "Ready", "False", "IgnoredName", 1);
@@ -397,17 +399,17 @@ static void test_landlordconfig_ctl__other_names_are_ignored_with_a_reason(void 
 static void test_landlordconfig_ctl__a_status_written_once_matches_the_next_time(void **state)
 {
 	json_t *obj = load("{\"metadata\":{\"name\":\"landlord\",\"generation\":2}}");
-	json_t *st = desired_status(obj, VERDICT_ACCEPTED, NULL), *written, *again;
+	json_t *st = lcfgctl_desired_status(obj, VERDICT_ACCEPTED, NULL), *written, *again;
 
 	/* The API server drops the null (merge patch): what the cache holds afterwards. */
 	written = json_deep_copy(st);
 	json_object_del(written, "invalid");
 	json_object_set(obj, "status", written);
-	again = desired_status(obj, VERDICT_ACCEPTED, NULL);
-	assert_true(status_matches(again, written));
+	again = lcfgctl_desired_status(obj, VERDICT_ACCEPTED, NULL);
+	assert_true(lcfgctl_status_matches(again, written));
 	/* A leftover invalid list must still go. */
 	json_object_set_new(written, "invalid", problems(1));
-	assert_false(status_matches(again, written));
+	assert_false(lcfgctl_status_matches(again, written));
 	json_decref(again);
 	json_decref(written);
 	json_decref(st);
@@ -423,14 +425,14 @@ static void test_landlordconfig_ctl__persisted_configmap_round_trips(void **stat
 	struct lcfg *back = NULL;
 	struct ll_err err = {{0}};
 
-	cm = configmap_body(text);
+	cm = lcfgctl_configmap_body(text);
 	assert_string_equal(jx_name(cm), ACCEPTED_CONFIG_CONFIGMAP);
 	assert_string_equal(jx_namespace(cm), LANDLORD_SYSTEM_NAMESPACE);
 	assert_string_equal(jx_label(cm, "app.kubernetes.io/managed-by"), "landlord");
-	assert_true(configmap_is_current(cm, text));
-	assert_false(configmap_is_current(cm, "{}"));
-	assert_false(configmap_is_current(NULL, text));
-	assert_int_equal(config_from_configmap(cm, &back, &err), 0);
+	assert_true(lcfgctl_configmap_is_current(cm, text));
+	assert_false(lcfgctl_configmap_is_current(cm, "{}"));
+	assert_false(lcfgctl_configmap_is_current(NULL, text));
+	assert_int_equal(lcfgctl_config_from_configmap(cm, &back, &err), 0);
 	assert_true(same(cfg, back));
 	assert_true(lcfg_is_privileged_user(back, "ops-1", NULL, 0));
 	/* Compact JSON, so the stored text is stable and small. */
@@ -440,7 +442,7 @@ static void test_landlordconfig_ctl__persisted_configmap_round_trips(void **stat
 
 	/* The label is part of "current": a ConfigMap without it is rewritten. */
 	cm = json_pack("{s:{s:s}}", "data", ACCEPTED_CONFIG_KEY, text);
-	assert_false(configmap_is_current(cm, text));
+	assert_false(lcfgctl_configmap_is_current(cm, text));
 	json_decref(cm);
 	free(text);
 	json_decref(doc);
@@ -456,11 +458,11 @@ static void test_landlordconfig_ctl__an_unusable_persisted_configmap_is_an_error
 	struct lcfg *cfg = (struct lcfg *)&cfg;
 	struct ll_err err = {{0}};
 
-	assert_int_equal(config_from_configmap(empty, &cfg, &err), -ENOENT);
+	assert_int_equal(lcfgctl_config_from_configmap(empty, &cfg, &err), -ENOENT);
 	assert_null(cfg);
-	assert_int_equal(config_from_configmap(garbage, &cfg, &err), -EINVAL);
+	assert_int_equal(lcfgctl_config_from_configmap(garbage, &cfg, &err), -EINVAL);
 	assert_null(cfg);
-	assert_int_equal(config_from_configmap(bad, &cfg, &err), -EINVAL);
+	assert_int_equal(lcfgctl_config_from_configmap(bad, &cfg, &err), -EINVAL);
 	assert_null(cfg);
 	assert_non_null(strstr(err.msg, "spec.privileged.users[0]"));
 	json_decref(empty);
@@ -472,8 +474,218 @@ static void test_landlordconfig_ctl__digest_is_hex_sha256(void **state)
 {
 	char d[65];
 
-	config_digest("abc", d);
+	lcfgctl_config_digest("abc", d);
 	assert_string_equal(d, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+/* ---- the controller in the real manager against the fake API server ---- */
+
+#define LCFGS "landlordconfigs.landlord.dev"
+#define CRS   "clusterroles.rbac.authorization.k8s.io"
+
+struct fenv {
+	struct fake_api *f;
+	struct fake_mgr *m;
+};
+
+static struct fake_mgr *fake_start(struct fake_api *f)
+{
+	struct controller_def def = landlordconfig_controller_def();
+
+	lcfg_current_reset(); /* the defaults, as in a new process */
+	return fake_mgr_start(f, &def, 1);
+}
+
+static int fake_setup(void **state)
+{
+	struct fenv *e = calloc(1, sizeof(*e));
+	static const char *const roles[] = {"admin", "edit", "view"};
+
+	e->f = fake_api_start();
+	fake_api_add_gvr(e->f, &LL_LANDLORDCONFIGS, true);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *cr = json_pack("{s:{s:s}}", "metadata", "name", roles[i]);
+
+		fake_api_put(e->f, CRS, cr);
+		json_decref(cr);
+	}
+	*state = e;
+	return 0;
+}
+
+static int fake_teardown(void **state)
+{
+	struct fenv *e = *state;
+
+	fake_mgr_stop(e->m);
+	fake_api_stop(e->f);
+	lcfg_current_reset();
+	free(e);
+	return 0;
+}
+
+static void fake_config(struct fake_api *f, const char *name, const char *spec_text)
+{
+	json_t *obj = json_pack("{s:{s:s},s:o}", "metadata", "name", name, "spec", load(spec_text));
+
+	fake_api_put(f, LCFGS, obj);
+	json_decref(obj);
+}
+
+/* The condition @type of @obj's status, or NULL (condition() fails the test instead). */
+static const json_t *find_cond(const json_t *obj, const char *type)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(jx_get(obj, "status", "conditions", NULL), i, c)
+		if (strcmp(jx_str(c, "type", NULL), type) == 0)
+			return c;
+	return NULL;
+}
+
+struct reason_want {
+	const char *name, *reason;
+};
+
+static bool has_reason(struct fake_api *f, void *ud)
+{
+	const struct reason_want *w = ud;
+	json_t *obj = fake_api_get(f, LCFGS, NULL, w->name);
+	const json_t *c = find_cond(obj, "Accepted");
+	bool ok = c && strcmp(jx_str(c, "reason", NULL), w->reason) == 0 &&
+	          jx_int(obj, -1, "status", "observedGeneration", NULL) == jx_generation(obj);
+
+	json_decref(obj);
+	return ok;
+}
+
+/* The object once its status reports @reason for its current generation (new reference). */
+static json_t *fake_wait_reason(struct fake_api *f, const char *name, const char *reason)
+{
+	struct reason_want w = {name, reason};
+
+	if (!fake_api_wait(f, has_reason, &w))
+		fail_msg("LandlordConfig %s never reported %s", name, reason);
+	return fake_api_get(f, LCFGS, NULL, name);
+}
+
+static bool persisted_pod_security(struct fake_api *f, void *ud)
+{
+	json_t *cm = fake_api_get(f, "configmaps", LANDLORD_SYSTEM_NAMESPACE,
+	                          ACCEPTED_CONFIG_CONFIGMAP);
+	struct lcfg *cfg = NULL;
+	struct ll_err err;
+	bool ok = cm && lcfgctl_config_from_configmap(cm, &cfg, &err) == 0 &&
+	          strcmp(lcfg_default_pod_security(cfg), ud) == 0;
+
+	lcfg_unref(cfg);
+	json_decref(cm);
+	return ok;
+}
+
+static void assert_in_force(const char *pod_security)
+{
+	struct lcfg *cur = lcfg_current();
+
+	assert_string_equal(lcfg_default_pod_security(cur), pod_security);
+	lcfg_unref(cur);
+}
+
+static void test_landlordconfig_ctl__fake_accepts_persists_and_records(void **state)
+{
+	struct fenv *e = *state;
+	json_t *obj, *evs;
+
+	fake_config(e->f, "landlord", "{\"defaults\":{\"podSecurity\":\"baseline\"}}");
+	e->m = fake_start(e->f);
+	obj = fake_wait_reason(e->f, "landlord", "Accepted");
+	assert_int_equal(jx_int(obj, -1, "status", "lastAppliedGeneration", NULL),
+	                 jx_generation(obj));
+	assert_string_equal(jx_str(condition(jx_get(obj, "status", NULL), "Ready"), "status", NULL),
+	                    "True");
+	json_decref(obj);
+	assert_true(fake_api_wait(e->f, persisted_pod_security, "baseline"));
+	assert_in_force("baseline");
+	evs = fake_api_list(e->f, "events", "default");
+	assert_true(json_array_size(evs) >= 1);
+	assert_string_equal(jx_str(json_array_get(evs, 0), "reason", NULL), "Accepted");
+	json_decref(evs);
+}
+
+static void test_landlordconfig_ctl__fake_rejects_and_keeps_what_is_in_force(void **state)
+{
+	struct fenv *e = *state;
+	json_t *obj;
+
+	fake_config(e->f, "landlord", "{\"defaults\":{\"podSecurity\":\"baseline\"}}");
+	e->m = fake_start(e->f);
+	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
+	assert_true(fake_api_wait(e->f, persisted_pod_security, "baseline"));
+
+	fake_config(e->f, "landlord",
+	            "{\"defaults\":{\"podSecurity\":\"privileged\"},"
+	            "\"privileged\":{\"users\":[\"(\", \"ok\", \"[\"]}}");
+	obj = fake_wait_reason(e->f, "landlord", "Invalid");
+	assert_int_equal(json_array_size(jx_get(obj, "status", "invalid", NULL)), 2);
+	json_decref(obj);
+	assert_in_force("baseline");
+	assert_true(persisted_pod_security(e->f, "baseline"));
+
+	/* a ClusterRole that does not exist, until it does */
+	fake_config(e->f, "landlord",
+	            "{\"defaults\":{\"podSecurity\":\"privileged\"},"
+	            "\"tenantRoles\":{\"default\":{\"viewer\":\"auditor\"}}}");
+	obj = fake_wait_reason(e->f, "landlord", "UnknownClusterRole");
+	assert_string_equal(
+	        jx_str(json_array_get(jx_get(obj, "status", "invalid", NULL), 0), "field", NULL),
+	        "spec.tenantRoles.default.viewer");
+	json_decref(obj);
+	assert_in_force("baseline");
+	obj = json_pack("{s:{s:s}}", "metadata", "name", "auditor");
+	fake_api_put(e->f, CRS, obj);
+	json_decref(obj);
+	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
+	assert_true(fake_api_wait(e->f, persisted_pod_security, "privileged"));
+	assert_in_force("privileged");
+}
+
+static void test_landlordconfig_ctl__fake_other_names_are_ignored(void **state)
+{
+	struct fenv *e = *state;
+
+	fake_config(e->f, "other", "{\"defaults\":{\"podSecurity\":\"baseline\"}}");
+	e->m = fake_start(e->f);
+	json_decref(fake_wait_reason(e->f, "other", "IgnoredName"));
+	assert_in_force("restricted");
+}
+
+/* The persisted configuration is in force after a restart, even while the object is invalid;
+ * and a restart with nothing changed writes nothing. */
+static void test_landlordconfig_ctl__fake_restart_loads_and_writes_nothing(void **state)
+{
+	struct fenv *e = *state;
+	double before;
+	int writes;
+
+	fake_config(e->f, "landlord", "{\"defaults\":{\"podSecurity\":\"baseline\"}}");
+	e->m = fake_start(e->f);
+	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
+	assert_true(fake_api_wait(e->f, persisted_pod_security, "baseline"));
+	fake_mgr_stop(e->m);
+
+	writes = fake_api_writes(e->f);
+	before = fake_mgr_reconciles("landlordconfig");
+	e->m = fake_start(e->f);
+	assert_true(fake_mgr_wait_reconciles(e->f, "landlordconfig", before + 1));
+	fake_mgr_stop(e->m);
+	e->m = NULL;
+	assert_int_equal(fake_api_writes(e->f), writes);
+
+	fake_config(e->f, "landlord", "{\"privileged\":{\"users\":[\"(\"]}}");
+	e->m = fake_start(e->f);
+	json_decref(fake_wait_reason(e->f, "landlord", "Invalid"));
+	assert_in_force("baseline");
 }
 
 /* ---- live: the controller in a real manager ---- */
@@ -615,7 +827,7 @@ static char *wait_persisted(struct live *f, const struct lcfg *cfg)
 		assert_int_equal(kc_get(f->c, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE,
 		                        ACCEPTED_CONFIG_CONFIGMAP, &resp, NULL),
 		                 0);
-		ok = kc_resp_ok(&resp) && configmap_is_current(resp.body, want);
+		ok = kc_resp_ok(&resp) && lcfgctl_configmap_is_current(resp.body, want);
 		kc_resp_release(&resp);
 		if (ok)
 			return want;
@@ -832,6 +1044,16 @@ int main(void)
 	        cmocka_unit_test(
 	                test_landlordconfig_ctl__an_unusable_persisted_configmap_is_an_error),
 	        cmocka_unit_test(test_landlordconfig_ctl__digest_is_hex_sha256),
+	        cmocka_unit_test_setup_teardown(test_landlordconfig_ctl__fake_accepts_persists_and_records,
+	                                        fake_setup, fake_teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_landlordconfig_ctl__fake_rejects_and_keeps_what_is_in_force, fake_setup,
+	                fake_teardown),
+	        cmocka_unit_test_setup_teardown(test_landlordconfig_ctl__fake_other_names_are_ignored,
+	                                        fake_setup, fake_teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_landlordconfig_ctl__fake_restart_loads_and_writes_nothing, fake_setup,
+	                fake_teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_landlordconfig_ctl__live_accepts_rejects_persists_and_survives_a_restart,
 	                live_setup, live_teardown),
