@@ -86,9 +86,9 @@ static void truncate_utf8(char *s, size_t max)
 }
 
 /*
- * lcfgctl_invalid_summary() - "2 problems: spec.a: why; spec.b: why", the first SUMMARY_SHOWN problems
- * of @invalid ([{field, message}], borrowed) and a count of the rest, at most SUMMARY_MAX_BYTES.
- * Returns a new string (free() it).
+ * lcfgctl_invalid_summary() - "2 problems: spec.a: why; spec.b: why", the first SUMMARY_SHOWN
+ * problems of @invalid ([{field, message}], borrowed) and a count of the rest, at most
+ * SUMMARY_MAX_BYTES. Returns a new string (free() it).
  */
 char *lcfgctl_invalid_summary(const json_t *invalid)
 {
@@ -128,8 +128,8 @@ static void check_role(const json_t *roles, const char *key, const char *field,
 }
 
 /*
- * lcfgctl_missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg naming a
- * ClusterRole for which @exists says no; empty when all exist. Fields are those of the
+ * lcfgctl_missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg
+ * naming a ClusterRole for which @exists says no; empty when all exist. Fields are those of the
  * normalized spec: the default roles are always listed (spec.tenantRoles.default.owner), custom
  * entries only where they name a role of their own (spec.tenantRoles.custom[1].viewer).
  */
@@ -155,8 +155,8 @@ json_t *lcfgctl_missing_roles(const struct lcfg *cfg, role_exists_fn exists, voi
 }
 
 /*
- * lcfgctl_spec_names_role() - does @obj (a LandlordConfig as written, borrowed, may be NULL) name the
- * ClusterRole @role in spec.tenantRoles? An unset or empty default role names the built-in one;
+ * lcfgctl_spec_names_role() - does @obj (a LandlordConfig as written, borrowed, may be NULL) name
+ * the ClusterRole @role in spec.tenantRoles? An unset or empty default role names the built-in one;
  * an unset custom role names nothing of its own. Works on invalid objects too.
  */
 bool lcfgctl_spec_names_role(const json_t *obj, const char *role)
@@ -228,8 +228,8 @@ json_t *lcfgctl_desired_status(const json_t *obj, enum verdict v, const json_t *
 }
 
 /*
- * lcfgctl_status_matches() - does @have (the cached status, may be NULL) already say what @want says?
- * Members of @want that are null must be absent (or null) in @have; others must match as in
+ * lcfgctl_status_matches() - does @have (the cached status, may be NULL) already say what @want
+ * says? Members of @want that are null must be absent (or null) in @have; others must match as in
  * jx_equal_subset().
  */
 bool lcfgctl_status_matches(const json_t *want, const json_t *have)
@@ -247,7 +247,8 @@ bool lcfgctl_status_matches(const json_t *want, const json_t *have)
 	return true;
 }
 
-/* lcfgctl_configmap_body() - the ConfigMap holding @config_text, as landlord applies it. New ref. */
+/* lcfgctl_configmap_body() - the ConfigMap holding @config_text, as landlord applies it. New ref.
+ */
 json_t *lcfgctl_configmap_body(const char *config_text)
 {
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
@@ -256,7 +257,8 @@ json_t *lcfgctl_configmap_body(const char *config_text)
 	                 "data", ACCEPTED_CONFIG_KEY, config_text);
 }
 
-/* lcfgctl_configmap_is_current() - @cm (may be NULL) already holds @config_text as landlord writes it. */
+/* lcfgctl_configmap_is_current() - @cm (may be NULL) already holds @config_text as landlord writes
+ * it. */
 bool lcfgctl_configmap_is_current(const json_t *cm, const char *config_text)
 {
 	const char *stored = jx_str(cm, "data", ACCEPTED_CONFIG_KEY, NULL);
@@ -295,7 +297,8 @@ int lcfgctl_config_from_configmap(const json_t *cm, struct lcfg **out /* OUT */,
 	return rc;
 }
 
-/* lcfgctl_config_digest() - lowercase hex SHA-256 of @text, to tell configurations apart in logs. */
+/* lcfgctl_config_digest() - lowercase hex SHA-256 of @text, to tell configurations apart in logs.
+ */
 void lcfgctl_config_digest(const char *text, char out[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -624,4 +627,3 @@ struct controller_def landlordconfig_controller_def(void)
 	        .ud = &ctl,
 	};
 }
-

@@ -14,8 +14,8 @@
 #include "base/mem.h"
 #include "fake_internal.h"
 
-#define MAX_BODY (8u << 20)
-#define MAX_SEGS 10
+#define MAX_BODY        (8u << 20)
+#define MAX_SEGS        10
 #define FAKE_RECHECK_MS 20
 
 /* One request being received. */
@@ -148,8 +148,8 @@ static char *query_of(struct MHD_Connection *conn)
 	return buf_detach(&b);
 }
 
-static void log_request(struct fake_api *f, const char *method, const char *url,
-                        const char *query, int status)
+static void log_request(struct fake_api *f, const char *method, const char *url, const char *query,
+                        int status)
 {
 	json_array_append_new(f->log, json_pack("{s:s,s:s,s:s,s:i}", "method", method, "path", url,
 	                                        "query", query, "status", status));
@@ -217,7 +217,8 @@ static bool parse_target(struct fake_api *f, char *url, struct target *t)
 	int n;
 
 	memset(t, 0, sizeof(*t));
-	for (tok = strtok_r(url, "/", &save); tok && t->n < MAX_SEGS; tok = strtok_r(NULL, "/", &save))
+	for (tok = strtok_r(url, "/", &save); tok && t->n < MAX_SEGS;
+	     tok = strtok_r(NULL, "/", &save))
 		t->segs[t->n++] = tok;
 	if (t->n == 0 || tok != NULL)
 		return false;
@@ -287,11 +288,12 @@ static json_t *discovery(struct fake_api *f, const struct target *t)
 
 		if (strcmp(r->group, t->group) != 0 || strcmp(r->version, t->version) != 0)
 			continue;
-		json_array_append_new(
-		        list, json_pack("{s:s,s:s,s:b,s:s,s:[s,s,s,s,s,s,s,s]}", "name", r->resource,
-		                        "singularName", "", "namespaced", r->namespaced, "kind",
-		                        r->kind, "verbs", "create", "delete", "deletecollection",
-		                        "get", "list", "patch", "update", "watch"));
+		json_array_append_new(list,
+		                      json_pack("{s:s,s:s,s:b,s:s,s:[s,s,s,s,s,s,s,s]}", "name",
+		                                r->resource, "singularName", "", "namespaced",
+		                                r->namespaced, "kind", r->kind, "verbs", "create",
+		                                "delete", "deletecollection", "get", "list",
+		                                "patch", "update", "watch"));
 	}
 	out = json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList", "apiVersion", "v1",
 	                "groupVersion", "", "resources", list);
@@ -379,7 +381,8 @@ static size_t first_after(json_t **items, size_t n, const char *pos)
 
 	for (i = 0; i < n; i++) {
 		const char *ns = fake__str(items[i], "metadata", "namespace");
-		char *here = xasprintf("%s/%s", ns ? ns : "", fake__str(items[i], "metadata", "name"));
+		char *here =
+		        xasprintf("%s/%s", ns ? ns : "", fake__str(items[i], "metadata", "name"));
 		int cmp = strcmp(here, pos);
 
 		free(here);
@@ -414,9 +417,9 @@ static struct answer do_list(struct call *c, const json_t *labels, const json_t 
 		kind = xasprintf("%sList", c->t.r->kind);
 		json_object_set_new(body, "kind", json_string(kind));
 		json_object_set_new(body, "apiVersion",
-		                    *c->t.r->group ? json_sprintf("%s/%s", c->t.r->group,
-		                                                  c->t.r->version)
-		                                   : json_string(c->t.r->version));
+		                    *c->t.r->group
+		                            ? json_sprintf("%s/%s", c->t.r->group, c->t.r->version)
+		                            : json_string(c->t.r->version));
 		free(kind);
 	}
 	return ok(200, body);
@@ -541,12 +544,19 @@ static struct answer do_watch(struct call *c, json_t *labels, json_t *fields)
 	struct fake_api *f = c->f;
 	const char *rvs = arg(c, "resourceVersion"), *ts = arg(c, "timeoutSeconds");
 	struct watcher *w = xcalloc(1, sizeof(*w));
-	long long rv = rvs && *rvs ? atoll(rvs) : 0;
+	long long rv = rvs && *rvs ? strtoll(rvs, NULL, 10) : 0;
 	struct answer a = {200, NULL, NULL, false};
 
-	*w = (struct watcher){f, c->t.r, c->t.ns ? xstrdup(c->t.ns) : NULL, labels, fields,
-	                      c->meta, false, 0, f->epoch,
-	                      clock_mono_ns() + (ts ? atoll(ts) : 1800) * 1000000000LL,
+	*w = (struct watcher){f,
+	                      c->t.r,
+	                      c->t.ns ? xstrdup(c->t.ns) : NULL,
+	                      labels,
+	                      fields,
+	                      c->meta,
+	                      false,
+	                      0,
+	                      f->epoch,
+	                      clock_mono_ns() + (ts ? strtoll(ts, NULL, 10) : 1800) * 1000000000LL,
 	                      BUF_INIT(64u << 20)};
 	if (rv > 0 && rv < f->compacted) {
 		json_t *st = status_body(410, "Expired", "too old resource version");
@@ -615,8 +625,9 @@ static void fill_new(const struct fake_res *r, json_t *obj, const char *ns)
 {
 	json_t *m = fake__meta(obj);
 
-	json_object_set_new(obj, "apiVersion", *r->group ? json_sprintf("%s/%s", r->group, r->version)
-	                                                : json_string(r->version));
+	json_object_set_new(obj, "apiVersion",
+	                    *r->group ? json_sprintf("%s/%s", r->group, r->version)
+	                              : json_string(r->version));
 	json_object_set_new(obj, "kind", json_string(r->kind));
 	if (r->namespaced && ns)
 		json_object_set_new(m, "namespace", json_string(ns));
@@ -701,7 +712,8 @@ static struct answer store_write(struct call *c, json_t *next, json_t *old, cons
 	next = split_status(c, next, old);
 	json_object_set(next, "apiVersion", json_object_get(old, "apiVersion"));
 	json_object_set(next, "kind", json_object_get(old, "kind"));
-	json_object_set(fake__meta(next), "name", json_object_get(json_object_get(old, "metadata"), "name"));
+	json_object_set(fake__meta(next), "name",
+	                json_object_get(json_object_get(old, "metadata"), "name"));
 	if (c->t.r->namespaced)
 		json_object_set(fake__meta(next), "namespace",
 		                json_object_get(json_object_get(old, "metadata"), "namespace"));
@@ -766,7 +778,8 @@ static struct answer do_patch(struct call *c, json_t *old)
 static struct answer do_delete(struct call *c, json_t *old)
 {
 	json_t *body = parse_body(c), *pre = json_object_get(body, "preconditions");
-	const char *uid = fake__str(pre, "uid", NULL), *rv = fake__str(pre, "resourceVersion", NULL);
+	const char *uid = fake__str(pre, "uid", NULL),
+	           *rv = fake__str(pre, "resourceVersion", NULL);
 	struct answer a;
 
 	if ((uid && strcmp(uid, fake__str(old, "metadata", "uid")) != 0) ||
@@ -792,9 +805,10 @@ static struct answer dispatch(struct call *c)
 		if (strcmp(m, "POST") == 0) {
 			json_t *obj = parse_body(c);
 
-			return json_is_object(obj) ? create_obj(c, obj, "create")
-			                           : (json_decref(obj),
-			                              fail(400, NULL, "the body is not a JSON object"));
+			return json_is_object(obj)
+			               ? create_obj(c, obj, "create")
+			               : (json_decref(obj),
+			                  fail(400, NULL, "the body is not a JSON object"));
 		}
 		return fail(405, NULL, "method not allowed");
 	}
@@ -878,7 +892,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	query = query_of(conn);
-	struct call c = {f, conn, method, {0}, up->body.p, up->body.len,
+	struct call c = {f,
+	                 conn,
+	                 method,
+	                 {0},
+	                 up->body.p,
+	                 up->body.len,
 	                 accept && strstr(accept, "as=PartialObjectMetadata") != NULL};
 	a = serve(f, &c, url, query);
 	free(query);
@@ -983,8 +1002,7 @@ const char *fake_api_url(const struct fake_api *f)
 }
 
 void fake_api_add_resource(struct fake_api *f, const char *group, const char *version,
-                           const char *resource, const char *kind, bool namespaced,
-                           bool has_status)
+                           const char *resource, const char *kind, bool namespaced, bool has_status)
 {
 	pthread_mutex_lock(&f->mu);
 	add_res(f, group, version, resource, kind, namespaced, has_status);
@@ -1232,7 +1250,8 @@ bool fake_api_wait(struct fake_api *f, fake_cond cond, void *ud)
 		if (cond(f, ud))
 			return true;
 		pthread_mutex_lock(&f->mu);
-		/* also every FAKE_RECHECK_MS: conditions on the manager's metrics change no object */
+		/* also every FAKE_RECHECK_MS: conditions on the manager's metrics change no object
+		 */
 		if (f->changes == seen)
 			clock_cond_wait_until(&f->cond, &f->mu,
 			                      clock_mono_ns() + FAKE_RECHECK_MS * 1000000LL);

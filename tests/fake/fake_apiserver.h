@@ -35,9 +35,9 @@
  *    except that creating in a Terminating namespace is 403 Forbidden;
  *  - subresources other than status, protobuf, table output, dry run, HTTP/2, TLS.
  *
- * Resources are named like kubectl names them: "namespaces", "rolebindings.rbac.authorization.k8s.io",
- * "tenants.landlord.dev" (plural, then the group when it is not core).
- * Objects handed out are copies (json_decref() them); objects handed in are copied.
+ * Resources are named like kubectl names them: "namespaces",
+ * "rolebindings.rbac.authorization.k8s.io", "tenants.landlord.dev" (plural, then the group when it
+ * is not core). Objects handed out are copies (json_decref() them); objects handed in are copied.
  * All functions are thread-safe. Hooks and conditions run on the fake's threads or the
  * caller's: they must not block.
  */
@@ -70,7 +70,8 @@ json_t *fake_api_get(struct fake_api *f, const char *res, const char *ns, const 
 /** fake_api_list() - a new array of copies of every object of @res (in @ns, or all: NULL). */
 json_t *fake_api_list(struct fake_api *f, const char *res, const char *ns);
 /** fake_api_put() - create or replace @obj (metadata.name, metadata.namespace), status
- * included; fills in uid, resourceVersion, creationTimestamp. Return: the stored resourceVersion. */
+ * included; fills in uid, resourceVersion, creationTimestamp. Return: the stored resourceVersion.
+ */
 long long fake_api_put(struct fake_api *f, const char *res, const json_t *obj);
 /** fake_api_delete() - delete as an API DELETE would (finalizers, namespaces). false: absent. */
 bool fake_api_delete(struct fake_api *f, const char *res, const char *ns, const char *name);
@@ -98,13 +99,13 @@ enum fake_action {
 
 /** A rule matches a request when every set field matches; the first matching rule acts. */
 struct fake_rule {
-	const char *method;        /* "GET", "POST", "PUT", "PATCH", "DELETE"; NULL: any */
-	const char *path_contains; /* substring of the path (no query); NULL: any */
-	const char *query_contains;/* substring of the query string; NULL: any */
-	bool watch;                /* match only watches (otherwise only non-watches) */
+	const char *method;         /* "GET", "POST", "PUT", "PATCH", "DELETE"; NULL: any */
+	const char *path_contains;  /* substring of the path (no query); NULL: any */
+	const char *query_contains; /* substring of the query string; NULL: any */
+	bool watch;                 /* match only watches (otherwise only non-watches) */
 	enum fake_action action;
-	int status;  /* FAKE_ANSWER: the HTTP status */
-	int times;   /* act this many times, then the rule is spent; 0: forever */
+	int status; /* FAKE_ANSWER: the HTTP status */
+	int times;  /* act this many times, then the rule is spent; 0: forever */
 };
 
 /** fake_api_rule_add() - install a rule (copied); returns its id. */

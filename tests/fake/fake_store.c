@@ -60,8 +60,7 @@ json_t *fake__meta(json_t *obj)
 	return m;
 }
 
-json_t *fake__lookup(struct fake_api *f, const struct fake_res *r, const char *ns,
-                     const char *name)
+json_t *fake__lookup(struct fake_api *f, const struct fake_res *r, const char *ns, const char *name)
 {
 	char *key = key_of(r, ns, name);
 	json_t *obj = json_object_get(f->store, key);
@@ -111,8 +110,9 @@ static long long next_generation(const json_t *obj, const json_t *old)
 static void record_event(struct fake_api *f, const struct fake_res *r, const char *type,
                          json_t *obj, json_t *old)
 {
-	json_array_append_new(f->events, json_pack("{s:I,s:s,s:s,s:O,s:O?}", "rv", f->rv, "res",
-	                                           r->name, "type", type, "object", obj, "old", old));
+	json_array_append_new(f->events,
+	                      json_pack("{s:I,s:s,s:s,s:O,s:O?}", "rv", f->rv, "res", r->name,
+	                                "type", type, "object", obj, "old", old));
 	fake__changed(f);
 }
 
@@ -145,7 +145,8 @@ json_t *fake__store(struct fake_api *f, const struct fake_res *r, const char *ve
 	json_object_set_new(m, "resourceVersion", json_string(stamp));
 	if (f->hook)
 		f->hook(verb, r->name, obj, f->hook_ud);
-	key = key_of(r, fake__str(obj, "metadata", "namespace"), fake__str(obj, "metadata", "name"));
+	key = key_of(r, fake__str(obj, "metadata", "namespace"),
+	             fake__str(obj, "metadata", "name"));
 	json_object_set_new(f->store, key, obj);
 	free(key);
 	record_event(f, r, old ? "MODIFIED" : "ADDED", obj, old);
@@ -493,12 +494,12 @@ json_t *fake__merge_patch(json_t *target, const json_t *patch)
 	json_object_foreach((json_t *)patch, k, v) {
 		if (json_is_null(v))
 			json_object_del(target, k);
-		else
-		{
+		else {
 			json_t *have = json_object_get(target, k);
 
-			json_object_set_new(target, k,
-			                    fake__merge_patch(have ? json_incref(have) : json_null(), v));
+			json_object_set_new(
+			        target, k,
+			        fake__merge_patch(have ? json_incref(have) : json_null(), v));
 		}
 	}
 	return target;

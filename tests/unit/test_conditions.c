@@ -19,8 +19,8 @@ static const char *field(const json_t *conds, size_t i, const char *key)
 static json_t *one(const char *type, const char *status, const char *since)
 {
 	return json_pack("[{s:s,s:s,s:s,s:s,s:s,s:i}]", "type", type, "status", status, "reason",
-	                 "Old", "message", "old", "lastTransitionTime", since,
-	                 "observedGeneration", 1);
+	                 "Old", "message", "old", "lastTransitionTime", since, "observedGeneration",
+	                 1);
 }
 
 static void test_conditions__new_type_is_appended_with_now(void **state)

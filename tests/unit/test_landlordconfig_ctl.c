@@ -1,8 +1,9 @@
 /*
  * test_landlordconfig_ctl.c - the configuration in force (config/current.c) and the
  * LandlordConfig controller: its pure helpers (landlordconfig_ctl_internal.h), the controller
- * in the real manager against the fake API server (tests/fake) and, when LANDLORD_TEST_KUBECONFIG names a cluster-admin kubeconfig of a
- * cluster with deploy/crds applied, the controller in a real manager.
+ * in the real manager against the fake API server (tests/fake) and, when LANDLORD_TEST_KUBECONFIG
+ * names a cluster-admin kubeconfig of a cluster with deploy/crds applied, the controller in a real
+ * manager.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -572,8 +573,8 @@ static json_t *fake_wait_reason(struct fake_api *f, const char *name, const char
 
 static bool persisted_pod_security(struct fake_api *f, void *ud)
 {
-	json_t *cm = fake_api_get(f, "configmaps", LANDLORD_SYSTEM_NAMESPACE,
-	                          ACCEPTED_CONFIG_CONFIGMAP);
+	json_t *cm =
+	        fake_api_get(f, "configmaps", LANDLORD_SYSTEM_NAMESPACE, ACCEPTED_CONFIG_CONFIGMAP);
 	struct lcfg *cfg = NULL;
 	struct ll_err err;
 	bool ok = cm && lcfgctl_config_from_configmap(cm, &cfg, &err) == 0 &&
@@ -1044,13 +1045,15 @@ int main(void)
 	        cmocka_unit_test(
 	                test_landlordconfig_ctl__an_unusable_persisted_configmap_is_an_error),
 	        cmocka_unit_test(test_landlordconfig_ctl__digest_is_hex_sha256),
-	        cmocka_unit_test_setup_teardown(test_landlordconfig_ctl__fake_accepts_persists_and_records,
-	                                        fake_setup, fake_teardown),
 	        cmocka_unit_test_setup_teardown(
-	                test_landlordconfig_ctl__fake_rejects_and_keeps_what_is_in_force, fake_setup,
+	                test_landlordconfig_ctl__fake_accepts_persists_and_records, fake_setup,
 	                fake_teardown),
-	        cmocka_unit_test_setup_teardown(test_landlordconfig_ctl__fake_other_names_are_ignored,
-	                                        fake_setup, fake_teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_landlordconfig_ctl__fake_rejects_and_keeps_what_is_in_force,
+	                fake_setup, fake_teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_landlordconfig_ctl__fake_other_names_are_ignored, fake_setup,
+	                fake_teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_landlordconfig_ctl__fake_restart_loads_and_writes_nothing, fake_setup,
 	                fake_teardown),

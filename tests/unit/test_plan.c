@@ -128,8 +128,7 @@ static void test_plan__status_counts_its_tenants_and_their_namespaces(void **sta
 	p = fake_api_get(e->f, PLANS, NULL, "gold");
 	assert_int_equal(jx_int(p, 0, "status", "perTenant", "acme", "namespaces", NULL), 2);
 	assert_string_equal(jx_str(p, "status", "perTenant", "globex", "used", "pods", NULL), "3");
-	assert_string_equal(jx_str(p, "status", "perTenant", "globex", "hard", "pods", NULL),
-	                    "20");
+	assert_string_equal(jx_str(p, "status", "perTenant", "globex", "hard", "pods", NULL), "20");
 	assert_null(jx_get(p, "status", "perTenant", "initech", NULL));
 	assert_int_equal(jx_int(p, 0, "status", "observedGeneration", NULL), 1);
 	json_decref(p);
@@ -166,8 +165,8 @@ static void test_plan__bad_quantities_make_it_invalid(void **state)
 	wait_plan(e->f, &(struct want){"broken", 0, 0, "Ready", "False"});
 	p = fake_api_get(e->f, PLANS, NULL, "broken");
 	assert_string_equal(jx_str(find_cond(p, "Ready"), "reason", NULL), "Invalid");
-	assert_non_null(strstr(jx_str(find_cond(p, "Ready"), "message", NULL),
-	                       "spec.resourceQuota.hard"));
+	assert_non_null(
+	        strstr(jx_str(find_cond(p, "Ready"), "message", NULL), "spec.resourceQuota.hard"));
 	json_decref(p);
 }
 

@@ -57,9 +57,8 @@ static void test_status__replace_drops_what_the_new_status_lacks(void **state)
 	json_t *st = json_pack("{s:s}", "phase", "New"), *w;
 	char why[256] = "";
 
-	assert_int_equal(status_write(e->c, &WIDGETS, "w", st, STATUS_REPLACE, "unit", why,
-	                              sizeof(why)),
-	                 0);
+	assert_int_equal(
+	        status_write(e->c, &WIDGETS, "w", st, STATUS_REPLACE, "unit", why, sizeof(why)), 0);
 	w = widget(e);
 	assert_true(json_equal(jx_get(w, "status", NULL), st));
 	assert_int_equal(jx_int(w, 0, "spec", "size", NULL), 3);
@@ -74,9 +73,8 @@ static void test_status__merge_keeps_other_fields_and_null_removes(void **state)
 	json_t *st = json_pack("{s:s,s:n}", "phase", "New", "stale"), *w;
 	char why[256] = "";
 
-	assert_int_equal(status_write(e->c, &WIDGETS, "w", st, STATUS_MERGE, "unit", why,
-	                              sizeof(why)),
-	                 0);
+	assert_int_equal(
+	        status_write(e->c, &WIDGETS, "w", st, STATUS_MERGE, "unit", why, sizeof(why)), 0);
 	w = widget(e);
 	assert_string_equal(jx_str(w, "status", "phase", NULL), "New");
 	assert_null(jx_get(w, "status", "stale", NULL));
@@ -90,9 +88,9 @@ static void test_status__a_missing_object_is_success(void **state)
 	json_t *st = json_pack("{s:s}", "phase", "New");
 	char why[256] = "";
 
-	assert_int_equal(status_write(e->c, &WIDGETS, "gone", st, STATUS_REPLACE, "unit", why,
-	                              sizeof(why)),
-	                 0);
+	assert_int_equal(
+	        status_write(e->c, &WIDGETS, "gone", st, STATUS_REPLACE, "unit", why, sizeof(why)),
+	        0);
 	json_decref(st);
 }
 
@@ -102,11 +100,13 @@ static void test_status__a_refused_write_says_why(void **state)
 	json_t *st = json_pack("{s:s}", "phase", "New"), *w;
 	char why[256] = "";
 
-	fake_api_rule_add(e->f, &(struct fake_rule){.method = "PATCH", .path_contains = "/status",
-	                                            .action = FAKE_ANSWER, .status = 409});
-	assert_int_equal(status_write(e->c, &WIDGETS, "w", st, STATUS_MERGE, "unit", why,
-	                              sizeof(why)),
-	                 -EIO);
+	fake_api_rule_add(e->f, &(struct fake_rule){.method = "PATCH",
+	                                            .path_contains = "/status",
+	                                            .action = FAKE_ANSWER,
+	                                            .status = 409});
+	assert_int_equal(
+	        status_write(e->c, &WIDGETS, "w", st, STATUS_MERGE, "unit", why, sizeof(why)),
+	        -EIO);
 	assert_non_null(strstr(why, "409"));
 	assert_non_null(strstr(why, "Conflict"));
 	w = widget(e);
@@ -122,9 +122,9 @@ static void test_status__no_answer_says_why(void **state)
 	char why[256] = "";
 
 	fake_api_rule_add(e->f, &(struct fake_rule){.method = "PATCH", .action = FAKE_CORRUPT});
-	assert_int_equal(status_write(e->c, &WIDGETS, "w", st, STATUS_MERGE, "unit", why,
-	                              sizeof(why)),
-	                 -EIO);
+	assert_int_equal(
+	        status_write(e->c, &WIDGETS, "w", st, STATUS_MERGE, "unit", why, sizeof(why)),
+	        -EIO);
 	assert_true(strlen(why) > 0);
 	json_decref(st);
 }

@@ -48,15 +48,15 @@ static void put(struct fake_api *f, const char *res, const char *text)
 	json_decref(obj);
 }
 
-#define GOLD                                                                                     \
-	"{\"metadata\":{\"name\":\"gold\"},\"spec\":{\"maxNamespaces\":10,\"resourceQuota\":{"   \
-	"\"hard\":{\"pods\":\"20\",\"requests.cpu\":\"4\"}},\"limitRange\":{\"limits\":[{"       \
+#define GOLD                                                                                   \
+	"{\"metadata\":{\"name\":\"gold\"},\"spec\":{\"maxNamespaces\":10,\"resourceQuota\":{" \
+	"\"hard\":{\"pods\":\"20\",\"requests.cpu\":\"4\"}},\"limitRange\":{\"limits\":[{"     \
 	"\"type\":\"Container\",\"default\":{\"cpu\":\"200m\"}}]}}}"
-#define ACME                                                                                     \
-	"{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\",\"accessControl\":{"      \
-	"\"owners\":{\"users\":[\"alice\"]},\"viewers\":{\"groups\":[\"auditors\"]}},"           \
-	"\"namespaces\":{\"withTenantPrefix\":[\"dev\",\"prod\"],\"metadata\":{\"common\":{"    \
-	"\"labels\":{\"team\":\"{{ TENANT.NAME }}\"},\"annotations\":{\"owner\":\"ops\"}}}},"    \
+#define ACME                                                                                  \
+	"{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\",\"accessControl\":{"   \
+	"\"owners\":{\"users\":[\"alice\"]},\"viewers\":{\"groups\":[\"auditors\"]}},"        \
+	"\"namespaces\":{\"withTenantPrefix\":[\"dev\",\"prod\"],\"metadata\":{\"common\":{"  \
+	"\"labels\":{\"team\":\"{{ TENANT.NAME }}\"},\"annotations\":{\"owner\":\"ops\"}}}}," \
 	"\"networkIsolation\":true,\"podSecurity\":\"restricted\"}}"
 
 static struct fake_api *new_fake(void)
@@ -145,7 +145,6 @@ static void wait_cond(struct fake_api *f, const char *tenant, const char *type, 
 		         reason ? reason : "*", s ? s : "(no tenant)");
 	}
 }
-
 
 /* ---- objects to wait for ---- */
 
@@ -287,9 +286,9 @@ static void test_tenant__becomes_namespaces_quota_policies_and_access(void **sta
 	                    "landlord:tenant:acme");
 
 	t = fake_api_get(e->f, TENANTS, NULL, "acme");
-	assert_string_equal(jx_str(json_array_get(jx_get(t, "metadata", "finalizers", NULL), 0),
-	                           NULL),
-	                    "landlord.dev/finalizer");
+	assert_string_equal(
+	        jx_str(json_array_get(jx_get(t, "metadata", "finalizers", NULL), 0), NULL),
+	        "landlord.dev/finalizer");
 	assert_int_equal(jx_int(t, 0, "status", "namespaceCount", NULL), 2);
 	for (const char *const *c = (const char *const[]){"NamespacesReady", "QuotaReady",
 	                                                  "PoliciesReady", "AccessReady", NULL};
@@ -370,8 +369,9 @@ static void test_tenant__deleted_and_edited_children_are_put_back(void **state)
 	struct env *e = *state;
 	json_t *rq;
 	struct obj_want plan = {"namespaces", NULL, "acme-prod", true, "landlord.dev/plan", "gold"};
-	struct obj_want pss = {"namespaces", NULL, "acme-prod", true,
-	                       "pod-security.kubernetes.io/enforce", "restricted"};
+	struct obj_want pss = {
+	        "namespaces", NULL, "acme-prod", true, "pod-security.kubernetes.io/enforce",
+	        "restricted"};
 	json_t *ns, *labels;
 
 	provisioned(e);
@@ -384,7 +384,8 @@ static void test_tenant__deleted_and_edited_children_are_put_back(void **state)
 	ns = fake_api_get(e->f, "namespaces", NULL, "acme-prod");
 	labels = (json_t *)jx_get(ns, "metadata", "labels", NULL);
 	json_object_del(labels, "landlord.dev/plan");
-	json_object_set_new(labels, "pod-security.kubernetes.io/enforce", json_string("privileged"));
+	json_object_set_new(labels, "pod-security.kubernetes.io/enforce",
+	                    json_string("privileged"));
 	fake_api_put(e->f, "namespaces", ns);
 	json_decref(ns);
 
@@ -399,9 +400,10 @@ static void test_tenant__deleted_and_edited_children_are_put_back(void **state)
 static void test_tenant__an_injected_500_is_retried_and_reported(void **state)
 {
 	struct env *e = *state;
-	int rule = fake_api_rule_add(
-	        e->f, &(struct fake_rule){.method = "PATCH", .path_contains = "/networkpolicies/",
-	                                  .action = FAKE_ANSWER, .status = 500});
+	int rule = fake_api_rule_add(e->f, &(struct fake_rule){.method = "PATCH",
+	                                                       .path_contains = "/networkpolicies/",
+	                                                       .action = FAKE_ANSWER,
+	                                                       .status = 500});
 
 	put(e->f, PLANS, GOLD);
 	put(e->f, TENANTS, ACME);
@@ -469,8 +471,8 @@ static void test_tenant__deletion_releases_the_namespaces(void **state)
 	assert_non_null(ns);
 	assert_null(jx_label(ns, "landlord.dev/tenant"));
 	assert_string_equal(jx_annotation(ns, "landlord.dev/released-from"), "acme");
-	for (const char *const *r = (const char *const[]){RB, NP, "resourcequotas", "limitranges",
-	                                                  NULL};
+	for (const char *const *r =
+	             (const char *const[]){RB, NP, "resourcequotas", "limitranges", NULL};
 	     *r; r++) {
 		left = fake_api_list(e->f, *r, NULL);
 		assert_int_equal(json_array_size(left), 0);
@@ -489,7 +491,8 @@ static void test_tenant__deletion_with_purge_waits_for_the_namespaces(void **sta
 
 	put(e->f, PLANS, GOLD);
 	t = js(ACME);
-	json_object_set_new((json_t *)jx_get(t, "spec", "namespaces", NULL), "onDeletePurge", json_true());
+	json_object_set_new((json_t *)jx_get(t, "spec", "namespaces", NULL), "onDeletePurge",
+	                    json_true());
 	fake_api_put(e->f, TENANTS, t);
 	json_decref(t);
 	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
@@ -521,14 +524,15 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__deleted_and_edited_children_are_put_back, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_tenant__an_injected_500_is_retried_and_reported,
-	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(
-	                test_tenant__a_missing_plan_grants_nothing_until_it_exists, setup, teardown),
+	                test_tenant__an_injected_500_is_retried_and_reported, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_missing_plan_grants_nothing_until_it_exists, setup,
+	                teardown),
 	        cmocka_unit_test_setup_teardown(test_tenant__an_existing_namespace_is_a_collision,
 	                                        setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_tenant__deletion_releases_the_namespaces, setup,
-	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__deletion_releases_the_namespaces,
+	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__deletion_with_purge_waits_for_the_namespaces, setup, teardown),
 	};
