@@ -49,6 +49,7 @@ struct answer {
 	json_t *body;
 	struct MHD_Response *stream;
 	bool corrupt;
+	size_t dump_flags; /* json_dumps() flags of the body */
 };
 
 static const struct {
@@ -114,12 +115,12 @@ static json_t *status_body(int code, const char *reason, const char *message)
 
 static struct answer fail(int code, const char *reason, const char *message)
 {
-	return (struct answer){code, status_body(code, reason, message), NULL, false};
+	return (struct answer){code, status_body(code, reason, message), NULL, false, JSON_COMPACT};
 }
 
 static struct answer ok(int code, json_t *body)
 {
-	return (struct answer){code, body, NULL, false};
+	return (struct answer){code, body, NULL, false, JSON_COMPACT};
 }
 
 static json_t *as_meta(const json_t *obj, bool meta)
@@ -148,11 +149,19 @@ static char *query_of(struct MHD_Connection *conn)
 	return buf_detach(&b);
 }
 
-static void log_request(struct fake_api *f, const char *method, const char *url, const char *query,
-                        int status)
+/* Log a request on arrival (held ones count); its status is filled in when answered. */
+static size_t log_arrival(struct fake_api *f, const char *method, const char *url,
+                          const char *query)
 {
 	json_array_append_new(f->log, json_pack("{s:s,s:s,s:s,s:i}", "method", method, "path", url,
-	                                        "query", query, "status", status));
+	                                        "query", query, "status", 0));
+	fake__changed(f);
+	return json_array_size(f->log) - 1;
+}
+
+static void log_answer(struct fake_api *f, size_t idx, const char *method, int status)
+{
+	json_object_set_new(json_array_get(f->log, idx), "status", json_integer(status));
 	if (strcmp(method, "GET") != 0)
 		f->writes++;
 	fake__changed(f);
@@ -178,9 +187,12 @@ static bool rule_matches(const struct fake_rule_slot *s, const char *method, con
 	return s->query == NULL || strstr(query, s->query) != NULL;
 }
 
-/* The rule acting on this request (its id), or 0; holds here while a FAKE_HOLD rule says so. */
-static int apply_rules(struct fake_api *f, const char *method, const char *url, const char *query,
-                       bool watch, struct answer *a)
+/* What the rules say: serve as usual, or the answer is in *@a, or serve and then corrupt. Holds
+ * here while a FAKE_HOLD rule says so. */
+enum verdict { SERVE, ANSWERED, SERVE_CORRUPT };
+
+static enum verdict apply_rules(struct fake_api *f, const char *method, const char *url,
+                                const char *query, bool watch, struct answer *a)
 {
 	struct fake_rule_slot *s = NULL;
 	int id;
@@ -189,24 +201,22 @@ static int apply_rules(struct fake_api *f, const char *method, const char *url, 
 		if (rule_matches(&f->rules.v[i], method, url, query, watch))
 			s = &f->rules.v[i];
 	if (s == NULL)
-		return 0;
+		return SERVE;
 	s->hits++;
 	id = s->id;
 	fake__changed(f);
 	switch (s->r.action) {
 	case FAKE_ANSWER:
 		*a = fail(s->r.status, NULL, "injected by a fake_rule");
-		return id;
+		return ANSWERED;
 	case FAKE_CORRUPT:
-		*a = ok(200, NULL);
-		a->corrupt = true;
-		return id;
+		return SERVE_CORRUPT;
 	case FAKE_HOLD:
 		while (!f->stopping && (s = rule_by_id(f, id)) != NULL && !s->released)
 			pthread_cond_wait(&f->cond, &f->mu);
-		return 0;
+		return SERVE;
 	}
-	return 0;
+	return SERVE;
 }
 
 /* ---- routing ---- */
@@ -392,6 +402,31 @@ static size_t first_after(json_t **items, size_t n, const char *pos)
 	return i;
 }
 
+/* @body (stolen) in the layout fake_api_set_list_layout() asked for. */
+static struct answer list_answer(struct fake_api *f, json_t *body)
+{
+	struct answer a = ok(200, body);
+	json_t *reordered;
+
+	switch (f->list_layout) {
+	case FAKE_LIST_USUAL:
+		break;
+	case FAKE_LIST_ITEMS_FIRST:
+		reordered = json_pack("{s:O,s:O,s:O,s:O}", "kind", json_object_get(body, "kind"),
+		                      "apiVersion", json_object_get(body, "apiVersion"), "items",
+		                      json_object_get(body, "items"), "metadata",
+		                      json_object_get(body, "metadata"));
+		json_decref(body);
+		a.body = reordered;
+		a.dump_flags = JSON_INDENT(2);
+		break;
+	case FAKE_LIST_ESCAPED:
+		a.dump_flags = JSON_COMPACT | JSON_ESCAPE_SLASH;
+		break;
+	}
+	return a;
+}
+
 static struct answer do_list(struct call *c, const json_t *labels, const json_t *fields)
 {
 	struct fake_api *f = c->f;
@@ -422,7 +457,7 @@ static struct answer do_list(struct call *c, const json_t *labels, const json_t 
 		                            : json_string(c->t.r->version));
 		free(kind);
 	}
-	return ok(200, body);
+	return list_answer(f, body);
 }
 
 /* ---- watches ---- */
@@ -545,7 +580,7 @@ static struct answer do_watch(struct call *c, json_t *labels, json_t *fields)
 	const char *rvs = arg(c, "resourceVersion"), *ts = arg(c, "timeoutSeconds");
 	struct watcher *w = xcalloc(1, sizeof(*w));
 	long long rv = rvs && *rvs ? strtoll(rvs, NULL, 10) : 0;
-	struct answer a = {200, NULL, NULL, false};
+	struct answer a = {200, NULL, NULL, false, JSON_COMPACT};
 
 	*w = (struct watcher){f,
 	                      c->t.r,
@@ -835,8 +870,13 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct answer *a)
 	char *text = NULL;
 
 	if (resp == NULL) {
-		text = a->corrupt ? xstrdup("{\"kind\": this is not JSON")
-		                  : json_dumps(a->body, JSON_COMPACT);
+		text = json_dumps(a->body, a->dump_flags);
+		if (a->corrupt) { /* the end goes, what a scanner reads first stays */
+			size_t n = strlen(text);
+
+			text = xrealloc(text, n + 8);
+			memcpy(text + (n >= 2 ? n - 2 : 0), ",nope", 6);
+		}
 		resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
@@ -853,16 +893,22 @@ static struct answer serve(struct fake_api *f, struct call *c, const char *url, 
 	char *path = xstrdup(url);
 	struct answer a;
 
+	enum verdict v;
+	size_t idx;
+
 	pthread_mutex_lock(&f->mu);
-	if (apply_rules(f, c->method, url, query, is_watch, &a) == 0) {
+	idx = log_arrival(f, c->method, url, query);
+	v = apply_rules(f, c->method, url, query, is_watch, &a);
+	if (v != ANSWERED) {
 		if (f->stopping)
 			a = fail(503, NULL, "the fake is stopping");
 		else if (!parse_target(f, path, &c->t))
 			a = fail(404, NULL, "the server could not find the requested resource");
 		else
 			a = dispatch(c);
+		a.corrupt = v == SERVE_CORRUPT && a.stream == NULL;
 	}
-	log_request(f, c->method, url, query, a.status);
+	log_answer(f, idx, c->method, a.status);
 	pthread_mutex_unlock(&f->mu);
 	free(path);
 	return a;
@@ -1100,6 +1146,13 @@ void fake_api_compact(struct fake_api *f)
 	json_array_clear(f->events);
 	f->epoch++;
 	fake__changed(f);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void fake_api_set_list_layout(struct fake_api *f, enum fake_list_layout layout)
+{
+	pthread_mutex_lock(&f->mu);
+	f->list_layout = layout;
 	pthread_mutex_unlock(&f->mu);
 }
 

@@ -94,7 +94,9 @@ void fake_api_finish_namespace(struct fake_api *f, const char *name);
 enum fake_action {
 	FAKE_ANSWER,  /* answer with .status and a Status body (reason from the code) */
 	FAKE_HOLD,    /* block the request until fake_api_release() (or stop), then serve it */
-	FAKE_CORRUPT, /* answer 200 with a body that is not JSON */
+	FAKE_CORRUPT, /* serve it (a write happens), then cut the answer's last two bytes and
+	               * append ",nope": not JSON, though what comes first (a list's metadata)
+	               * reads as usual; watches are never corrupted */
 };
 
 /** A rule matches a request when every set field matches; the first matching rule acts. */
@@ -107,6 +109,12 @@ struct fake_rule {
 	int status; /* FAKE_ANSWER: the HTTP status */
 	int times;  /* act this many times, then the rule is spent; 0: forever */
 };
+
+/** How list bodies are written: as the API server does (metadata before items, compact), items
+ * before metadata and indented, or with every "/" escaped as "\/" (valid JSON all three; for
+ * clients that scan bodies before parsing them). */
+enum fake_list_layout { FAKE_LIST_USUAL, FAKE_LIST_ITEMS_FIRST, FAKE_LIST_ESCAPED };
+void fake_api_set_list_layout(struct fake_api *f, enum fake_list_layout layout);
 
 /** fake_api_rule_add() - install a rule (copied); returns its id. */
 int fake_api_rule_add(struct fake_api *f, const struct fake_rule *rule);
@@ -132,12 +140,13 @@ void fake_api_quota_hook(const char *verb, const char *res, json_t *obj, void *u
 
 /* ---- request log ---- */
 
-/** fake_api_requests() - requests answered so far whose method matches (NULL: any) and whose
- * path contains @path_contains (NULL: any). Watches count once, when they start. */
+/** fake_api_requests() - requests received so far (held ones too) whose method matches (NULL:
+ * any) and whose path contains @path_contains (NULL: any). A watch counts once. */
 int fake_api_requests(struct fake_api *f, const char *method, const char *path_contains);
 /** fake_api_writes() - POST, PUT, PATCH and DELETE requests answered so far. */
 int fake_api_writes(struct fake_api *f);
-/** fake_api_log() - a new array of {method, path, query, status} in arrival order. */
+/** fake_api_log() - a new array of {method, path, query, status} in arrival order; status is 0
+ * while a request is not answered yet. The query holds the parameters the fake reads. */
 json_t *fake_api_log(struct fake_api *f);
 
 /* ---- waiting ---- */

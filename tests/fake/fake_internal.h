@@ -46,6 +46,7 @@ struct fake_api {
 	unsigned long epoch;   /* bumped by compaction: open watches end */
 	int writes;
 	bool hold_ns, stopping;
+	enum fake_list_layout list_layout;
 	fake_write_hook hook;
 	void *hook_ud;
 };

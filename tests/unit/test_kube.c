@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "fake_apiserver.h"
 #include "live.h"
 #include <curl/curl.h>
 #include <microhttpd.h>
@@ -653,165 +654,71 @@ static void test_kube__scan_continue_agrees_with_the_parser(void **state)
 	buf_release(&m);
 }
 
-/* ---------- kc_list against a fake API server ---------- */
+/* ---------- kc_list against the fake API server (tests/fake) ---------- */
 
-enum fake_layout {
-	FAKE_USUAL,       /* metadata before items, as the API server writes it */
-	FAKE_ITEMS_FIRST, /* items before metadata, indented */
-	FAKE_ESCAPED,     /* tokens written with an escape ("p\/2" for "p/2") */
-};
-
-/* Pages of @limit items named item-000...; page k's continue token is "p<k+1>". */
-struct fake {
-	struct MHD_Daemon *d;
-	int port;
-	int items, limit;
-	enum fake_layout layout;
-	int hold_page; /* answered only once released (or after 10 s) */
-	int gone_page; /* answered 410 Expired */
-	int bad_page;  /* answered with a body that is not JSON after its metadata */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int requests;
-	int unknown_tokens;
-	bool released;
-};
-
-/* The page a request asks for (1-based), 0 for a token never issued. */
-static int fake_page_of(const struct fake *f, const char *cont)
+/*
+ * ConfigMaps item-000... in "default", with decoy "continue" keys in their metadata and data.
+ * The fake's continue token names the last item of the page before, so page k (1-based) of
+ * @limit items is asked for with a query holding "default/item-<(k-1)*limit-1>".
+ */
+static struct fake_api *paging_fake(int items)
 {
-	const char *prefix = f->layout == FAKE_ESCAPED ? "p/" : "p";
-	char *end;
-	long page;
+	struct fake_api *f = fake_api_start();
+	char name[16];
 
-	if (cont == NULL)
-		return 1;
-	if (strncmp(cont, prefix, strlen(prefix)) != 0)
-		return 0;
-	page = strtol(cont + strlen(prefix), &end, 10);
-	return *end == '\0' && page > 1 && page <= (f->items + f->limit - 1) / f->limit ? (int)page
-	                                                                                : 0;
-}
+	for (int i = 0; i < items; i++) {
+		json_t *cm;
 
-static void fake_items(const struct fake *f, struct buf *b, int page)
-{
-	int first = (page - 1) * f->limit;
-
-	buf_append_str(b, "[");
-	for (int i = first; i < first + f->limit && i < f->items; i++)
-		buf_appendf(b,
-		            "%s{\"metadata\":{\"name\":\"item-%03d\",\"continue\":\"decoy\"},"
-		            "\"data\":{\"k\":\"\\\"continue\\\":\\\"decoy\\\"\"}}",
-		            i > first ? "," : "", i);
-	buf_append_str(b, page == f->bad_page ? ",nope" : "]");
-}
-
-static char *fake_body(const struct fake *f, int page)
-{
-	struct buf b = BUF_INIT(BUF_MAX_INTERNAL), meta = BUF_INIT(BUF_MAX_INTERNAL);
-	bool more = page * f->limit < f->items;
-
-	buf_append_str(&meta, "{\"resourceVersion\":\"77\"");
-	if (more)
-		buf_appendf(&meta, ",\"continue\":\"p%s%d\"",
-		            f->layout == FAKE_ESCAPED ? "\\/" : "", page + 1);
-	buf_append_str(&meta, "}");
-	if (f->layout == FAKE_ITEMS_FIRST) {
-		buf_append_str(&b, "{\n  \"kind\": \"ConfigMapList\",\n  \"items\": ");
-		fake_items(f, &b, page);
-		buf_appendf(&b, ",\n  \"metadata\": %s\n}", buf_cstr(&meta));
-	} else {
-		buf_appendf(&b,
-		            "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":%s,"
-		            "\"items\":",
-		            buf_cstr(&meta));
-		fake_items(f, &b, page);
-		buf_append_str(&b, "}");
+		snprintf(name, sizeof(name), "item-%03d", i);
+		cm = json_pack("{s:{s:s,s:s,s:s},s:{s:s}}", "metadata", "name", name, "namespace",
+		               "default", "continue", "decoy", "data", "k",
+		               "\"continue\":\"decoy\"");
+		fake_api_put(f, "configmaps", cm);
+		json_decref(cm);
 	}
-	buf_release(&meta);
-	return buf_detach(&b);
+	return f;
 }
 
-static enum MHD_Result fake_answer(void *cls, struct MHD_Connection *conn, const char *url,
-                                   const char *method, const char *version, const char *upload,
-                                   size_t *upload_size, void **con_cls)
+/* The query substring of page @page's request. */
+static const char *page_query(int page, int limit, char *out, size_t len)
 {
-	struct fake *f = cls;
-	int page = fake_page_of(
-	        f, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "continue"));
-	unsigned int status = page ? MHD_HTTP_OK : MHD_HTTP_BAD_REQUEST;
-	struct timespec until;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	char *body;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 10;
-	pthread_mutex_lock(&f->lock);
-	f->requests++;
-	f->unknown_tokens += page == 0;
-	pthread_cond_broadcast(&f->cond);
-	while (page == f->hold_page && !f->released &&
-	       pthread_cond_timedwait(&f->cond, &f->lock, &until) == 0)
-		;
-	pthread_mutex_unlock(&f->lock);
-	if (page && page == f->gone_page) {
-		status = MHD_HTTP_GONE;
-		body = strdup(
-		        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
-		        "\"message\":\"continue too old\",\"reason\":\"Expired\",\"code\":410}");
-	} else {
-		body = page ? fake_body(f, page) : strdup("unknown continue token");
-	}
-	r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	snprintf(out, len, "default/item-%03d", (page - 1) * limit - 1);
+	return out;
 }
 
-static void fake_start(struct fake *f)
+/* A rule acting on page @page (> 1) only. */
+static int page_rule(struct fake_api *f, int page, int limit, enum fake_action action, int status)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	char q[32];
 
-	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->cond, NULL);
-	f->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
-	                        NULL, NULL, fake_answer, f, MHD_OPTION_SOCK_ADDR, &sa,
-	                        MHD_OPTION_END);
-	assert_non_null(f->d);
-	f->port = MHD_get_daemon_info(f->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+	return fake_api_rule_add(
+	        f, &(struct fake_rule){.method = "GET",
+	                               .query_contains = page_query(page, limit, q, sizeof(q)),
+	                               .action = action,
+	                               .status = status});
 }
 
-static void fake_stop(struct fake *f)
+static int list_requests(struct fake_api *f)
 {
-	pthread_mutex_lock(&f->lock);
-	f->released = true;
-	pthread_cond_broadcast(&f->cond);
-	pthread_mutex_unlock(&f->lock);
-	MHD_stop_daemon(f->d);
-	pthread_cond_destroy(&f->cond);
-	pthread_mutex_destroy(&f->lock);
+	return fake_api_requests(f, "GET", "/configmaps");
 }
 
-/* Wait (at most 5 s) until the fake has received @n requests. */
-static bool fake_wait_requests(struct fake *f, int n)
+/* Requests answered 400: a continue token the fake never issued. */
+static int unknown_tokens(struct fake_api *f)
 {
-	struct timespec until;
-	bool ok;
+	json_t *log = fake_api_log(f), *e;
+	size_t i;
+	int n = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 5;
-	pthread_mutex_lock(&f->lock);
-	while (f->requests < n && pthread_cond_timedwait(&f->cond, &f->lock, &until) == 0)
-		;
-	ok = f->requests >= n;
-	pthread_mutex_unlock(&f->lock);
-	return ok;
+	json_array_foreach(log, i, e)
+		n += jx_int(e, 0, "status", NULL) == 400;
+	json_decref(log);
+	return n;
 }
 
 struct paged {
-	struct fake *f;
+	struct fake_api *f;
+	int limit, items;
 	int n;
 	int out_of_order;
 	bool await_next; /* at each page's first item, wait for the next page's request */
@@ -819,17 +726,26 @@ struct paged {
 	int missed;      /* pages handed out before the next one was requested */
 };
 
+struct want_requests {
+	int n;
+};
+
+static bool enough_requests(struct fake_api *f, void *ud)
+{
+	return list_requests(f) >= ((struct want_requests *)ud)->n;
+}
+
 static int on_paged_item(json_t *item, void *ud)
 {
 	struct paged *p = ud;
 	char want[32];
-	int page = p->n / p->f->limit + 1, pages = (p->f->items + p->f->limit - 1) / p->f->limit;
+	int page = p->n / p->limit + 1, pages = (p->items + p->limit - 1) / p->limit;
 
 	snprintf(want, sizeof(want), "item-%03d", p->n);
 	if (jx_name(item) == NULL || strcmp(jx_name(item), want) != 0)
 		p->out_of_order++;
-	if (p->await_next && p->n % p->f->limit == 0 && page < pages &&
-	    !fake_wait_requests(p->f, page + 1))
+	if (p->await_next && p->n % p->limit == 0 && page < pages &&
+	    !fake_api_wait(p->f, enough_requests, &(struct want_requests){page + 1}))
 		p->missed++;
 	p->n++;
 	return p->stop_at && p->n == p->stop_at ? 7 : 0;
@@ -844,12 +760,12 @@ static double unit_lists(const char *code)
 	                                  "code", code, NULL));
 }
 
-/* kc_list() of the fake's configmaps; returns kc_list()'s value. */
-static int fake_list(struct fake *f, struct paged *p, char **rv, struct kc_resp *resp,
+/* kc_list() of the fake's configmaps, @p->limit a page; returns kc_list()'s value. */
+static int fake_list(struct fake_api *f, struct paged *p, char **rv, struct kc_resp *resp,
                      struct ll_err *err)
 {
-	struct kc_client *c = local_client(f->port, 20000);
-	struct kc_list_opts o = {.limit = f->limit};
+	struct kc_client *c = local_client(fake_api_port(f), 20000);
+	struct kc_list_opts o = {.limit = p->limit};
 	int rc;
 
 	p->f = f;
@@ -860,130 +776,131 @@ static int fake_list(struct fake *f, struct paged *p, char **rv, struct kc_resp 
 
 static void test_kube__list_requests_the_next_page_ahead(void **state)
 {
-	struct fake f = {.items = 23, .limit = 5};
-	struct paged p = {.await_next = true};
+	struct fake_api *f = paging_fake(23);
+	struct paged p = {.limit = 5, .items = 23, .await_next = true};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	double ok = unit_lists("200");
-	char *rv = NULL;
+	char *rv = NULL, want_rv[32];
 
-	fake_start(&f);
-	assert_int_equal(fake_list(&f, &p, &rv, &resp, &err), 0);
+	snprintf(want_rv, sizeof(want_rv), "%lld", fake_api_resource_version(f));
+	assert_int_equal(fake_list(f, &p, &rv, &resp, &err), 0);
 	assert_int_equal(resp.http_status, 200);
 	assert_int_equal(p.n, 23);
 	assert_int_equal(p.out_of_order, 0);
 	/* each page was handed out while the next one was already requested */
 	assert_int_equal(p.missed, 0);
-	assert_int_equal(f.requests, 5);
-	assert_int_equal(f.unknown_tokens, 0);
+	assert_int_equal(list_requests(f), 5);
+	assert_int_equal(unknown_tokens(f), 0);
 	assert_true(unit_lists("200") == ok + 5);
-	assert_string_equal(rv, "77");
+	assert_string_equal(rv, want_rv);
 	/* resp holds the last page, items handed out */
 	assert_int_equal(json_array_size(json_object_get(resp.body, "items")), 0);
 	free(rv);
 	kc_resp_release(&resp);
-	fake_stop(&f);
+	fake_api_stop(f);
 }
 
 static void test_kube__list_parses_first_when_the_scan_is_unsure(void **state)
 {
-	for (int layout = FAKE_ITEMS_FIRST; layout <= FAKE_ESCAPED; layout++) {
-		struct fake f = {.items = 12, .limit = 4, .layout = layout};
-		struct paged p = {0};
+	for (int layout = FAKE_LIST_ITEMS_FIRST; layout <= FAKE_LIST_ESCAPED; layout++) {
+		struct fake_api *f = paging_fake(12);
+		struct paged p = {.limit = 4, .items = 12};
 		struct kc_resp resp = {0};
 		struct ll_err err = {{0}};
 
-		fake_start(&f);
-		assert_int_equal(fake_list(&f, &p, NULL, &resp, &err), 0);
+		fake_api_set_list_layout(f, layout);
+		assert_int_equal(fake_list(f, &p, NULL, &resp, &err), 0);
 		assert_int_equal(resp.http_status, 200);
 		assert_int_equal(p.n, 12);
 		assert_int_equal(p.out_of_order, 0);
-		assert_int_equal(f.requests, 3);
-		assert_int_equal(f.unknown_tokens, 0);
+		assert_int_equal(list_requests(f), 3);
+		assert_int_equal(unknown_tokens(f), 0);
 		kc_resp_release(&resp);
-		fake_stop(&f);
+		fake_api_stop(f);
 	}
 }
 
 static void test_kube__list_stop_cancels_the_page_in_flight(void **state)
 {
-	struct fake f = {.items = 15, .limit = 5, .hold_page = 3};
+	struct fake_api *f = paging_fake(15);
 	/* stop at page 2's first item, once page 3 has been requested (and is held) */
-	struct paged p = {.await_next = true, .stop_at = 6};
+	struct paged p = {.limit = 5, .items = 15, .await_next = true, .stop_at = 6};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	double ok = unit_lists("200"), failed = unit_lists("<error>");
-	char *rv = (char *)1;
+	char *rv = (char *)1, want_token[64];
 	long long t0 = clock_mono_ms();
+	int hold = page_rule(f, 3, 5, FAKE_HOLD, 0);
 
-	fake_start(&f);
-	assert_int_equal(fake_list(&f, &p, &rv, &resp, &err), 7);
+	snprintf(want_token, sizeof(want_token), "fake1:%lld:default/item-009",
+	         fake_api_resource_version(f));
+	assert_int_equal(fake_list(f, &p, &rv, &resp, &err), 7);
 	/* it did not wait for the held page */
 	assert_true(clock_mono_ms() - t0 < 5000);
 	assert_int_equal(p.n, 6);
 	assert_int_equal(p.missed, 0);
-	assert_int_equal(f.requests, 3);
+	assert_int_equal(list_requests(f), 3);
+	assert_int_equal(fake_api_rule_hits(f, hold), 1);
 	assert_null(rv);
 	/* resp holds page 2, not the cancelled page 3 */
 	assert_int_equal(resp.http_status, 200);
-	assert_string_equal(jx_str(resp.body, "metadata", "continue", NULL), "p3");
+	assert_string_equal(jx_str(resp.body, "metadata", "continue", NULL), want_token);
 	assert_true(unit_lists("200") == ok + 2);
 	assert_true(unit_lists("<error>") == failed + 1);
 	kc_resp_release(&resp);
-	fake_stop(&f);
+	fake_api_stop(f);
 }
 
 static void test_kube__list_gone_page_is_the_answer(void **state)
 {
-	struct fake f = {.items = 15, .limit = 5, .gone_page = 3};
-	struct paged p = {0};
+	struct fake_api *f = paging_fake(15);
+	struct paged p = {.limit = 5, .items = 15};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	char *rv = (char *)1;
 
-	fake_start(&f);
-	assert_int_equal(fake_list(&f, &p, &rv, &resp, &err), 0);
+	page_rule(f, 3, 5, FAKE_ANSWER, 410);
+	assert_int_equal(fake_list(f, &p, &rv, &resp, &err), 0);
 	assert_int_equal(resp.http_status, 410);
 	assert_string_equal(resp.status.reason, "Expired");
 	assert_int_equal(p.n, 10);
 	assert_int_equal(p.out_of_order, 0);
 	assert_null(rv);
 	kc_resp_release(&resp);
-	fake_stop(&f);
+	fake_api_stop(f);
 }
 
 static void test_kube__list_malformed_page_cancels_the_page_in_flight(void **state)
 {
-	struct fake f = {.items = 15, .limit = 5, .bad_page = 2, .hold_page = 3};
-	struct paged p = {0};
+	struct fake_api *f = paging_fake(15);
+	struct paged p = {.limit = 5, .items = 15};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	long long t0 = clock_mono_ms();
 
-	fake_start(&f);
-	assert_int_equal(fake_list(&f, &p, NULL, &resp, &err), -EPROTO);
+	/* page 2's metadata (with page 3's token) reads, its items do not; page 3 is held */
+	page_rule(f, 2, 5, FAKE_CORRUPT, 0);
+	page_rule(f, 3, 5, FAKE_HOLD, 0);
+	assert_int_equal(fake_list(f, &p, NULL, &resp, &err), -EPROTO);
 	assert_true(clock_mono_ms() - t0 < 5000);
 	assert_int_equal(p.n, 5);
 	assert_non_null(strstr(err.msg, "malformed JSON"));
 	kc_resp_release(&resp);
-	fake_stop(&f);
+	fake_api_stop(f);
 }
 
 static void test_kube__list_pages_stay_rate_limited(void **state)
 {
-	struct fake f = {.items = 8, .limit = 2};
+	struct fake_api *f = paging_fake(8);
 	struct kc_opts ko = {.qps = 10, .burst = 1, .client_name = "unit"};
-	struct kcfg cfg = {0};
+	struct kcfg cfg = {.server = (char *)fake_api_url(f)};
 	struct kc_list_opts o = {.limit = 2};
-	struct paged p = {.f = &f};
+	struct paged p = {.f = f, .limit = 2, .items = 8};
 	struct kc_resp resp = {0};
 	struct kc_client *c = NULL;
-	char url[64];
 	long long t0;
 
-	fake_start(&f);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
-	cfg.server = url;
 	assert_int_equal(kc_client_new(&cfg, &ko, &c, NULL), 0);
 	t0 = clock_mono_ms();
 	assert_int_equal(kc_list(c, &KC_CONFIGMAPS, NULL, &o, on_paged_item, &p, NULL, &resp, NULL),
@@ -994,7 +911,7 @@ static void test_kube__list_pages_stay_rate_limited(void **state)
 	assert_int_equal(p.out_of_order, 0);
 	kc_resp_release(&resp);
 	kc_client_free(c);
-	fake_stop(&f);
+	fake_api_stop(f);
 }
 
 /* ---------- live tests (LANDLORD_TEST_KUBECONFIG) ---------- */
