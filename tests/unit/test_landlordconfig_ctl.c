@@ -585,6 +585,18 @@ static bool persisted_pod_security(struct fake_api *f, void *ud)
 	return ok;
 }
 
+static bool has_event(struct fake_api *f, void *ud)
+{
+	json_t *evs = fake_api_list(f, "events", "default"), *ev;
+	bool found = false;
+	size_t i;
+
+	json_array_foreach(evs, i, ev)
+		found |= strcmp(jx_str(ev, "reason", NULL), ud) == 0;
+	json_decref(evs);
+	return found;
+}
+
 static void assert_in_force(const char *pod_security)
 {
 	struct lcfg *cur = lcfg_current();
@@ -608,9 +620,12 @@ static void test_landlordconfig_ctl__fake_accepts_persists_and_records(void **st
 	json_decref(obj);
 	assert_true(fake_api_wait(e->f, persisted_pod_security, "baseline"));
 	assert_in_force("baseline");
+	assert_true(fake_api_wait(e->f, has_event, "Accepted")); /* recorded after the status */
 	evs = fake_api_list(e->f, "events", "default");
-	assert_true(json_array_size(evs) >= 1);
-	assert_string_equal(jx_str(json_array_get(evs, 0), "reason", NULL), "Accepted");
+	assert_int_equal(json_array_size(evs), 1);
+	assert_string_equal(jx_str(json_array_get(evs, 0), "type", NULL), "Normal");
+	assert_string_equal(jx_str(json_array_get(evs, 0), "involvedObject", "name", NULL),
+	                    "landlord");
 	json_decref(evs);
 }
 
