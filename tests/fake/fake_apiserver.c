@@ -289,9 +289,23 @@ static json_t *discovery(struct fake_api *f, const struct target *t)
 		return json_pack("{s:s,s:s,s:o}", "kind", "APIGroupList", "apiVersion", "v1",
 		                 "groups", list);
 	}
-	if (t->version == NULL) { /* /api */
+	if (t->version == NULL && *t->group == '\0') { /* /api */
 		json_decref(list);
 		return json_pack("{s:s,s:[s]}", "kind", "APIVersions", "versions", "v1");
+	}
+	if (t->version == NULL) { /* /apis/<group> */
+		const struct fake_res *r = NULL;
+
+		json_decref(list);
+		for (size_t i = 0; i < f->res.len && r == NULL; i++)
+			if (strcmp(f->res.v[i].group, t->group) == 0)
+				r = &f->res.v[i];
+		if (r == NULL)
+			return NULL;
+		return json_pack("{s:s,s:s,s:s,s:[{s:o,s:s}]}", "kind", "APIGroup", "apiVersion",
+		                 "v1", "name", r->group, "versions", "groupVersion",
+		                 json_sprintf("%s/%s", r->group, r->version), "version",
+		                 r->version);
 	}
 	for (size_t i = 0; i < f->res.len; i++) {
 		const struct fake_res *r = &f->res.v[i];
@@ -831,9 +845,11 @@ static struct answer dispatch(struct call *c)
 	const char *m = c->method;
 	json_t *old;
 
-	if (c->t.discovery)
-		return strcmp(m, "GET") == 0 ? ok(200, discovery(c->f, &c->t))
-		                             : fail(405, NULL, "method not allowed");
+	if (c->t.discovery) {
+		json_t *doc = strcmp(m, "GET") == 0 ? discovery(c->f, &c->t) : NULL;
+
+		return doc ? ok(200, doc) : fail(404, NULL, "no such API group or method");
+	}
 	if (c->t.name == NULL) {
 		if (strcmp(m, "GET") == 0)
 			return do_collection_get(c);

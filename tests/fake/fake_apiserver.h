@@ -4,8 +4,8 @@
  * as to a real one; tests seed, read and change its objects directly and steer chosen requests.
  *
  * What it serves:
- *  - discovery: /api, /apis, /api/v1, /apis/<group>/<version> for the resources it knows
- *    (the built-in kinds landlord uses; more with fake_api_add_resource());
+ *  - discovery: /api, /apis, /api/v1, /apis/<group>, /apis/<group>/<version> for the resources it
+ * knows (the built-in kinds landlord uses; more with fake_api_add_resource());
  *  - GET of one object, LIST with limit/continue paging, label selectors (=, ==, !=, in, notin,
  *    exists, !exists) and field selectors on metadata.name and metadata.namespace (=, ==, !=);
  *    metadata-only answers (PartialObjectMetadata[List]) when the Accept header asks for them;
@@ -16,8 +16,9 @@
  *    generation), UPDATE (409 Conflict on a stale resourceVersion), PATCH as merge patch,
  *    JSON patch (add, remove, replace, test) and server-side apply (creates, or merges into the
  *    object), DELETE with uid/resourceVersion preconditions; finalizers keep an object with a
- *    deletionTimestamp until they are gone; a deleted namespace deletes its contents, or stays
- *    Terminating until fake_api_finish_namespace() when fake_api_hold_namespaces() says so;
+ *    deletionTimestamp until they are gone; a deleted namespace deletes its contents (without
+ *    waiting for their finalizers), or stays Terminating until fake_api_finish_namespace() when
+ *    fake_api_hold_namespaces() says so;
  *  - the status subresource: writes to /status change only status, other writes never do.
  * A single global resourceVersion counter orders every change, as etcd's revision does.
  *
@@ -130,7 +131,8 @@ void fake_api_release(struct fake_api *f, int id);
  * A write hook runs after every write that stored an object (API or direct), under the fake's
  * lock, before watchers see it; it may change @obj in place (not its metadata), as a controller
  * of the cluster would shortly afterwards (e.g. the quota controller filling ResourceQuota
- * status.hard). @verb: "create", "update", "patch", "apply", "put".
+ * status.hard). @verb: "create", "update", "patch", "apply", "put" (direct), "delete" (a
+ * deletionTimestamp set).
  */
 typedef void (*fake_write_hook)(const char *verb, const char *res, json_t *obj, void *ud);
 void fake_api_set_write_hook(struct fake_api *f, fake_write_hook hook, void *ud);

@@ -205,14 +205,15 @@ void fake__finish_namespace(struct fake_api *f, const char *ns)
 
 static void mark_deleting(struct fake_api *f, const struct fake_res *r, json_t *obj)
 {
-	json_t *c = json_deep_copy(obj);
+	json_t *c;
 	char stamp[32];
 
-	if (json_object_get(fake__meta(c), "deletionTimestamp") == NULL) {
-		now_utc(stamp);
-		json_object_set_new(fake__meta(c), "deletionTimestamp", json_string(stamp));
-		json_object_set_new(fake__meta(c), "deletionGracePeriodSeconds", json_integer(0));
-	}
+	if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"))
+		return; /* deleting already: a second DELETE changes nothing */
+	c = json_deep_copy(obj);
+	now_utc(stamp);
+	json_object_set_new(fake__meta(c), "deletionTimestamp", json_string(stamp));
+	json_object_set_new(fake__meta(c), "deletionGracePeriodSeconds", json_integer(0));
 	if (strcmp(r->name, "namespaces") == 0) {
 		json_t *st = json_object();
 

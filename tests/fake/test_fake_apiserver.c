@@ -409,6 +409,15 @@ static void test_fake__metadata_only_and_discovery(void **state)
 		         jx_bool(r, 0, "namespaced", NULL);
 	assert_true(found);
 	kc_resp_release(&resp);
+	assert_int_equal(
+	        kc_request(e->c, "GET", "/apis/example.com", NULL, NULL, 0, NULL, &resp, NULL), 0);
+	assert_string_equal(jx_str(resp.body, "kind", NULL), "APIGroup");
+	kc_resp_release(&resp);
+	assert_int_equal(
+	        kc_request(e->c, "GET", "/apis/nope.example.com", NULL, NULL, 0, NULL, &resp, NULL),
+	        0);
+	assert_int_equal(resp.http_status, 404);
+	kc_resp_release(&resp);
 }
 
 int main(void)
