@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Build and run one module's unit test without building the whole library:
 #   scripts/unit-one.sh quantity      -> tests/unit/test_quantity.c linked with every lib/*/*.c and src/*/*.c
-#                                        and the fake API server (tests/fake/*.c)
+#                                        and the fake API server (tests/fake/fake_*.c)
 # ASan/UBSan on. Live tests run when LANDLORD_TEST_KUBECONFIG names a cluster's kubeconfig.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mod=$1
-srcs=(lib/*/*.c src/*/*.c tests/fake/*.c)
+srcs=(lib/*/*.c src/*/*.c tests/fake/fake_*.c)
 out=build/unit-one; mkdir -p "$out"
 gcc -std=c17 -D_GNU_SOURCE -DLANDLORD_VERSION='"dev"' -g -O1 -Wall -Wextra -Werror -Wshadow \
 	-Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wno-unused-parameter \

@@ -155,7 +155,8 @@ json_t *fake_api_log(struct fake_api *f);
 
 typedef bool (*fake_cond)(struct fake_api *f, void *ud);
 /**
- * fake_api_wait() - wait until @cond holds, re-checking after every request and change.
+ * fake_api_wait() - wait until @cond holds, re-checking after every request and change, and at
+ * least every 20 ms (for conditions on something else, such as the manager's metrics).
  * Return: true when it holds; false after FAKE_WAIT_MS (the test then fails instead of hanging).
  */
 bool fake_api_wait(struct fake_api *f, fake_cond cond, void *ud);

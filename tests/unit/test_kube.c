@@ -1,7 +1,8 @@
 /*
  * test_kube.c - the Kubernetes REST client: paths, statuses, error mapping and the transport's
- * failure modes against local sockets; with LANDLORD_TEST_KUBECONFIG, the verbs, pagination,
- * watches, cancellation and multiplexing against a real API server.
+ * failure modes against local sockets; list paging against the fake API server (tests/fake); with
+ * LANDLORD_TEST_KUBECONFIG, the verbs, pagination, watches, cancellation and multiplexing against a
+ * real API server.
  */
 #include <errno.h>
 #include <fcntl.h>
