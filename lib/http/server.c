@@ -404,7 +404,7 @@ int http_server_start(struct http_server *s, struct ll_err *err)
 	const union MHD_DaemonInfo *info;
 	unsigned int flags =
 	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-	socklen_t len;
+	socklen_t len = 0;
 	union addr a;
 	int rc;
 
