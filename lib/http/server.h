@@ -102,7 +102,7 @@ const char *http_req_method(const struct http_req *r);
 const char *http_req_path(const struct http_req *r);
 /** http_req_query() - the raw query string after '?', still percent-encoded; "" if none. */
 const char *http_req_query(const struct http_req *r);
-/** http_req_arg() - one query argument, decoded; NULL when absent. */
+/** http_req_arg() - one query argument, decoded; NULL when absent or given without a value. */
 const char *http_req_arg(const struct http_req *r, const char *name);
 /** http_req_header() - a request header (case-insensitive name); NULL when absent. */
 const char *http_req_header(const struct http_req *r, const char *name);

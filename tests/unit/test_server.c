@@ -887,6 +887,22 @@ static void test_server__ended_stream_never_closes_and_keeps_connection(void **s
 	assert_int_equal(f->closes, 0);
 }
 
+static void test_server__head_on_stream_route_closes_stream(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r;
+
+	f->mode = STREAM_IDLE;
+	fetch(f->port, "HEAD", "/stream", NULL, 0, &r);
+	assert_int_equal(r.rc, CURLE_OK);
+	assert_int_equal(r.status, 200);
+	buf_release(&r.body);
+	/* No body will ever be sent: the producer hears so and still ends once. */
+	assert_true(wait_for(f, &f->closes));
+	assert_int_equal(f->close_reason, -EPIPE);
+	http_stream_end(f->st);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(test_server__##name, setup, teardown)
@@ -911,6 +927,7 @@ int main(void)
 	        T(client_hanging_up_on_idle_stream_is_noticed),
 	        T(free_closes_open_streams_with_ecanceled),
 	        T(ended_stream_never_closes_and_keeps_connection),
+	        T(head_on_stream_route_closes_stream),
 	};
 #undef T
 	int rc;
