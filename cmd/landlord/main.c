@@ -21,12 +21,14 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
-#include "http/probe.h"
+#include "http/probes.h"
+#include "http/server.h"
 #include "kube/discovery.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
 #include "webhook/admission.h"
+#include "webhook/rules.h"
 
 #include "options.h"
 
@@ -96,15 +98,17 @@ static int new_client(const struct kcfg *kc, const struct config *cfg, const cha
 	return rc;
 }
 
-/* The admission webhook: a TLS server with the webhook routes and its own probe endpoints. */
+/* The admission webhook: a TLS server with the webhook rules and its own probe endpoints. */
 struct webhook {
-	struct probe *server;
+	struct http_server *server;
+	struct probes *probes;
 	struct admission_route *route;
 };
 
 static int webhook_start(const struct config *cfg, struct webhook *wh)
 {
 	struct buf cert = BUF_INIT(1u << 20), key = BUF_INIT(1u << 20);
+	struct ll_err err = {{0}};
 	int rc = buf_read_file(&cert, cfg->tls_cert_file, true);
 
 	if (rc == 0)
@@ -114,19 +118,21 @@ static int webhook_start(const struct config *cfg, struct webhook *wh)
 		          cfg->tls_cert_file, "key", cfg->tls_key_file, "error", strerror(-rc));
 		goto out;
 	}
-	wh->server = probe_new(cfg->webhook_addr, cfg->webhook_port);
-	probe_set_tls(wh->server, buf_cstr(&cert), buf_cstr(&key));
-	probe_set_body_max(wh->server, ADMISSION_BODY_MAX);
-	wh->route = admission_route_new(wh->server, "/validate", "landlord");
-	rc = probe_start(wh->server);
+	wh->server = http_server_new(&(struct http_server_opts){.name = "webhook",
+	                                                        .addr = cfg->webhook_addr,
+	                                                        .port = cfg->webhook_port,
+	                                                        .cert_pem = buf_cstr(&cert),
+	                                                        .key_pem = buf_cstr(&key)});
+	wh->probes = probes_new(wh->server);
+	wh->route = admission_route_new(wh->server, "/validate", "landlord", webhook_rules);
+	rc = http_server_start(wh->server, &err);
 	if (rc < 0)
-		log_error("webhook server failed to start (bad certificate or key, or address in "
-		          "use)",
-		          "{s:s,s:i,s:i}", "addr", cfg->webhook_addr, "port", cfg->webhook_port,
-		          "errno", -rc);
+		log_error("webhook server failed to start", "{s:s,s:i,s:i,s:s}", "addr",
+		          cfg->webhook_addr, "port", cfg->webhook_port, "errno", -rc, "error",
+		          err.msg);
 	else
 		log_info("webhook listening", "{s:s,s:i,s:s}", "addr", cfg->webhook_addr, "port",
-		         probe_port(wh->server), "path", "/validate");
+		         http_server_port(wh->server), "path", "/validate");
 out:
 	buf_release(&cert);
 	buf_release(&key);
@@ -135,10 +141,10 @@ out:
 
 static void webhook_stop(struct webhook *wh)
 {
-	probe_free(wh->server);
+	http_server_free(wh->server);
+	probes_free(wh->probes);
 	admission_route_free(wh->route);
-	wh->server = NULL;
-	wh->route = NULL;
+	*wh = (struct webhook){0};
 }
 
 static bool webhook_configured(const struct config *cfg)
