@@ -357,23 +357,19 @@ static int cb_bool(void *ctx, int v)
 	return add_value(ctx, (struct jnode){MKNODE(v ? N_TRUE : N_FALSE, 0), 0});
 }
 
-static int cb_int(void *ctx, long long v)
+static int add_int(struct build *b, long long v)
 {
-	struct build *b = ctx;
 	struct jnode n = {MKNODE(N_INT32, 0), (uint32_t)(int32_t)v};
 	int64_t w = v;
 
-	if (v >= INT32_MIN && v <= INT32_MAX)
-		return add_value(b, n);
-	if (skipping(b))
+	if ((v >= INT32_MIN && v <= INT32_MAX) || skipping(b))
 		return add_value(b, n);
 	n.a = MKNODE(N_INT64, 0);
 	return add_bytes(b, &n.b, &w, sizeof(w), false) ? add_value(b, n) : 0;
 }
 
-static int cb_double(void *ctx, double v)
+static int add_real(struct build *b, double v)
 {
-	struct build *b = ctx;
 	struct jnode n = {MKNODE(N_REAL, 0), 0};
 
 	if (v != v || v - v != 0)
@@ -381,6 +377,37 @@ static int cb_double(void *ctx, double v)
 	if (skipping(b))
 		return add_value(b, n);
 	return add_bytes(b, &n.b, &v, sizeof(v), false) ? add_value(b, n) : 0;
+}
+
+/*
+ * yajl has checked the number's syntax; converting it here (rather than in yajl's integer
+ * callback) accepts -9223372036854775808 and refuses what does not fit, as jansson does.
+ */
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+	char small[64], *text = len < sizeof(small) ? small : xstrndup(s, len);
+	bool real = memchr(s, '.', len) || memchr(s, 'e', len) || memchr(s, 'E', len);
+	char *end;
+	int rc;
+
+	if (text == small) {
+		memcpy(small, s, len);
+		small[len] = '\0';
+	}
+	errno = 0;
+	if (real) {
+		double d = strtod(text, &end);
+
+		rc = errno == ERANGE && (d > 1 || d < -1) ? fail(ctx, -EINVAL, "real number overflow")
+		                                          : add_real(ctx, d);
+	} else {
+		long long v = strtoll(text, &end, 10);
+
+		rc = errno == ERANGE ? fail(ctx, -EINVAL, "integer overflow") : add_int(ctx, v);
+	}
+	if (text != small)
+		free(text);
+	return rc;
 }
 
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
@@ -543,9 +570,11 @@ static int end(struct build *b)
 	}
 	if (count > LEN_MAX || first > UINT32_MAX)
 		return fail(b, -EMSGSIZE, "container too large");
-	vec_reserve(&b->out, b->out.len + b->scratch.len - l.start);
-	memcpy(b->out.v + first, kids, (b->scratch.len - l.start) * sizeof(*kids));
-	b->out.len += b->scratch.len - l.start;
+	if (b->scratch.len > l.start) {
+		vec_reserve(&b->out, b->out.len + b->scratch.len - l.start);
+		memcpy(b->out.v + first, kids, (b->scratch.len - l.start) * sizeof(*kids));
+		b->out.len += b->scratch.len - l.start;
+	}
 	b->scratch.len = l.start;
 	n = (struct jnode){MKNODE(l.is_obj ? N_OBJ : N_ARRAY, count), (uint32_t)first};
 	if (!room(b, 1, 0))
@@ -562,8 +591,7 @@ static int cb_end(void *ctx)
 static const yajl_callbacks callbacks = {
         .yajl_null = cb_null,
         .yajl_boolean = cb_bool,
-        .yajl_integer = cb_int,
-        .yajl_double = cb_double,
+        .yajl_number = cb_number,
         .yajl_string = cb_string,
         .yajl_start_map = cb_start_map,
         .yajl_map_key = cb_key,
@@ -675,9 +703,9 @@ static int walk(struct build *b, const json_t *v)
 	case JSON_STRING:
 		return cb_string(b, (const unsigned char *)json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
-		return cb_int(b, json_integer_value(v));
+		return add_int(b, json_integer_value(v));
 	case JSON_REAL:
-		return cb_double(b, json_real_value(v));
+		return add_real(b, json_real_value(v));
 	case JSON_TRUE:
 	case JSON_FALSE:
 		return cb_bool(b, json_is_true(v));
