@@ -46,136 +46,136 @@ struct jdoc {
 
 /* Kubernetes' most common keys and short values; must stay sorted (bytewise) and unique. */
 static const char *const table[] = {
-	"",
-	"-",
-	".",
-	"Active",
-	"Apply",
-	"ClusterIP",
-	"ClusterRole",
-	"ClusterRoleBinding",
-	"ConfigMap",
-	"Deployment",
-	"DoesNotExist",
-	"Egress",
-	"Exists",
-	"False",
-	"FieldsV1",
-	"Group",
-	"In",
-	"Ingress",
-	"LimitRange",
-	"List",
-	"Namespace",
-	"NetworkPolicy",
-	"NotIn",
-	"Opaque",
-	"Pod",
-	"ResourceQuota",
-	"Role",
-	"RoleBinding",
-	"Secret",
-	"Service",
-	"ServiceAccount",
-	"TCP",
-	"Terminating",
-	"True",
-	"UDP",
-	"Unknown",
-	"Update",
-	"User",
-	"annotations",
-	"apiGroup",
-	"apiGroups",
-	"apiVersion",
-	"apps/v1",
-	"binaryData",
-	"blockOwnerDeletion",
-	"conditions",
-	"containers",
-	"continue",
-	"controller",
-	"cpu",
-	"creationTimestamp",
-	"data",
-	"default",
-	"deletionGracePeriodSeconds",
-	"deletionTimestamp",
-	"egress",
-	"f:annotations",
-	"f:data",
-	"f:finalizers",
-	"f:labels",
-	"f:metadata",
-	"f:phase",
-	"f:spec",
-	"f:status",
-	"fieldsType",
-	"fieldsV1",
-	"finalizers",
-	"from",
-	"generateName",
-	"generation",
-	"hard",
-	"image",
-	"ingress",
-	"items",
-	"key",
-	"kind",
-	"kube-controller-manager",
-	"kube-system",
-	"kubectl-client-side-apply",
-	"kubernetes",
-	"kubernetes.io/metadata.name",
-	"labels",
-	"landlord",
-	"lastTransitionTime",
-	"limits",
-	"managedFields",
-	"manager",
-	"matchExpressions",
-	"matchLabels",
-	"memory",
-	"message",
-	"metadata",
-	"name",
-	"namespace",
-	"namespaceSelector",
-	"networking.k8s.io/v1",
-	"observedGeneration",
-	"operation",
-	"operator",
-	"ownerReferences",
-	"phase",
-	"podSelector",
-	"policyTypes",
-	"ports",
-	"protocol",
-	"rbac.authorization.k8s.io",
-	"rbac.authorization.k8s.io/v1",
-	"reason",
-	"remainingItemCount",
-	"requests",
-	"resourceVersion",
-	"resources",
-	"roleRef",
-	"rules",
-	"scopeSelector",
-	"scopes",
-	"selector",
-	"spec",
-	"status",
-	"subjects",
-	"subresource",
-	"time",
-	"to",
-	"type",
-	"uid",
-	"used",
-	"v1",
-	"value",
-	"values",
-	"verbs",
+        "",
+        "-",
+        ".",
+        "Active",
+        "Apply",
+        "ClusterIP",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "DoesNotExist",
+        "Egress",
+        "Exists",
+        "False",
+        "FieldsV1",
+        "Group",
+        "In",
+        "Ingress",
+        "LimitRange",
+        "List",
+        "Namespace",
+        "NetworkPolicy",
+        "NotIn",
+        "Opaque",
+        "Pod",
+        "ResourceQuota",
+        "Role",
+        "RoleBinding",
+        "Secret",
+        "Service",
+        "ServiceAccount",
+        "TCP",
+        "Terminating",
+        "True",
+        "UDP",
+        "Unknown",
+        "Update",
+        "User",
+        "annotations",
+        "apiGroup",
+        "apiGroups",
+        "apiVersion",
+        "apps/v1",
+        "binaryData",
+        "blockOwnerDeletion",
+        "conditions",
+        "containers",
+        "continue",
+        "controller",
+        "cpu",
+        "creationTimestamp",
+        "data",
+        "default",
+        "deletionGracePeriodSeconds",
+        "deletionTimestamp",
+        "egress",
+        "f:annotations",
+        "f:data",
+        "f:finalizers",
+        "f:labels",
+        "f:metadata",
+        "f:phase",
+        "f:spec",
+        "f:status",
+        "fieldsType",
+        "fieldsV1",
+        "finalizers",
+        "from",
+        "generateName",
+        "generation",
+        "hard",
+        "image",
+        "ingress",
+        "items",
+        "key",
+        "kind",
+        "kube-controller-manager",
+        "kube-system",
+        "kubectl-client-side-apply",
+        "kubernetes",
+        "kubernetes.io/metadata.name",
+        "labels",
+        "landlord",
+        "lastTransitionTime",
+        "limits",
+        "managedFields",
+        "manager",
+        "matchExpressions",
+        "matchLabels",
+        "memory",
+        "message",
+        "metadata",
+        "name",
+        "namespace",
+        "namespaceSelector",
+        "networking.k8s.io/v1",
+        "observedGeneration",
+        "operation",
+        "operator",
+        "ownerReferences",
+        "phase",
+        "podSelector",
+        "policyTypes",
+        "ports",
+        "protocol",
+        "rbac.authorization.k8s.io",
+        "rbac.authorization.k8s.io/v1",
+        "reason",
+        "remainingItemCount",
+        "requests",
+        "resourceVersion",
+        "resources",
+        "roleRef",
+        "rules",
+        "scopeSelector",
+        "scopes",
+        "selector",
+        "spec",
+        "status",
+        "subjects",
+        "subresource",
+        "time",
+        "to",
+        "type",
+        "uid",
+        "used",
+        "v1",
+        "value",
+        "values",
+        "verbs",
 };
 #define TABLE_LEN (sizeof(table) / sizeof(table[0]))
 
@@ -273,8 +273,8 @@ static int fail(struct build *b, int rc, const char *why)
 /* Room for @nodes more nodes and @bytes more pool bytes within the cap. */
 static bool room(struct build *b, size_t nodes, size_t bytes)
 {
-	size_t total = (b->out.len + b->scratch.len + nodes) * sizeof(struct jnode) +
-	               b->pool.len + bytes;
+	size_t total =
+	        (b->out.len + b->scratch.len + nodes) * sizeof(struct jnode) + b->pool.len + bytes;
 
 	if (total <= b->max_bytes)
 		return true;
@@ -288,7 +288,8 @@ static enum mode value_mode(struct build *b, bool is_obj)
 	enum mode m;
 
 	if (b->nlv == 0)
-		return is_obj ? (enum mode)b->root_mode : PJ_KEEP; /* projections apply to objects */
+		return is_obj ? (enum mode)b->root_mode
+		              : PJ_KEEP; /* projections apply to objects */
 	if (!b->lv[b->nlv - 1].is_obj)
 		return PJ_KEEP;
 	m = (enum mode)b->pending;
@@ -398,8 +399,9 @@ static int cb_number(void *ctx, const char *s, size_t len)
 	if (real) {
 		double d = strtod(text, &end);
 
-		rc = errno == ERANGE && (d > 1 || d < -1) ? fail(ctx, -EINVAL, "real number overflow")
-		                                          : add_real(ctx, d);
+		rc = errno == ERANGE && (d > 1 || d < -1)
+		             ? fail(ctx, -EINVAL, "real number overflow")
+		             : add_real(ctx, d);
 	} else {
 		long long v = strtoll(text, &end, 10);
 
@@ -561,7 +563,7 @@ static int end(struct build *b)
 		return 1;
 	}
 	l = b->lv[--b->nlv];
-	kids = b->scratch.v + l.start;
+	kids = b->scratch.len > l.start ? b->scratch.v + l.start : NULL;
 	count = b->scratch.len - l.start;
 	if (l.is_obj) {
 		count /= 2;
@@ -701,7 +703,8 @@ static int walk(struct build *b, const json_t *v)
 		}
 		return cb_end(b);
 	case JSON_STRING:
-		return cb_string(b, (const unsigned char *)json_string_value(v), json_string_length(v));
+		return cb_string(b, (const unsigned char *)json_string_value(v),
+		                 json_string_length(v));
 	case JSON_INTEGER:
 		return add_int(b, json_integer_value(v));
 	case JSON_REAL:
@@ -778,9 +781,9 @@ static const char *pool_of(const struct jdoc *d)
 enum jtype jval_type(struct jval v)
 {
 	static const enum jtype types[] = {
-	        [N_NULL] = JT_NULL,   [N_FALSE] = JT_BOOL,   [N_TRUE] = JT_BOOL,
-	        [N_INT32] = JT_INT,   [N_INT64] = JT_INT,    [N_REAL] = JT_REAL,
-	        [N_STR] = JT_STRING,  [N_TSTR] = JT_STRING,  [N_ARRAY] = JT_ARRAY,
+	        [N_NULL] = JT_NULL,  [N_FALSE] = JT_BOOL,  [N_TRUE] = JT_BOOL,
+	        [N_INT32] = JT_INT,  [N_INT64] = JT_INT,   [N_REAL] = JT_REAL,
+	        [N_STR] = JT_STRING, [N_TSTR] = JT_STRING, [N_ARRAY] = JT_ARRAY,
 	        [N_OBJ] = JT_OBJECT,
 	};
 
@@ -1090,7 +1093,8 @@ json_t *jval_merge_patch(struct jval have, const json_t *want)
 	}
 	for (size_t i = 0; i < jval_size(have); i++) {
 		size_t len;
-		const char *k = node_str(pool_of(have.doc), have.doc->nodes[node(have).b + 2 * i], &len);
+		const char *k =
+		        node_str(pool_of(have.doc), have.doc->nodes[node(have).b + 2 * i], &len);
 
 		if (json_object_getn(want, k, len) == NULL)
 			json_object_setn_new_nocheck(patch, k, len, json_null());

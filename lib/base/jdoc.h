@@ -128,8 +128,8 @@ bool jd_bool(const struct jdoc *d, int dflt, ...) __attribute__((sentinel));
 /* Iteration; @i is a size_t, @elem and @val struct jval, @key const char *. */
 #define jval_foreach(arr, i, elem) \
 	for ((i) = 0; (i) < jval_size(arr) && ((elem) = jval_at((arr), (i)), true); (i)++)
-#define jval_foreach_member(obj, i, key, val)                                            \
-	for ((i) = 0; (i) < jval_size(obj) &&                                             \
+#define jval_foreach_member(obj, i, key, val)                                                     \
+	for ((i) = 0; (i) < jval_size(obj) &&                                                     \
 	              ((key) = jval_key_at((obj), (i)), (val) = jval_value_at((obj), (i)), true); \
 	     (i)++)
 

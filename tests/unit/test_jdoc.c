@@ -118,16 +118,14 @@ static void test_jdoc__accessors_follow_paths_and_tolerate_missing_values(void *
 	assert_int_equal(jval_size(items), 3);
 	assert_int_equal(jval_size(jd_get(d, "metadata", "name", NULL)), 0);
 	assert_int_equal(jval_strlen(jd_get(d, "metadata", "name", NULL)), 1);
-	jval_foreach(items, i, e)
-	{
+	jval_foreach(items, i, e) {
 		assert_int_equal(jval_strlen(e), 1);
 		assert_int_equal(jval_str(e)[0], "xyz"[i]);
 		n++;
 	}
 	assert_int_equal(n, 3);
 	/* members come in key order, whatever the input's order */
-	jval_foreach_member(jd_get(d, "metadata", "labels", NULL), i, key, v)
-	{
+	jval_foreach_member(jd_get(d, "metadata", "labels", NULL), i, key, v) {
 		assert_string_equal(key, i == 0 ? "a" : "b");
 		assert_string_equal(jval_str(v), i == 0 ? order[1] : "2");
 	}
@@ -152,9 +150,23 @@ static void test_jdoc__references_keep_the_document_alive(void **state)
 static void test_jdoc__malformed_input_is_refused_with_an_error(void **state)
 {
 	static const char *const bad[] = {
-	        "",  "{",         "{\"a\":}",   "[1,]",        "{\"a\":1,\"a\":2}", "\"\xff\"",
-	        "x", "[1] [2]",   "{'a':1}",    "/* c */ {}",  "99999999999999999999",
-	        "1e400", "[\"\\ud800\\u\"]", "{\"a\" 1}", "nul", "[1 2]", "{\"b\":{\"x\":1,\"x\":1}}",
+	        "",
+	        "{",
+	        "{\"a\":}",
+	        "[1,]",
+	        "{\"a\":1,\"a\":2}",
+	        "\"\xff\"",
+	        "x",
+	        "[1] [2]",
+	        "{'a':1}",
+	        "/* c */ {}",
+	        "99999999999999999999",
+	        "1e400",
+	        "[\"\\ud800\\u\"]",
+	        "{\"a\" 1}",
+	        "nul",
+	        "[1 2]",
+	        "{\"b\":{\"x\":1,\"x\":1}}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -180,7 +192,8 @@ static char *nested(unsigned depth)
 static void test_jdoc__depth_and_size_limits_refuse_documents(void **state)
 {
 	char *ok = nested(JDOC_DEFAULT_MAX_DEPTH), *deep = nested(JDOC_DEFAULT_MAX_DEPTH + 1);
-	struct jdoc_opts shallow = {.max_depth = 2}, tiny = {.max_bytes = 64}, wild = {.max_depth = 999};
+	struct jdoc_opts shallow = {.max_depth = 2}, tiny = {.max_bytes = 64},
+	                 wild = {.max_depth = 999};
 	struct jdoc *d = NULL;
 	struct ll_err err = {{0}};
 	const char *big = "{\"a\": \"0123456789012345678901234567890123456789012345678901234567\"}";
@@ -215,11 +228,13 @@ static void test_jdoc__projections_keep_and_drop_paths(void **state)
 	const char *const keep[] = {"metadata.name", "metadata.labels", "spec", "data.x.y", NULL};
 	const char *const drop[] = {"metadata.managedFields", "status", NULL};
 	const char *const meta[] = {"metadata", NULL};
-	struct jdoc_opts k = {.keep = keep}, dr = {.drop = drop}, both = {.keep = meta, .drop = drop};
+	struct jdoc_opts k = {.keep = keep}, dr = {.drop = drop},
+	                 both = {.keep = meta, .drop = drop};
 	struct jdoc *d;
-	const char *src = "{\"kind\":\"K\",\"data\":{\"x\":\"scalar\",\"z\":1},\"metadata\":{"
-	                  "\"name\":\"n\",\"labels\":{\"a\":\"b\"},\"uid\":\"u\",\"managedFields\":"
-	                  "[{\"manager\":\"m\"}]},\"spec\":{\"a\":[1,{\"b\":2}]},\"status\":{\"p\":1}}";
+	const char *src =
+	        "{\"kind\":\"K\",\"data\":{\"x\":\"scalar\",\"z\":1},\"metadata\":{"
+	        "\"name\":\"n\",\"labels\":{\"a\":\"b\"},\"uid\":\"u\",\"managedFields\":"
+	        "[{\"manager\":\"m\"}]},\"spec\":{\"a\":[1,{\"b\":2}]},\"status\":{\"p\":1}}";
 
 	d = parse(src, &k);
 	assert_doc(d, "{\"data\":{},\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},"
@@ -274,8 +289,9 @@ static json_t *apply_patch(json_t *target, const json_t *patch)
 		if (json_is_null(v))
 			json_object_del(target, key);
 		else
-			json_object_set_new(target, key,
-			                    apply_patch(json_incref(json_object_get(target, key)), v));
+			json_object_set_new(
+			        target, key,
+			        apply_patch(json_incref(json_object_get(target, key)), v));
 	}
 	return target;
 }
@@ -323,12 +339,13 @@ static void test_jdoc__merge_patch_turns_the_cached_value_into_the_desired_one(v
 
 static void test_jdoc__has_subset_ignores_extra_fields_only(void **state)
 {
-	struct jdoc *d = parse("{\"a\":1,\"b\":{\"c\":[1,{\"x\":1,\"y\":2}],\"d\":\"x\"},\"e\":null}",
-	                       NULL);
+	struct jdoc *d =
+	        parse("{\"a\":1,\"b\":{\"c\":[1,{\"x\":1,\"y\":2}],\"d\":\"x\"},\"e\":null}", NULL);
 	static const char *const yes[] = {"{}", "{\"b\":{\"c\":[1,{\"x\":1}]}}", "{\"e\":null}",
 	                                  "{\"a\":1,\"b\":{\"d\":\"x\"}}"};
-	static const char *const no[] = {"{\"b\":{\"c\":[1]}}", "{\"b\":{\"c\":[{\"x\":1},1]}}",
-	                                 "{\"z\":null}", "{\"a\":1.0}", "{\"a\":\"1\"}", "[]",
+	static const char *const no[] = {"{\"b\":{\"c\":[1]}}",   "{\"b\":{\"c\":[{\"x\":1},1]}}",
+	                                 "{\"z\":null}",          "{\"a\":1.0}",
+	                                 "{\"a\":\"1\"}",         "[]",
 	                                 "{\"b\":{\"d\":\"xy\"}}"};
 
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
@@ -388,14 +405,15 @@ static char *configmap(int i)
 
 	memset(payload, 'x', 1024);
 	payload[1024] = '\0';
-	return xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-	                 "\"creationTimestamp\":\"2026-11-25T19:00:00Z\",\"managedFields\":[{"
-	                 "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":"
-	                 "{\".\":{},\"f:payload\":{}}},\"manager\":\"python-requests\",\"operation\":"
-	                 "\"Update\",\"time\":\"2026-11-25T19:00:00Z\"}],\"name\":\"payload\","
-	                 "\"namespace\":\"bench-%05d\",\"resourceVersion\":\"%d\",\"uid\":"
-	                 "\"6f1c3f0e-2b7a-4a53-9c1e-%012d\"},\"data\":{\"payload\":\"%s\"}}",
-	                 i, 100000 + i, i, payload);
+	return xasprintf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+	        "\"creationTimestamp\":\"2026-11-25T19:00:00Z\",\"managedFields\":[{"
+	        "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":"
+	        "{\".\":{},\"f:payload\":{}}},\"manager\":\"python-requests\",\"operation\":"
+	        "\"Update\",\"time\":\"2026-11-25T19:00:00Z\"}],\"name\":\"payload\","
+	        "\"namespace\":\"bench-%05d\",\"resourceVersion\":\"%d\",\"uid\":"
+	        "\"6f1c3f0e-2b7a-4a53-9c1e-%012d\"},\"data\":{\"payload\":\"%s\"}}",
+	        i, 100000 + i, i, payload);
 }
 
 static char *list_page(int n)
@@ -503,7 +521,8 @@ int main(void)
 	        cmocka_unit_test(test_jdoc__depth_and_size_limits_refuse_documents),
 	        cmocka_unit_test(test_jdoc__projections_keep_and_drop_paths),
 	        cmocka_unit_test(test_jdoc__projection_applies_to_jansson_input_too),
-	        cmocka_unit_test(test_jdoc__merge_patch_turns_the_cached_value_into_the_desired_one),
+	        cmocka_unit_test(
+	                test_jdoc__merge_patch_turns_the_cached_value_into_the_desired_one),
 	        cmocka_unit_test(test_jdoc__has_subset_ignores_extra_fields_only),
 	        cmocka_unit_test(test_jdoc__measure_bytes_per_cached_object),
 	        cmocka_unit_test(test_jdoc__measure_list_page_parse_speed),
