@@ -1,4 +1,4 @@
-/* jdoc.c - immutable one-allocation JSON documents (see jdoc.h). */
+/* jdoc.c - building immutable one-allocation JSON documents (see jdoc.h, jdoc_impl.h). */
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
@@ -10,42 +10,16 @@
 
 #include "base/err.h"
 #include "base/jdoc.h"
+#include "base/jdoc_impl.h"
 #include "base/mem.h"
 #include "base/vec.h"
 
-/*
- * Layout. A node is 8 bytes: a = type (low 4 bits) | length or count (high 28 bits), b = a
- * pool offset, a table index, an inline int32, or the index of a container's first child.
- * The children of a container are contiguous (objects: key node, value node, sorted by key), so
- * jval_at() is O(1) and jval_get() a binary search. Blocks are written in post-order while
- * parsing; the root is the last node. Strings live in the pool after the nodes, each followed
- * by a NUL; common keys and values are indexes into the sorted table below instead.
- */
-enum ntype { N_NULL, N_FALSE, N_TRUE, N_INT32, N_INT64, N_REAL, N_STR, N_TSTR, N_ARRAY, N_OBJ };
-
-struct jnode {
-	uint32_t a;
-	uint32_t b;
-};
-
-struct jdoc {
-	atomic_uint refs;
-	uint32_t nnodes;
-	uint32_t root;
-	uint32_t pool_len;
-	struct jnode nodes[];
-};
-
-#define NTYPE(n)     ((enum ntype)((n).a & 0xfu))
-#define NLEN(n)      ((n).a >> 4)
-#define MKNODE(t, l) ((uint32_t)(t) | ((uint32_t)(l) << 4))
-#define LEN_MAX      ((1u << 28) - 1)
 #define BYTES_MAX    ((size_t)LEN_MAX)
 #define PATH_MAX_LEN 256
 #define TSTR_MAX_LEN 32
 
 /* Kubernetes' most common keys and short values; must stay sorted (bytewise) and unique. */
-static const char *const table[] = {
+const char *const jdoc__table[] = {
         "",
         "-",
         ".",
@@ -177,21 +151,13 @@ static const char *const table[] = {
         "values",
         "verbs",
 };
-#define TABLE_LEN (sizeof(table) / sizeof(table[0]))
-
-static int bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
-{
-	int c = memcmp(a, b, alen < blen ? alen : blen);
-
-	if (c != 0)
-		return c;
-	return alen < blen ? -1 : alen > blen;
-}
+#define TABLE_LEN (sizeof(jdoc__table) / sizeof(jdoc__table[0]))
 
 bool jdoc__table_sorted(void)
 {
 	for (size_t i = 1; i < TABLE_LEN; i++)
-		if (bytes_cmp(table[i - 1], strlen(table[i - 1]), table[i], strlen(table[i])) >= 0)
+		if (jdoc__bytes_cmp(jdoc__table[i - 1], strlen(jdoc__table[i - 1]), jdoc__table[i],
+		                    strlen(jdoc__table[i])) >= 0)
 			return false;
 	return TABLE_LEN <= LEN_MAX;
 }
@@ -205,7 +171,7 @@ static int table_find(const char *s, size_t len)
 		return -1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = bytes_cmp(s, len, table[mid], strlen(table[mid]));
+		int c = jdoc__bytes_cmp(s, len, jdoc__table[mid], strlen(jdoc__table[mid]));
 
 		if (c == 0)
 			return (int)mid;
@@ -215,17 +181,6 @@ static int table_find(const char *s, size_t len)
 			lo = mid + 1;
 	}
 	return -1;
-}
-
-/* Bytes of a string node; @pool is the pool the node points into. */
-static const char *node_str(const char *pool, struct jnode n, size_t *len)
-{
-	if (NTYPE(n) == N_TSTR) {
-		*len = strlen(table[n.b]);
-		return table[n.b];
-	}
-	*len = NLEN(n);
-	return pool + n.b;
 }
 
 /* ---- building ---------------------------------------------------------------------------- */
@@ -257,6 +212,9 @@ struct build {
 	int rc;
 	char why[96];
 	uint16_t cand_len; /* path length of the value that follows a key */
+	yajl_handle h;     /* NULL when building from jansson */
+	bool finishing;    /* in yajl_complete_parse(): the input has ended */
+	size_t end_off;    /* where the top-level value ended in the input */
 	char path[PATH_MAX_LEN];
 	struct level lv[JDOC_MAX_DEPTH];
 };
@@ -302,6 +260,17 @@ static enum mode value_mode(struct build *b, bool is_obj)
 	return m;
 }
 
+/*
+ * yajl accepts an unterminated string after the top-level value ("1 \"x"), so remember where
+ * that value ended and check the rest ourselves. During yajl_complete_parse() the offset is
+ * into yajl's own padding: the value ended with the input.
+ */
+static void mark_end(struct build *b)
+{
+	if (b->depth == 0 && b->h)
+		b->end_off = b->finishing ? SIZE_MAX : yajl_get_bytes_consumed(b->h);
+}
+
 /* The scalar about to come is not kept: spare its pool bytes. */
 static bool skipping(const struct build *b)
 {
@@ -319,6 +288,7 @@ static int add_value(struct build *b, struct jnode n)
 	if (!room(b, 1, 0))
 		return 0;
 	vec_push(&b->scratch, n);
+	mark_end(b);
 	return 1;
 }
 
@@ -530,9 +500,9 @@ static int pair_cmp(const void *x, const void *y, void *pool)
 {
 	const struct jnode *a = x, *b = y;
 	size_t alen, blen;
-	const char *as = node_str(pool, *a, &alen), *bs = node_str(pool, *b, &blen);
+	const char *as = jdoc__node_str(pool, *a, &alen), *bs = jdoc__node_str(pool, *b, &blen);
 
-	return bytes_cmp(as, alen, bs, blen);
+	return jdoc__bytes_cmp(as, alen, bs, blen);
 }
 
 /* Sort the members of an object by key; false on a duplicate key. */
@@ -582,6 +552,7 @@ static int end(struct build *b)
 	if (!room(b, 1, 0))
 		return 0;
 	vec_push(&b->scratch, n);
+	mark_end(b);
 	return 1;
 }
 
@@ -647,6 +618,14 @@ static struct jdoc *build_finish(struct build *b)
 	return d;
 }
 
+static bool only_space(const char *data, size_t len, size_t from)
+{
+	for (size_t i = from; i < len; i++)
+		if (!strchr(" \t\n\r", data[i]) || data[i] == '\0')
+			return false;
+	return true;
+}
+
 int jdoc_parse(const char *data, size_t len, const struct jdoc_opts *opts, struct jdoc **out,
                struct ll_err *err)
 {
@@ -660,9 +639,13 @@ int jdoc_parse(const char *data, size_t len, const struct jdoc_opts *opts, struc
 	if (rc)
 		return rc;
 	h = yajl_alloc(&callbacks, NULL, &b);
+	b.h = h;
 	st = yajl_parse(h, (const unsigned char *)data, len);
+	b.finishing = true;
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);
+	if (st == yajl_status_ok && !only_space(data, len, b.end_off))
+		fail(&b, -EINVAL, "trailing garbage after the value");
 	if (st == yajl_status_client_canceled || b.rc) {
 		rc = ll_err_set(err, b.rc ? b.rc : -EINVAL, "jdoc: %s", b.why);
 	} else if (st != yajl_status_ok || b.scratch.len != 1 || b.nlv) {
@@ -762,342 +745,4 @@ struct jval jdoc_root(const struct jdoc *d)
 size_t jdoc_bytes(const struct jdoc *d)
 {
 	return d ? malloc_usable_size((void *)d) + sizeof(size_t) : 0;
-}
-
-/* ---- reading ----------------------------------------------------------------------------- */
-
-static const struct jval none = {NULL, 0};
-
-static struct jnode node(struct jval v)
-{
-	return v.doc->nodes[v.idx];
-}
-
-static const char *pool_of(const struct jdoc *d)
-{
-	return (const char *)(d->nodes + d->nnodes);
-}
-
-enum jtype jval_type(struct jval v)
-{
-	static const enum jtype types[] = {
-	        [N_NULL] = JT_NULL,  [N_FALSE] = JT_BOOL,  [N_TRUE] = JT_BOOL,
-	        [N_INT32] = JT_INT,  [N_INT64] = JT_INT,   [N_REAL] = JT_REAL,
-	        [N_STR] = JT_STRING, [N_TSTR] = JT_STRING, [N_ARRAY] = JT_ARRAY,
-	        [N_OBJ] = JT_OBJECT,
-	};
-
-	return v.doc ? types[NTYPE(node(v))] : JT_NONE;
-}
-
-struct jval jval_getn(struct jval v, const char *key, size_t len)
-{
-	struct jnode n;
-	size_t lo = 0, hi;
-
-	if (jval_type(v) != JT_OBJECT || key == NULL)
-		return none;
-	n = node(v);
-	hi = NLEN(n);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2, klen;
-		const char *k = node_str(pool_of(v.doc), v.doc->nodes[n.b + 2 * mid], &klen);
-		int c = bytes_cmp(key, len, k, klen);
-
-		if (c == 0)
-			return (struct jval){v.doc, (uint32_t)(n.b + 2 * mid + 1)};
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return none;
-}
-
-struct jval jval_get(struct jval v, const char *key)
-{
-	return key ? jval_getn(v, key, strlen(key)) : none;
-}
-
-struct jval jval_at(struct jval v, size_t i)
-{
-	if (jval_type(v) != JT_ARRAY || i >= NLEN(node(v)))
-		return none;
-	return (struct jval){v.doc, (uint32_t)(node(v).b + i)};
-}
-
-size_t jval_size(struct jval v)
-{
-	enum jtype t = jval_type(v);
-
-	return t == JT_ARRAY || t == JT_OBJECT ? NLEN(node(v)) : 0;
-}
-
-const char *jval_key_at(struct jval v, size_t i)
-{
-	size_t len;
-
-	if (jval_type(v) != JT_OBJECT || i >= NLEN(node(v)))
-		return NULL;
-	return node_str(pool_of(v.doc), v.doc->nodes[node(v).b + 2 * i], &len);
-}
-
-struct jval jval_value_at(struct jval v, size_t i)
-{
-	if (jval_type(v) != JT_OBJECT || i >= NLEN(node(v)))
-		return none;
-	return (struct jval){v.doc, (uint32_t)(node(v).b + 2 * i + 1)};
-}
-
-const char *jval_str(struct jval v)
-{
-	size_t len;
-
-	return jval_type(v) == JT_STRING ? node_str(pool_of(v.doc), node(v), &len) : NULL;
-}
-
-size_t jval_strlen(struct jval v)
-{
-	size_t len = 0;
-
-	if (jval_type(v) == JT_STRING)
-		node_str(pool_of(v.doc), node(v), &len);
-	return len;
-}
-
-long long jval_int(struct jval v, long long dflt)
-{
-	int64_t w;
-
-	if (jval_type(v) != JT_INT)
-		return dflt;
-	if (NTYPE(node(v)) == N_INT32)
-		return (int32_t)node(v).b;
-	memcpy(&w, pool_of(v.doc) + node(v).b, sizeof(w));
-	return w;
-}
-
-double jval_real(struct jval v, double dflt)
-{
-	double d;
-
-	if (jval_type(v) == JT_INT)
-		return (double)jval_int(v, 0);
-	if (jval_type(v) != JT_REAL)
-		return dflt;
-	memcpy(&d, pool_of(v.doc) + node(v).b, sizeof(d));
-	return d;
-}
-
-bool jval_bool(struct jval v, bool dflt)
-{
-	return jval_type(v) == JT_BOOL ? NTYPE(node(v)) == N_TRUE : dflt;
-}
-
-static struct jval vpath(struct jval v, va_list ap)
-{
-	const char *key;
-
-	while (v.doc && (key = va_arg(ap, const char *)) != NULL)
-		v = jval_get(v, key);
-	return v;
-}
-
-struct jval jval_path(struct jval v, ...)
-{
-	va_list ap;
-
-	va_start(ap, v);
-	v = vpath(v, ap);
-	va_end(ap);
-	return v;
-}
-
-struct jval jd_get(const struct jdoc *d, ...)
-{
-	va_list ap;
-	struct jval v;
-
-	va_start(ap, d);
-	v = vpath(jdoc_root(d), ap);
-	va_end(ap);
-	return v;
-}
-
-const char *jd_str(const struct jdoc *d, ...)
-{
-	va_list ap;
-	struct jval v;
-
-	va_start(ap, d);
-	v = vpath(jdoc_root(d), ap);
-	va_end(ap);
-	return jval_str(v);
-}
-
-long long jd_int(const struct jdoc *d, long long dflt, ...)
-{
-	va_list ap;
-	struct jval v;
-
-	va_start(ap, dflt);
-	v = vpath(jdoc_root(d), ap);
-	va_end(ap);
-	return jval_int(v, dflt);
-}
-
-bool jd_bool(const struct jdoc *d, int dflt, ...)
-{
-	va_list ap;
-	struct jval v;
-
-	va_start(ap, dflt);
-	v = vpath(jdoc_root(d), ap);
-	va_end(ap);
-	return jval_bool(v, dflt);
-}
-
-/* ---- jansson ----------------------------------------------------------------------------- */
-
-static json_t *container_to_json(struct jval v)
-{
-	json_t *j = jval_type(v) == JT_OBJECT ? json_object() : json_array();
-	size_t n = jval_size(v);
-
-	for (size_t i = 0; i < n; i++) {
-		if (jval_type(v) == JT_ARRAY) {
-			json_array_append_new(j, jval_to_json(jval_at(v, i)));
-		} else {
-			const char *k = jval_key_at(v, i);
-			size_t klen;
-
-			node_str(pool_of(v.doc), v.doc->nodes[node(v).b + 2 * i], &klen);
-			json_object_setn_new_nocheck(j, k, klen, jval_to_json(jval_value_at(v, i)));
-		}
-	}
-	return j;
-}
-
-json_t *jval_to_json(struct jval v)
-{
-	switch (jval_type(v)) {
-	case JT_NULL:
-		return json_null();
-	case JT_BOOL:
-		return json_boolean(jval_bool(v, false));
-	case JT_INT:
-		return json_integer(jval_int(v, 0));
-	case JT_REAL:
-		return json_real(jval_real(v, 0));
-	case JT_STRING:
-		return json_stringn_nocheck(jval_str(v), jval_strlen(v));
-	case JT_ARRAY:
-	case JT_OBJECT:
-		return container_to_json(v);
-	default:
-		return NULL;
-	}
-}
-
-static bool object_equal_json(struct jval v, const json_t *j, bool subset)
-{
-	const char *key;
-	size_t klen;
-	json_t *m;
-
-	if (jval_type(v) != JT_OBJECT || (!subset && jval_size(v) != json_object_size(j)))
-		return false;
-	json_object_keylen_foreach((json_t *)j, key, klen, m) {
-		struct jval mv = jval_getn(v, key, klen);
-
-		if (subset ? !jval_has_subset(mv, m) : !jval_equal_json(mv, m))
-			return false;
-	}
-	return true;
-}
-
-static bool array_equal_json(struct jval v, const json_t *j, bool subset)
-{
-	size_t n = json_array_size(j);
-
-	if (jval_type(v) != JT_ARRAY || jval_size(v) != n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		struct jval e = jval_at(v, i);
-		const json_t *je = json_array_get(j, i);
-
-		if (subset ? !jval_has_subset(e, je) : !jval_equal_json(e, je))
-			return false;
-	}
-	return true;
-}
-
-bool jval_equal_json(struct jval v, const json_t *j)
-{
-	switch (j ? json_typeof(j) : (json_type)-1) {
-	case JSON_OBJECT:
-		return object_equal_json(v, j, false);
-	case JSON_ARRAY:
-		return array_equal_json(v, j, false);
-	case JSON_STRING:
-		return jval_type(v) == JT_STRING && jval_strlen(v) == json_string_length(j) &&
-		       memcmp(jval_str(v), json_string_value(j), jval_strlen(v)) == 0;
-	case JSON_INTEGER:
-		return jval_type(v) == JT_INT && jval_int(v, 0) == json_integer_value(j);
-	case JSON_REAL:
-		return jval_type(v) == JT_REAL && jval_real(v, 0) == json_real_value(j);
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return jval_type(v) == JT_BOOL && jval_bool(v, false) == json_is_true(j);
-	case JSON_NULL:
-		return jval_type(v) == JT_NULL;
-	default:
-		return false;
-	}
-}
-
-bool jval_has_subset(struct jval have, const json_t *want)
-{
-	if (json_is_object(want))
-		return object_equal_json(have, want, true);
-	if (json_is_array(want))
-		return array_equal_json(have, want, true);
-	return jval_equal_json(have, want);
-}
-
-json_t *jval_merge_patch(struct jval have, const json_t *want)
-{
-	json_t *patch, *m;
-	const char *key;
-	size_t klen;
-
-	if (!json_is_object(want) || jval_type(have) != JT_OBJECT)
-		return json_deep_copy(want);
-	patch = json_object();
-	json_object_keylen_foreach((json_t *)want, key, klen, m) {
-		struct jval hv = jval_getn(have, key, klen);
-
-		if (json_is_null(m)) {
-			if (jval_type(hv) != JT_NONE)
-				json_object_setn_new_nocheck(patch, key, klen, json_null());
-		} else if (json_is_object(m) && jval_type(hv) == JT_OBJECT) {
-			json_t *sub = jval_merge_patch(hv, m);
-
-			if (json_object_size(sub))
-				json_object_setn_new_nocheck(patch, key, klen, sub);
-			else
-				json_decref(sub);
-		} else if (!jval_equal_json(hv, m)) {
-			json_object_setn_new_nocheck(patch, key, klen, json_deep_copy(m));
-		}
-	}
-	for (size_t i = 0; i < jval_size(have); i++) {
-		size_t len;
-		const char *k =
-		        node_str(pool_of(have.doc), have.doc->nodes[node(have).b + 2 * i], &len);
-
-		if (json_object_getn(want, k, len) == NULL)
-			json_object_setn_new_nocheck(patch, k, len, json_null());
-	}
-	return patch;
 }

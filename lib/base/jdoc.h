@@ -24,7 +24,8 @@
  * (bytewise, shorter first on a common prefix) and unique, so jval_get() is a binary search and
  * iteration visits members in key order, not in the order of the input. Strings are
  * NUL-terminated in the pool and may also contain NUL bytes (jval_strlen() has the length).
- * Integers are signed 64-bit; a number with a fraction or exponent is a double (JT_REAL).
+ * Integers are signed 64-bit; a number with a fraction or exponent is a double (JT_REAL). A lone
+ * UTF-16 surrogate escape ("\ud800") becomes "?" (yajl's choice; jansson refuses it).
  *
  * Input is untrusted: a document whose nodes and strings would exceed opts->max_bytes is refused
  * with -EMSGSIZE, one nested deeper than opts->max_depth or that is not valid JSON (including
@@ -145,9 +146,10 @@ bool jval_equal_json(struct jval v, const json_t *j);
 bool jval_has_subset(struct jval have, const json_t *want);
 /**
  * jval_merge_patch() - the RFC 7386 merge patch that turns @have into @want: members of @want
- * that differ, recursively for objects, and null for members of @have that @want lacks. An empty
- * object when nothing differs; a copy of @want when @want is not an object. A null member in
- * @want means "absent" (a merge patch cannot set null). Caller owns the result.
+ * that differ, recursively for objects, and null for members of @have that @want lacks; a copy
+ * of @want when either is not an object. When @have is an object, an empty patch means nothing
+ * differs (an empty patch would turn a non-object into {}). A null member in @want means
+ * "absent": a merge patch cannot set null. Caller owns the result.
  */
 json_t *jval_merge_patch(struct jval have, const json_t *want);
 

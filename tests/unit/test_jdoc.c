@@ -167,6 +167,10 @@ static void test_jdoc__malformed_input_is_refused_with_an_error(void **state)
 	        "nul",
 	        "[1 2]",
 	        "{\"b\":{\"x\":1,\"x\":1}}",
+	        "\":\"\"}",
+	        "[1] \"x",
+	        "1 \"",
+	        "{} \"\\u",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
