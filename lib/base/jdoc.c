@@ -432,13 +432,14 @@ static enum mode decide(const struct build *b, size_t len, enum mode parent)
 static enum mode key_mode(struct build *b, const char *key, size_t len)
 {
 	const struct level *l = &b->lv[b->nlv - 1];
-	size_t at = l->pathlen + (l->pathlen > 0);
+	bool top = b->nlv == 1; /* the root's members have no separator before them */
+	size_t at = top ? 0 : l->pathlen + 1u;
 
 	if (l->mode == PJ_KEEP)
 		return PJ_KEEP;
 	if (at + len >= PATH_MAX_LEN || memchr(key, '\0', len))
 		return l->mode == PJ_IN ? PJ_KEEP : PJ_SKIP; /* no configured path is that long */
-	if (l->pathlen > 0)
+	if (!top)
 		b->path[l->pathlen] = '.';
 	memcpy(b->path + at, key, len);
 	b->cand_len = (uint16_t)(at + len);

@@ -1,6 +1,7 @@
 /* Unit tests for the compact JSON document (lib/base/jdoc.c). */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +148,34 @@ static void test_jdoc__references_keep_the_document_alive(void **state)
 	jdoc_unref(NULL);
 }
 
+static void *reader(void *arg)
+{
+	struct jdoc *d = arg;
+
+	for (int i = 0; i < 1000; i++) {
+		struct jdoc *r = jdoc_ref(d);
+
+		if (strcmp(jd_str(r, "a", NULL), "b") != 0)
+			abort();
+		jdoc_unref(r);
+	}
+	jdoc_unref(d);
+	return NULL;
+}
+
+/* Readers on several threads share one document and drop their references concurrently. */
+static void test_jdoc__threads_share_a_document(void **state)
+{
+	struct jdoc *d = parse("{\"a\": \"b\"}", NULL);
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, reader, jdoc_ref(d)), 0);
+	jdoc_unref(d);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+}
+
 static void test_jdoc__malformed_input_is_refused_with_an_error(void **state)
 {
 	static const char *const bad[] = {
@@ -254,6 +283,13 @@ static void test_jdoc__projections_keep_and_drop_paths(void **state)
 	              "{\"bench\":\"yes\",\"kubernetes.io/metadata.name\":\"bench-00042\"},"
 	              "\"name\":\"bench-00042\",\"resourceVersion\":\"123456\","
 	              "\"uid\":\"6f1c3f0e-2b7a-4a53-9c1e-1f2d3c4b5a69\"}}");
+	jdoc_unref(d);
+	/* an empty key is a segment of its own; a key with dots matches the path spelling it */
+	d = parse("{\"\":{\"metadata\":1},\"metadata\":{\"name\":\"n\"},\"data\":{\"x.y\":1,"
+	          "\"x\":{\"y\":2,\"z\":3}},\"spec\":[{\"a\":1}]}",
+	          &k);
+	assert_doc(d, "{\"metadata\":{\"name\":\"n\"},\"data\":{\"x.y\":1,\"x\":{\"y\":2}},"
+	              "\"spec\":[{\"a\":1}]}");
 	jdoc_unref(d);
 	/* projections of a value that is not an object keep it whole */
 	d = parse("[{\"metadata\":1}]", &k);
@@ -550,6 +586,7 @@ int main(void)
 	        cmocka_unit_test(test_jdoc__round_trips_through_jansson),
 	        cmocka_unit_test(test_jdoc__accessors_follow_paths_and_tolerate_missing_values),
 	        cmocka_unit_test(test_jdoc__references_keep_the_document_alive),
+	        cmocka_unit_test(test_jdoc__threads_share_a_document),
 	        cmocka_unit_test(test_jdoc__malformed_input_is_refused_with_an_error),
 	        cmocka_unit_test(test_jdoc__depth_and_size_limits_refuse_documents),
 	        cmocka_unit_test(test_jdoc__projections_keep_and_drop_paths),
