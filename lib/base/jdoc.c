@@ -574,6 +574,15 @@ static const yajl_callbacks callbacks = {
         .yajl_end_array = cb_end,
 };
 
+/* The first empty or overlong path of @list, or NULL. */
+static const char *bad_path(const char *const *list)
+{
+	for (; list && *list; list++)
+		if (**list == '\0' || strlen(*list) >= PATH_MAX_LEN)
+			return *list;
+	return NULL;
+}
+
 static int build_init(struct build *b, const struct jdoc_opts *o, struct ll_err *err)
 {
 	memset(b, 0, offsetof(struct build, path));
@@ -584,12 +593,9 @@ static int build_init(struct build *b, const struct jdoc_opts *o, struct ll_err 
 	if (b->max_bytes > BYTES_MAX || b->max_depth > JDOC_MAX_DEPTH)
 		return ll_err_set(err, -EINVAL, "jdoc: limits above %zu bytes or %u levels",
 		                  BYTES_MAX, JDOC_MAX_DEPTH);
-	for (const char *const *k = b->keep; k && *k; k++)
-		if (**k == '\0' || strlen(*k) >= PATH_MAX_LEN)
-			return ll_err_set(err, -EINVAL, "jdoc: bad projection path \"%s\"", *k);
-	for (const char *const *k = b->drop; k && *k; k++)
-		if (**k == '\0' || strlen(*k) >= PATH_MAX_LEN)
-			return ll_err_set(err, -EINVAL, "jdoc: bad projection path \"%s\"", *k);
+	if (bad_path(b->keep) || bad_path(b->drop))
+		return ll_err_set(err, -EINVAL, "jdoc: bad projection path \"%s\"",
+		                  bad_path(b->keep) ? bad_path(b->keep) : bad_path(b->drop));
 	b->root_mode = b->keep ? PJ_OUT : b->drop ? PJ_IN : PJ_KEEP;
 	return 0;
 }

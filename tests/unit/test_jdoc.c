@@ -227,6 +227,8 @@ static void test_jdoc__depth_and_size_limits_refuse_documents(void **state)
 	char *ok = nested(JDOC_DEFAULT_MAX_DEPTH), *deep = nested(JDOC_DEFAULT_MAX_DEPTH + 1);
 	struct jdoc_opts shallow = {.max_depth = 2}, tiny = {.max_bytes = 64},
 	                 wild = {.max_depth = 999};
+	const char *const bad[] = {"metadata", "", NULL};
+	struct jdoc_opts empty_path = {.keep = bad};
 	struct jdoc *d = NULL;
 	struct ll_err err = {{0}};
 	const char *big = "{\"a\": \"0123456789012345678901234567890123456789012345678901234567\"}";
@@ -242,6 +244,8 @@ static void test_jdoc__depth_and_size_limits_refuse_documents(void **state)
 	assert_non_null(strstr(err.msg, "size limit"));
 	assert_null(d);
 	assert_int_equal(jdoc_parse("{}", 2, &wild, &d, NULL), -EINVAL);
+	assert_int_equal(jdoc_parse("{}", 2, &empty_path, &d, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "projection path"));
 	free(ok);
 	free(deep);
 }
