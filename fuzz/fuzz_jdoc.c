@@ -3,7 +3,8 @@
  * projected. A parsed document must equal its jansson copy (and jansson's own parse when both
  * accept the input), rebuild from that copy unchanged, and contain every projection of itself.
  * An input of two documents split by a newline checks the merge patch from the first to the
- * second: applied to the first, it gives the second.
+ * second: applied to the first, it gives the second. Split at "items", a document hands over
+ * each element of its items as a document equal to it.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +12,47 @@
 #include <string.h>
 
 #include "base/jdoc.h"
+
+struct items {
+	const struct jdoc *whole;
+	struct jval arr;
+	size_t n;
+};
+
+static int check_item(void *ctx, struct jdoc *take_item)
+{
+	struct items *it = ctx;
+	json_t *want = jval_to_json(jval_at(it->arr, it->n++));
+
+	if (want == NULL || !jval_equal_json(jdoc_root(take_item), want))
+		abort();
+	json_decref(want);
+	jdoc_unref(take_item);
+	return 0;
+}
+
+/* Split at "items", a document hands over exactly its items' elements, and keeps the rest. */
+static void check_split(const struct jdoc *d, const char *p, size_t size)
+{
+	struct items it = {.whole = d, .arr = jd_get(d, "items", NULL)};
+	struct jdoc *rest = NULL;
+	json_t *all, *rj;
+
+	if (jval_type(jdoc_root(d)) != JT_OBJECT || jval_type(it.arr) != JT_ARRAY)
+		return;
+	if (jdoc_parse_items(p, size, "items", NULL, check_item, &it, &rest, NULL) != 0)
+		abort();
+	if (it.n != jval_size(it.arr))
+		abort();
+	all = jval_to_json(jdoc_root(d));
+	json_object_del(all, "items");
+	rj = jval_to_json(jdoc_root(rest));
+	if (!json_equal(all, rj))
+		abort();
+	json_decref(rj);
+	json_decref(all);
+	jdoc_unref(rest);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -105,6 +147,47 @@ static void check_patch(const char *p, size_t size)
 	jdoc_unref(have);
 }
 
+struct items {
+	const struct jdoc *whole;
+	struct jval arr;
+	size_t n;
+};
+
+static int check_item(void *ctx, struct jdoc *take_item)
+{
+	struct items *it = ctx;
+	json_t *want = jval_to_json(jval_at(it->arr, it->n++));
+
+	if (want == NULL || !jval_equal_json(jdoc_root(take_item), want))
+		abort();
+	json_decref(want);
+	jdoc_unref(take_item);
+	return 0;
+}
+
+/* Split at "items", a document hands over exactly its items' elements, and keeps the rest. */
+static void check_split(const struct jdoc *d, const char *p, size_t size)
+{
+	struct items it = {.whole = d, .arr = jd_get(d, "items", NULL)};
+	struct jdoc *rest = NULL;
+	json_t *all, *rj;
+
+	if (jval_type(jdoc_root(d)) != JT_OBJECT || jval_type(it.arr) != JT_ARRAY)
+		return;
+	if (jdoc_parse_items(p, size, "items", NULL, check_item, &it, &rest, NULL) != 0)
+		abort();
+	if (it.n != jval_size(it.arr))
+		abort();
+	all = jval_to_json(jdoc_root(d));
+	json_object_del(all, "items");
+	rj = jval_to_json(jdoc_root(rest));
+	if (!json_equal(all, rj))
+		abort();
+	json_decref(rj);
+	json_decref(all);
+	jdoc_unref(rest);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data;
@@ -115,6 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	check_copy(d, p, size);
 	check_projection(d, p, size);
+	check_split(d, p, size);
 	jdoc_unref(d);
 	return 0;
 }

@@ -16,172 +16,6 @@
 
 #define BYTES_MAX    ((size_t)LEN_MAX)
 #define PATH_MAX_LEN 256
-#define TSTR_MAX_LEN 32
-
-/* Kubernetes' most common keys and short values; must stay sorted (bytewise) and unique. */
-const char *const jdoc__table[] = {
-        "",
-        "-",
-        ".",
-        "Active",
-        "Apply",
-        "ClusterIP",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "ConfigMap",
-        "Deployment",
-        "DoesNotExist",
-        "Egress",
-        "Exists",
-        "False",
-        "FieldsV1",
-        "Group",
-        "In",
-        "Ingress",
-        "LimitRange",
-        "List",
-        "Namespace",
-        "NetworkPolicy",
-        "NotIn",
-        "Opaque",
-        "Pod",
-        "ResourceQuota",
-        "Role",
-        "RoleBinding",
-        "Secret",
-        "Service",
-        "ServiceAccount",
-        "TCP",
-        "Terminating",
-        "True",
-        "UDP",
-        "Unknown",
-        "Update",
-        "User",
-        "annotations",
-        "apiGroup",
-        "apiGroups",
-        "apiVersion",
-        "apps/v1",
-        "binaryData",
-        "blockOwnerDeletion",
-        "conditions",
-        "containers",
-        "continue",
-        "controller",
-        "cpu",
-        "creationTimestamp",
-        "data",
-        "default",
-        "deletionGracePeriodSeconds",
-        "deletionTimestamp",
-        "egress",
-        "f:annotations",
-        "f:data",
-        "f:finalizers",
-        "f:labels",
-        "f:metadata",
-        "f:phase",
-        "f:spec",
-        "f:status",
-        "fieldsType",
-        "fieldsV1",
-        "finalizers",
-        "from",
-        "generateName",
-        "generation",
-        "hard",
-        "image",
-        "ingress",
-        "items",
-        "key",
-        "kind",
-        "kube-controller-manager",
-        "kube-system",
-        "kubectl-client-side-apply",
-        "kubernetes",
-        "kubernetes.io/metadata.name",
-        "labels",
-        "landlord",
-        "lastTransitionTime",
-        "limits",
-        "managedFields",
-        "manager",
-        "matchExpressions",
-        "matchLabels",
-        "memory",
-        "message",
-        "metadata",
-        "name",
-        "namespace",
-        "namespaceSelector",
-        "networking.k8s.io/v1",
-        "observedGeneration",
-        "operation",
-        "operator",
-        "ownerReferences",
-        "phase",
-        "podSelector",
-        "policyTypes",
-        "ports",
-        "protocol",
-        "rbac.authorization.k8s.io",
-        "rbac.authorization.k8s.io/v1",
-        "reason",
-        "remainingItemCount",
-        "requests",
-        "resourceVersion",
-        "resources",
-        "roleRef",
-        "rules",
-        "scopeSelector",
-        "scopes",
-        "selector",
-        "spec",
-        "status",
-        "subjects",
-        "subresource",
-        "time",
-        "to",
-        "type",
-        "uid",
-        "used",
-        "v1",
-        "value",
-        "values",
-        "verbs",
-};
-#define TABLE_LEN (sizeof(jdoc__table) / sizeof(jdoc__table[0]))
-
-bool jdoc__table_sorted(void)
-{
-	for (size_t i = 1; i < TABLE_LEN; i++)
-		if (jdoc__bytes_cmp(jdoc__table[i - 1], strlen(jdoc__table[i - 1]), jdoc__table[i],
-		                    strlen(jdoc__table[i])) >= 0)
-			return false;
-	return TABLE_LEN <= LEN_MAX;
-}
-
-/* Index of @s in the table, or -1. */
-static int table_find(const char *s, size_t len)
-{
-	size_t lo = 0, hi = TABLE_LEN;
-
-	if (len > TSTR_MAX_LEN)
-		return -1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = jdoc__bytes_cmp(s, len, jdoc__table[mid], strlen(jdoc__table[mid]));
-
-		if (c == 0)
-			return (int)mid;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return -1;
-}
 
 /* ---- building ---------------------------------------------------------------------------- */
 
@@ -308,7 +142,7 @@ static bool add_bytes(struct build *b, uint32_t *off, const void *s, size_t len,
 
 static bool str_node(struct build *b, const char *s, size_t len, struct jnode *n)
 {
-	int t = table_find(s, len);
+	int t = jdoc__table_find(s, len);
 
 	if (t >= 0) {
 		*n = (struct jnode){MKNODE(N_TSTR, 0), (uint32_t)t};
@@ -633,39 +467,228 @@ static bool only_space(const char *data, size_t len, size_t from)
 	return true;
 }
 
-int jdoc_parse(const char *data, size_t len, const struct jdoc_opts *opts, struct jdoc **out,
-               struct ll_err *err)
+/*
+ * Feed @len bytes to yajl with @cbs on @ctx; @b builds the top-level value and @other, when
+ * not NULL, the items split from it. Returns 0 once @b holds the complete value.
+ */
+static int run_yajl(const yajl_callbacks *cbs, void *ctx, struct build *b, struct build *other,
+                    const char *data, size_t len, struct ll_err *err)
 {
-	struct build b;
-	yajl_handle h = NULL;
+	yajl_handle h = yajl_alloc(cbs, NULL, ctx);
 	yajl_status st;
-	int rc;
+	int rc = 0;
 
-	*out = NULL;
-	rc = build_init(&b, opts, err);
-	if (rc)
-		return rc;
-	h = yajl_alloc(&callbacks, NULL, &b);
-	b.h = h;
+	b->h = h;
 	st = yajl_parse(h, (const unsigned char *)data, len);
-	b.finishing = true;
+	b->finishing = true;
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);
-	if (st == yajl_status_ok && !only_space(data, len, b.end_off))
-		fail(&b, -EINVAL, "trailing garbage after the value");
-	if (st == yajl_status_client_canceled || b.rc) {
-		rc = ll_err_set(err, b.rc ? b.rc : -EINVAL, "jdoc: %s", b.why);
-	} else if (st != yajl_status_ok || b.scratch.len != 1 || b.nlv) {
+	if (st == yajl_status_ok && !only_space(data, len, b->end_off))
+		fail(b, -EINVAL, "trailing garbage after the value");
+	if (other && other->rc && !b->rc)
+		fail(b, other->rc, other->why);
+	if (st == yajl_status_client_canceled || b->rc) {
+		rc = ll_err_set(err, b->rc ? b->rc : -EINVAL, "jdoc: %s", b->why);
+	} else if (st != yajl_status_ok || b->scratch.len != 1 || b->nlv) {
 		unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
 
 		rc = ll_err_set(err, -EINVAL, "invalid JSON at byte %zu: %s",
 		                yajl_get_bytes_consumed(h), msg ? (const char *)msg : "incomplete");
 		yajl_free_error(h, msg);
-	} else {
-		*out = build_finish(&b);
 	}
 	yajl_free(h);
+	return rc;
+}
+
+int jdoc_parse(const char *data, size_t len, const struct jdoc_opts *opts, struct jdoc **out,
+               struct ll_err *err)
+{
+	struct build b;
+	int rc;
+
+	*out = NULL;
+	rc = build_init(&b, opts, err);
+	if (rc == 0)
+		rc = run_yajl(&callbacks, &b, &b, NULL, data, len, err);
+	if (rc == 0)
+		*out = build_finish(&b);
 	build_release(&b);
+	return rc;
+}
+
+/* ---- splitting a list page or a watch event into documents -------------------------------- */
+
+struct split {
+	struct build page; /* the top-level value without the member @key */
+	struct build item; /* the item being built; its buffers are reused from item to item */
+	const char *key;
+	size_t keylen;
+	int (*fn)(void *ctx, struct jdoc *take_item);
+	void *ctx;
+	unsigned pd;   /* page containers open (the items array included) */
+	unsigned id;   /* containers open in the current item */
+	bool at_key;   /* the next value is @key's */
+	bool seen_key; /* @key appeared: a second one is a duplicate */
+	bool in_array; /* between the elements of @key's array */
+	bool in_item;
+};
+
+static void build_reset(struct build *b)
+{
+	b->out.len = b->scratch.len = b->pool.len = 0;
+	b->depth = b->nlv = b->skip = 0;
+}
+
+static int emit(struct split *s)
+{
+	struct jdoc *d = build_finish(&s->item);
+	int rc;
+
+	build_reset(&s->item);
+	rc = s->fn(s->ctx, d);
+	return rc ? fail(&s->page, rc, "the item handler failed") : 1;
+}
+
+/* The builder that takes the value starting now (@kind: 0 scalar, 1 object, 2 array), or NULL. */
+static struct build *target(struct split *s, int kind)
+{
+	if (s->in_item) {
+		s->id += kind != 0;
+		return &s->item;
+	}
+	if (s->at_key) {
+		s->at_key = false;
+		if (kind == 2) {
+			s->in_array = true;
+			s->pd++;
+			return NULL;
+		}
+		if (kind == 0)
+			return NULL; /* "items": null has no items */
+	} else if (!s->in_array) {
+		s->pd += kind != 0;
+		return &s->page;
+	}
+	s->in_item = kind != 0; /* an item starts: @key's object, or an element of its array */
+	s->id = kind != 0;
+	return &s->item;
+}
+
+/* After a scalar: a scalar element of the items array is an item of its own. */
+static int scalar_done(struct split *s, struct build *b, int ok)
+{
+	return ok && b == &s->item && !s->in_item ? emit(s) : ok;
+}
+
+static int split_null(void *ctx)
+{
+	struct build *b = target(ctx, 0);
+
+	return b ? scalar_done(ctx, b, cb_null(b)) : 1;
+}
+
+static int split_bool(void *ctx, int v)
+{
+	struct build *b = target(ctx, 0);
+
+	return b ? scalar_done(ctx, b, cb_bool(b, v)) : 1;
+}
+
+static int split_number(void *ctx, const char *n, size_t len)
+{
+	struct build *b = target(ctx, 0);
+
+	return b ? scalar_done(ctx, b, cb_number(b, n, len)) : 1;
+}
+
+static int split_string(void *ctx, const unsigned char *str, size_t len)
+{
+	struct build *b = target(ctx, 0);
+
+	return b ? scalar_done(ctx, b, cb_string(b, str, len)) : 1;
+}
+
+static int split_start_map(void *ctx)
+{
+	struct build *b = target(ctx, 1);
+
+	return b ? cb_start_map(b) : 1;
+}
+
+static int split_start_array(void *ctx)
+{
+	struct build *b = target(ctx, 2);
+
+	return b ? cb_start_array(b) : 1;
+}
+
+static int split_key(void *ctx, const unsigned char *key, size_t len)
+{
+	struct split *s = ctx;
+
+	if (s->in_item)
+		return cb_key(&s->item, key, len);
+	if (s->pd == 1 && len == s->keylen && memcmp(key, s->key, len) == 0) {
+		if (s->seen_key)
+			return fail(&s->page, -EINVAL, "duplicate key in an object");
+		s->seen_key = s->at_key = true;
+		return 1;
+	}
+	return cb_key(&s->page, key, len);
+}
+
+static int split_end(void *ctx)
+{
+	struct split *s = ctx;
+
+	if (s->in_item) {
+		if (!cb_end(&s->item))
+			return 0;
+		if (--s->id > 0)
+			return 1;
+		s->in_item = false;
+		return emit(s);
+	}
+	s->pd--;
+	if (s->in_array) {
+		s->in_array = false; /* the end of the items array */
+		return 1;
+	}
+	return cb_end(&s->page);
+}
+
+static const yajl_callbacks split_callbacks = {
+        .yajl_null = split_null,
+        .yajl_boolean = split_bool,
+        .yajl_number = split_number,
+        .yajl_string = split_string,
+        .yajl_start_map = split_start_map,
+        .yajl_map_key = split_key,
+        .yajl_end_map = split_end,
+        .yajl_start_array = split_start_array,
+        .yajl_end_array = split_end,
+};
+
+int jdoc_parse_items(const char *data, size_t len, const char *key, const struct jdoc_opts *opts,
+                     int (*fn)(void *ctx, struct jdoc *take_item), void *ctx, struct jdoc **rest,
+                     struct ll_err *err)
+{
+	struct split s = {.key = key, .keylen = key ? strlen(key) : 0, .fn = fn, .ctx = ctx};
+	int rc;
+
+	if (rest)
+		*rest = NULL;
+	rc = build_init(&s.page, NULL, err);
+	if (rc == 0)
+		rc = build_init(&s.item, opts, err);
+	if (rc == 0 && (key == NULL || fn == NULL))
+		rc = ll_err_set(err, -EINVAL, "jdoc: no key or no item handler");
+	if (rc == 0)
+		rc = run_yajl(&split_callbacks, &s, &s.page, &s.item, data, len, err);
+	if (rc == 0 && rest)
+		*rest = build_finish(&s.page);
+	build_release(&s.page);
+	build_release(&s.item);
 	return rc;
 }
 

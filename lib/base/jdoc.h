@@ -79,6 +79,18 @@ struct jdoc_opts {
 int jdoc_parse(const char *data, size_t len, const struct jdoc_opts *opts, struct jdoc **out,
                struct ll_err *err);
 /**
+ * jdoc_parse_items() - parse a LIST page or a watch event without building the whole: the value
+ * of the top-level member @key ("items" of a list, "object" of a watch event) is handed to @fn
+ * as documents of its own, built with @opts: each element, in order, when it is an array; the
+ * value itself otherwise. @fn takes the reference and returns 0, or a negative errno that stops
+ * the parse and is returned. *@rest (OUT; @rest may be NULL) gets the rest of the top-level
+ * value (a list's metadata, an event's type), built with the default limits. Errors as
+ * jdoc_parse(); items already handed over stay with @fn's owner. Thread-safe.
+ */
+int jdoc_parse_items(const char *data, size_t len, const char *key, const struct jdoc_opts *opts,
+                     int (*fn)(void *ctx, struct jdoc *take_item), void *ctx, struct jdoc **rest,
+                     struct ll_err *err);
+/**
  * jdoc_from_json() - the same document built from a jansson tree, which is only read.
  * Same options, errors and ownership as jdoc_parse() (non-finite reals are -EINVAL).
  */

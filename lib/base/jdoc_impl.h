@@ -37,8 +37,10 @@ struct jdoc {
 #define MKNODE(t, l) ((uint32_t)(t) | ((uint32_t)(l) << 4))
 #define LEN_MAX      ((1u << 28) - 1)
 
-/* Kubernetes' most common keys and short values, sorted bytewise (jdoc.c). */
+/* Kubernetes' most common keys and short values, sorted bytewise (jdoc_table.c). */
 extern const char *const jdoc__table[];
+/** jdoc__table_find() - index of the @len bytes at @s in jdoc__table, or -1. */
+int jdoc__table_find(const char *s, size_t len);
 
 static inline int jdoc__bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {

@@ -315,6 +315,109 @@ static void test_jdoc__projection_applies_to_jansson_input_too(void **state)
 	json_decref(j);
 }
 
+struct collected {
+	struct jdoc *items[8];
+	int n;
+	int fail_at; /* the handler refuses this item (1-based); 0 never */
+};
+
+static int collect(void *ctx, struct jdoc *take_item)
+{
+	struct collected *c = ctx;
+
+	if (c->n + 1 == c->fail_at) {
+		jdoc_unref(take_item);
+		return -ECANCELED;
+	}
+	assert_true(c->n < 8);
+	c->items[c->n++] = take_item;
+	return 0;
+}
+
+static void collected_release(struct collected *c)
+{
+	for (int i = 0; i < c->n; i++)
+		jdoc_unref(c->items[i]);
+	c->n = 0;
+}
+
+static void test_jdoc__list_pages_split_into_one_document_per_item(void **state)
+{
+	const char *const mf[] = {"metadata.managedFields", NULL};
+	struct jdoc_opts o = {.drop = mf};
+	const char *page = "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"name\":\"a\","
+	                   "\"managedFields\":[{}]}},{\"metadata\":{\"name\":\"b\"},\"x\":[[]]},"
+	                   "7,[]],\"metadata\":{\"resourceVersion\":\"9\"}}";
+	struct collected c = {.n = 0};
+	struct jdoc *rest = NULL;
+
+	assert_int_equal(
+	        jdoc_parse_items(page, strlen(page), "items", &o, collect, &c, &rest, NULL), 0);
+	assert_int_equal(c.n, 4);
+	assert_doc(c.items[0], "{\"metadata\":{\"name\":\"a\"}}");
+	assert_doc(c.items[1], "{\"metadata\":{\"name\":\"b\"},\"x\":[[]]}");
+	assert_doc(c.items[2], "7");
+	assert_doc(c.items[3], "[]");
+	assert_doc(rest, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"9\"}}");
+	collected_release(&c);
+	jdoc_unref(rest);
+}
+
+static void test_jdoc__watch_events_split_into_their_object(void **state)
+{
+	const char *ev = "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\","
+	                 "\"metadata\":{\"name\":\"c\"}}}";
+	const char *none = "{\"type\":\"BOOKMARK\",\"object\":null}";
+	struct collected c = {.n = 0};
+	struct jdoc *rest = NULL;
+
+	assert_int_equal(jdoc_parse_items(ev, strlen(ev), "object", NULL, collect, &c, &rest, NULL),
+	                 0);
+	assert_int_equal(c.n, 1);
+	assert_doc(c.items[0], "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}");
+	assert_doc(rest, "{\"type\":\"MODIFIED\"}");
+	collected_release(&c);
+	jdoc_unref(rest);
+	assert_int_equal(
+	        jdoc_parse_items(none, strlen(none), "object", NULL, collect, &c, NULL, NULL), 0);
+	assert_int_equal(c.n, 0);
+}
+
+static void test_jdoc__split_errors_stop_the_parse(void **state)
+{
+	const char *page = "{\"items\":[{\"a\":1},{\"b\":2},{\"c\":3}]}";
+	const char *dup = "{\"items\":[{\"a\":1}],\"items\":[{\"b\":2}]}";
+	const char *cut = "{\"items\":[{\"a\":1},{\"b\":";
+	const char *bad_item = "{\"items\":[{\"a\":1,\"a\":2}]}";
+	struct collected c = {.n = 0, .fail_at = 2};
+	struct jdoc *rest = (struct jdoc *)1;
+	struct ll_err err = {{0}};
+
+	assert_int_equal(
+	        jdoc_parse_items(page, strlen(page), "items", NULL, collect, &c, &rest, &err),
+	        -ECANCELED);
+	assert_non_null(strstr(err.msg, "handler"));
+	assert_null(rest);
+	assert_int_equal(c.n, 1); /* handed over before the failure: the handler's to keep */
+	collected_release(&c);
+	c.fail_at = 0;
+	assert_int_equal(jdoc_parse_items(dup, strlen(dup), "items", NULL, collect, &c, NULL, &err),
+	                 -EINVAL);
+	assert_non_null(strstr(err.msg, "duplicate"));
+	collected_release(&c);
+	assert_int_equal(jdoc_parse_items(cut, strlen(cut), "items", NULL, collect, &c, NULL, NULL),
+	                 -EINVAL);
+	assert_int_equal(c.n, 1);
+	collected_release(&c);
+	assert_int_equal(jdoc_parse_items(bad_item, strlen(bad_item), "items", NULL, collect, &c,
+	                                  NULL, &err),
+	                 -EINVAL);
+	assert_non_null(strstr(err.msg, "duplicate"));
+	assert_int_equal(c.n, 0);
+	assert_int_equal(jdoc_parse_items(page, strlen(page), NULL, NULL, collect, &c, NULL, NULL),
+	                 -EINVAL);
+}
+
 /* RFC 7386, applied to a jansson tree (the test's reference). */
 static json_t *apply_patch(json_t *target, const json_t *patch)
 {
@@ -535,6 +638,27 @@ static int64_t time_items(char **items, int n, int rounds, const struct jdoc_opt
 	return clock_mono_ns() - t0;
 }
 
+static int drop_item(void *ctx, struct jdoc *take_item)
+{
+	*(int *)ctx += 1;
+	jdoc_unref(take_item);
+	return 0;
+}
+
+static int64_t time_split(const char *page, size_t len, int rounds, const struct jdoc_opts *o)
+{
+	int64_t t0 = clock_mono_ns();
+
+	for (int r = 0; r < rounds; r++) {
+		int n = 0;
+
+		assert_int_equal(jdoc_parse_items(page, len, "items", o, drop_item, &n, NULL, NULL),
+		                 0);
+		assert_int_equal(n, 500);
+	}
+	return clock_mono_ns() - t0;
+}
+
 static int64_t time_jansson(const char *page, size_t len, int rounds)
 {
 	int64_t t0 = clock_mono_ns();
@@ -573,10 +697,13 @@ static void test_jdoc__measure_list_page_parse_speed(void **state)
 	assert_int_equal(jval_size(jd_get(d, "items", NULL)), 500);
 	printf("[jdoc] 500-item ConfigMap LIST page, %zu bytes, %d rounds: json_loadb %.2f ms, "
 	       "jdoc_parse %.2f ms (%zu bytes as one jdoc, %zu as jansson); "
-	       "items one by one: %.2f ms, dropping managedFields %.2f ms\n",
+	       "items one by one: %.2f ms, dropping managedFields %.2f ms; "
+	       "page split into items: %.2f ms, dropping managedFields %.2f ms\n",
 	       len, rounds, t_jansson / 1e6 / rounds, t_jdoc / 1e6 / rounds, jdoc_bytes(d),
 	       jansson_bytes(page), time_items(items, 500, rounds, NULL) / 1e6 / rounds,
-	       time_items(items, 500, rounds, &o) / 1e6 / rounds);
+	       time_items(items, 500, rounds, &o) / 1e6 / rounds,
+	       time_split(page, len, rounds, NULL) / 1e6 / rounds,
+	       time_split(page, len, rounds, &o) / 1e6 / rounds);
 	for (int i = 0; i < 500; i++)
 		free(items[i]);
 	jdoc_unref(d);
@@ -595,6 +722,9 @@ int main(void)
 	        cmocka_unit_test(test_jdoc__depth_and_size_limits_refuse_documents),
 	        cmocka_unit_test(test_jdoc__projections_keep_and_drop_paths),
 	        cmocka_unit_test(test_jdoc__projection_applies_to_jansson_input_too),
+	        cmocka_unit_test(test_jdoc__list_pages_split_into_one_document_per_item),
+	        cmocka_unit_test(test_jdoc__watch_events_split_into_their_object),
+	        cmocka_unit_test(test_jdoc__split_errors_stop_the_parse),
 	        cmocka_unit_test(
 	                test_jdoc__merge_patch_turns_the_cached_value_into_the_desired_one),
 	        cmocka_unit_test(test_jdoc__has_subset_ignores_extra_fields_only),
