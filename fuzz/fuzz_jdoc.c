@@ -13,47 +13,6 @@
 
 #include "base/jdoc.h"
 
-struct items {
-	const struct jdoc *whole;
-	struct jval arr;
-	size_t n;
-};
-
-static int check_item(void *ctx, struct jdoc *take_item)
-{
-	struct items *it = ctx;
-	json_t *want = jval_to_json(jval_at(it->arr, it->n++));
-
-	if (want == NULL || !jval_equal_json(jdoc_root(take_item), want))
-		abort();
-	json_decref(want);
-	jdoc_unref(take_item);
-	return 0;
-}
-
-/* Split at "items", a document hands over exactly its items' elements, and keeps the rest. */
-static void check_split(const struct jdoc *d, const char *p, size_t size)
-{
-	struct items it = {.whole = d, .arr = jd_get(d, "items", NULL)};
-	struct jdoc *rest = NULL;
-	json_t *all, *rj;
-
-	if (jval_type(jdoc_root(d)) != JT_OBJECT || jval_type(it.arr) != JT_ARRAY)
-		return;
-	if (jdoc_parse_items(p, size, "items", NULL, check_item, &it, &rest, NULL) != 0)
-		abort();
-	if (it.n != jval_size(it.arr))
-		abort();
-	all = jval_to_json(jdoc_root(d));
-	json_object_del(all, "items");
-	rj = jval_to_json(jdoc_root(rest));
-	if (!json_equal(all, rj))
-		abort();
-	json_decref(rj);
-	json_decref(all);
-	jdoc_unref(rest);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* RFC 7386 on a jansson tree: the reference the merge patch is checked against. */
