@@ -4,9 +4,12 @@
  * For caches that hold many small documents (the informer's objects): a jansson tree costs 6-12
  * bytes of heap per byte of JSON and one malloc per value; a jdoc is one block of 8-byte nodes
  * followed by a string pool, typically about as large as the compact JSON text itself. Bytes are
- * parsed straight into it with yajl's streaming parser (jdoc_parse()), or copied from a jansson
- * tree (jdoc_from_json()). docs/internals/informer.md ("Representation") has the layout and the
- * measurements.
+ * parsed straight into it with yajl's streaming parser (jdoc_parse(); jdoc_parse_items() makes
+ * one document per item of a LIST page or watch event), or copied from a jansson tree
+ * (jdoc_from_json()). A parse may keep or drop paths (struct jdoc_opts), so a cache holds only
+ * what its readers use. Writers get a jansson copy (jval_to_json()); drift detection compares
+ * without one (jval_has_subset(), jval_merge_patch()). docs/internals/informer.md
+ * ("Representation") has the layout and the measurements.
  *
  * Reading: a struct jval is a view (document + node index), passed by value and never freed;
  * it is valid while the caller holds a reference to its document. Accessors accept any view,
