@@ -16,11 +16,11 @@
  * including the missing one (JT_NONE: a key not found, an index out of range, a wrong type), so
  * chains like jval_str(jval_get(jval_get(root, "metadata"), "name")) need no checks in between:
  *
- *	struct jval item;
+ *	struct jval rules = jd_get(doc, "spec", "rules", NULL), rule;
  *	size_t i;
  *	const char *name = jd_str(doc, "metadata", "name", NULL);
- *	jval_foreach(jd_get(doc, "spec", "rules", NULL), i, item)
- *		use(jval_str(jval_get(item, "verb")));
+ *	jval_foreach(rules, i, rule)
+ *		use(jval_str(jval_get(rule, "verb")));
  *
  * Invariants: a document never changes after it is built, so any number of threads may read
  * it without locks; jdoc_ref()/jdoc_unref() are atomic. Object members are sorted by key
@@ -85,10 +85,11 @@ int jdoc_parse(const char *data, size_t len, const struct jdoc_opts *opts, struc
  * jdoc_parse_items() - parse a LIST page or a watch event without building the whole: the value
  * of the top-level member @key ("items" of a list, "object" of a watch event) is handed to @fn
  * as documents of its own, built with @opts: each element, in order, when it is an array; the
- * value itself otherwise. @fn takes the reference and returns 0, or a negative errno that stops
- * the parse and is returned. *@rest (OUT; @rest may be NULL) gets the rest of the top-level
- * value (a list's metadata, an event's type), built with the default limits. Errors as
- * jdoc_parse(); items already handed over stay with @fn's owner. Thread-safe.
+ * value itself otherwise (a missing or null @key hands over nothing). @fn takes the reference
+ * and returns 0, or a negative errno that stops the parse and is returned. *@rest (OUT; @rest
+ * may be NULL) gets the rest of the top-level value (a list's metadata, an event's type), built
+ * with the default limits. Errors as jdoc_parse(); items already handed over stay with @fn's
+ * owner. Thread-safe.
  */
 int jdoc_parse_items(const char *data, size_t len, const char *key, const struct jdoc_opts *opts,
                      int (*fn)(void *ctx, struct jdoc *take_item), void *ctx, struct jdoc **rest,
@@ -141,7 +142,8 @@ const char *jd_str(const struct jdoc *d, ...) __attribute__((sentinel));
 long long jd_int(const struct jdoc *d, long long dflt, ...) __attribute__((sentinel));
 bool jd_bool(const struct jdoc *d, int dflt, ...) __attribute__((sentinel));
 
-/* Iteration; @i is a size_t, @elem and @val struct jval, @key const char *. */
+/* Iteration; @i is a size_t, @elem and @val struct jval, @key const char *. The container is
+ * evaluated on every step: pass a variable, not a lookup. */
 #define jval_foreach(arr, i, elem) \
 	for ((i) = 0; (i) < jval_size(arr) && ((elem) = jval_at((arr), (i)), true); (i)++)
 #define jval_foreach_member(obj, i, key, val)                                                     \
