@@ -298,6 +298,7 @@ static int cb_key(void *ctx, const unsigned char *key, size_t len)
 
 static int start(struct build *b, bool is_obj)
 {
+	struct level l;
 	enum mode m;
 
 	if (b->depth >= b->max_depth)
@@ -312,12 +313,13 @@ static int start(struct build *b, bool is_obj)
 		b->skip = 1;
 		return 1;
 	}
-	b->lv[b->nlv++] = (struct level){
+	l = (struct level){
 	        .start = (uint32_t)b->scratch.len,
-	        .pathlen = m == PJ_KEEP ? 0 : (b->nlv ? b->cand_len : 0),
+	        .pathlen = m == PJ_KEEP || b->nlv == 0 ? 0 : b->cand_len,
 	        .is_obj = is_obj,
 	        .mode = (uint8_t)(is_obj ? m : PJ_KEEP),
 	};
+	b->lv[b->nlv++] = l;
 	return 1;
 }
 
