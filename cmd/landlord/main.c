@@ -2,7 +2,7 @@
  * landlord - multi-tenancy control plane for Kubernetes.
  *
  * Subcommand dispatch and wiring only: every role is built from the library (lib/) and the roles
- * (src/). Options are the rows of OPTIONS (lib/base/flags.h): each has an environment variable
+ * (src/). Options are the rows of OPTIONS in options.c: each has an environment variable
  * (LANDLORD_<FLAG>), and a flag given on the command line wins.
  */
 #include <errno.h>
@@ -19,140 +19,18 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "base/flags.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
-#include "http/probe.h"
+#include "http/probes.h"
+#include "http/server.h"
 #include "kube/discovery.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
 #include "webhook/admission.h"
+#include "webhook/rules.h"
 
-struct config {
-	const char *kubeconfig;
-	const char *context;
-	char probe_addr[FLAGS_HOST_MAX];
-	int probe_port;
-	char webhook_addr[FLAGS_HOST_MAX];
-	int webhook_port;
-	const char *tls_cert_file;
-	const char *tls_key_file;
-	bool leader_elect;
-	const char *lease_ns;
-	long lease_duration_ms;
-	long renew_deadline_ms;
-	long retry_period_ms;
-	long qps;
-	long burst;
-	long verbosity;
-	bool test_hooks;
-	bool http2;
-	long crash_after_writes;
-};
-
-#define AT(field) offsetof(struct config, field)
-/* One row per option: name, environment variable, value name, default, help, field. */
-#define STRING(n, e, a, d, h, f)                                                          \
-	{                                                                                 \
-		.name = n, .env = e, .type = FLAG_STRING, .arg = a, .dflt = d, .help = h, \
-		.offset = AT(f)                                                           \
-	}
-#define BOOL(n, e, d, h, f)                                                                  \
-	{                                                                                    \
-		.name = n, .env = e, .type = FLAG_BOOL, .arg = "BOOL", .dflt = d, .help = h, \
-		.offset = AT(f)                                                              \
-	}
-#define SWITCH(n, e, h, f)                                                           \
-	{                                                                            \
-		.name = n, .env = e, .type = FLAG_SWITCH, .help = h, .offset = AT(f) \
-	}
-#define INT(n, e, d, h, f, lo, hi)                                                       \
-	{                                                                                \
-		.name = n, .env = e, .type = FLAG_INT, .arg = "N", .dflt = d, .help = h, \
-		.offset = AT(f), .min = lo, .max = hi                                    \
-	}
-#define DURATION(n, e, d, h, f)                                                               \
-	{                                                                                     \
-		.name = n, .env = e, .type = FLAG_DURATION, .arg = "D", .dflt = d, .help = h, \
-		.offset = AT(f)                                                               \
-	}
-#define HOSTPORT(n, e, d, h, host, port)                                                   \
-	{                                                                                  \
-		.name = n, .env = e, .type = FLAG_HOSTPORT, .arg = "HOST:PORT", .dflt = d, \
-		.help = h, .offset = AT(host), .offset2 = AT(port)                         \
-	}
-
-/* Every option, once: adding one is a row here (and using its value). */
-static const struct flag OPTIONS[] = {
-        STRING("kubeconfig", NULL, "PATH", NULL,
-               "the API server and credentials [KUBECONFIG] (in-cluster, then ~/.kube/config)",
-               kubeconfig),
-        STRING("context", "LANDLORD_CONTEXT", "NAME", NULL, "kubeconfig context", context),
-        HOSTPORT("probe-addr", "LANDLORD_PROBE_ADDR", "127.0.0.1:8081",
-                 "/healthz /readyz /metrics; port 0 picks one", probe_addr, probe_port),
-        BOOL("leader-elect", "LANDLORD_LEADER_ELECT", "true",
-             "run controllers only while holding the Lease", leader_elect),
-        STRING("leader-election-namespace", "LANDLORD_LEADER_ELECTION_NAMESPACE", "NS",
-               LANDLORD_SYSTEM_NAMESPACE, "where the Lease is", lease_ns),
-        DURATION("lease-duration", "LANDLORD_LEASE_DURATION", "15s", "a number with ms, s, m or h",
-                 lease_duration_ms),
-        DURATION("renew-deadline", "LANDLORD_RENEW_DEADLINE", "10s", NULL, renew_deadline_ms),
-        DURATION("retry-period", "LANDLORD_RETRY_PERIOD", "2s", NULL, retry_period_ms),
-        INT("kube-api-qps", "LANDLORD_KUBE_API_QPS", "500", "client rate limit", qps, 1, 100000),
-        INT("kube-api-burst", "LANDLORD_KUBE_API_BURST", "1000", NULL, burst, 1, 100000),
-        BOOL("kube-api-http2", "LANDLORD_KUBE_API_HTTP2", "false",
-             "multiplex requests and watches over one HTTP/2 connection; off because libcurl "
-             "7.88 can stall it",
-             http2),
-        HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
-                 "admission webhook, HTTPS", webhook_addr, webhook_port),
-        STRING("tls-cert-file", "LANDLORD_TLS_CERT_FILE", "PATH", NULL, "webhook certificate chain",
-               tls_cert_file),
-        STRING("tls-key-file", "LANDLORD_TLS_KEY_FILE", "PATH", NULL, "webhook key", tls_key_file),
-        INT("v", "LANDLORD_V", "0", "log verbosity; 4 adds debug", verbosity, 0, 10),
-        SWITCH("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS",
-               "/debug/ fault hooks on the probe port, for tests", test_hooks),
-        INT("test-crash-after-writes", "LANDLORD_TEST_CRASH_AFTER_WRITES", "0",
-            "exit abruptly right after the Nth successful API write (needs "
-            "--enable-test-hooks; 0: never)",
-            crash_after_writes, 0, 1000000000),
-};
-
-#define N_OPTIONS (sizeof(OPTIONS) / sizeof(OPTIONS[0]))
-
-static void usage(FILE *out)
-{
-	fputs("usage: landlord COMMAND [flags]\n"
-	      "\n"
-	      "commands:\n"
-	      "  run          every role in one process: controllers, and the webhook when TLS\n"
-	      "               files are given (the default deployment)\n"
-	      "  controller   controllers only, behind leader election (run 2+ for HA)\n"
-	      "  webhook      the admission webhook server (stateless; run 2+ for HA)\n"
-	      "  version      print version and build information\n"
-	      "\n"
-	      "flags [environment variable] (default):\n",
-	      out);
-	flags_usage(OPTIONS, N_OPTIONS, out);
-}
-
-/* Flags after the command. Return: 0, or the exit code to leave with. */
-static int parse_flags(int argc, char **argv, struct config *cfg)
-{
-	struct ll_err err;
-	int rc = flags_parse(OPTIONS, N_OPTIONS, argc, argv, 2, cfg, &err);
-
-	if (rc == 1) {
-		usage(stdout);
-		exit(0);
-	}
-	if (rc < 0) {
-		fprintf(stderr, "landlord: %s\nrun 'landlord --help' for usage\n", err.msg);
-		return 2;
-	}
-	return 0;
-}
+#include "options.h"
 
 static int cmd_version(void)
 {
@@ -220,15 +98,17 @@ static int new_client(const struct kcfg *kc, const struct config *cfg, const cha
 	return rc;
 }
 
-/* The admission webhook: a TLS server with the webhook routes and its own probe endpoints. */
+/* The admission webhook: a TLS server with the webhook rules and its own probe endpoints. */
 struct webhook {
-	struct probe *server;
+	struct http_server *server;
+	struct probes *probes;
 	struct admission_route *route;
 };
 
 static int webhook_start(const struct config *cfg, struct webhook *wh)
 {
 	struct buf cert = BUF_INIT(1u << 20), key = BUF_INIT(1u << 20);
+	struct ll_err err = {{0}};
 	int rc = buf_read_file(&cert, cfg->tls_cert_file, true);
 
 	if (rc == 0)
@@ -238,19 +118,21 @@ static int webhook_start(const struct config *cfg, struct webhook *wh)
 		          cfg->tls_cert_file, "key", cfg->tls_key_file, "error", strerror(-rc));
 		goto out;
 	}
-	wh->server = probe_new(cfg->webhook_addr, cfg->webhook_port);
-	probe_set_tls(wh->server, buf_cstr(&cert), buf_cstr(&key));
-	probe_set_body_max(wh->server, ADMISSION_BODY_MAX);
-	wh->route = admission_route_new(wh->server, "/validate", "landlord");
-	rc = probe_start(wh->server);
+	wh->server = http_server_new(&(struct http_server_opts){.name = "webhook",
+	                                                        .addr = cfg->webhook_addr,
+	                                                        .port = cfg->webhook_port,
+	                                                        .cert_pem = buf_cstr(&cert),
+	                                                        .key_pem = buf_cstr(&key)});
+	wh->probes = probes_new(wh->server);
+	wh->route = admission_route_new(wh->server, "/validate", "landlord", webhook_rules);
+	rc = http_server_start(wh->server, &err);
 	if (rc < 0)
-		log_error("webhook server failed to start (bad certificate or key, or address in "
-		          "use)",
-		          "{s:s,s:i,s:i}", "addr", cfg->webhook_addr, "port", cfg->webhook_port,
-		          "errno", -rc);
+		log_error("webhook server failed to start", "{s:s,s:i,s:i,s:s}", "addr",
+		          cfg->webhook_addr, "port", cfg->webhook_port, "errno", -rc, "error",
+		          err.msg);
 	else
 		log_info("webhook listening", "{s:s,s:i,s:s}", "addr", cfg->webhook_addr, "port",
-		         probe_port(wh->server), "path", "/validate");
+		         http_server_port(wh->server), "path", "/validate");
 out:
 	buf_release(&cert);
 	buf_release(&key);
@@ -259,10 +141,10 @@ out:
 
 static void webhook_stop(struct webhook *wh)
 {
-	probe_free(wh->server);
+	http_server_free(wh->server);
+	probes_free(wh->probes);
 	admission_route_free(wh->route);
-	wh->server = NULL;
-	wh->route = NULL;
+	*wh = (struct webhook){0};
 }
 
 static bool webhook_configured(const struct config *cfg)
@@ -363,16 +245,16 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		return cmd_version();
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-		usage(stdout);
+		options_usage(stdout);
 		return 0;
 	}
 	if (strcmp(cmd, "run") != 0 && strcmp(cmd, "controller") != 0 &&
 	    strcmp(cmd, "webhook") != 0) {
 		fprintf(stderr, "landlord: unknown command \"%s\"\n\n", cmd);
-		usage(stderr);
+		options_usage(stderr);
 		return 2;
 	}
-	rc = parse_flags(argc, argv, &cfg);
+	rc = options_parse(argc, argv, &cfg);
 	if (rc)
 		return rc;
 	log_set_verbosity((int)cfg.verbosity);

@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/flags.h"
+#include "base/mem.h"
 
 #define FRACTION_DIGITS_MAX 9
 #define USAGE_WIDTH         100
@@ -122,6 +123,26 @@ static int set_value(const struct flag *f, const char *v, void *out)
 	return -EINVAL;
 }
 
+/* What a value of @f's type looks like, for the error line. */
+static const char *expected(const struct flag *f, char *out, size_t len)
+{
+	switch (f->type) {
+	case FLAG_BOOL:
+	case FLAG_SWITCH:
+		return "true or false";
+	case FLAG_INT:
+		snprintf(out, len, "an integer from %ld to %ld", f->min, f->max);
+		return out;
+	case FLAG_DURATION:
+		return "a duration such as 500ms, 15s, 1.5m or 1h";
+	case FLAG_HOSTPORT:
+		return "HOST:PORT with a port from 0 to 65535";
+	case FLAG_STRING:
+		break;
+	}
+	return "a string";
+}
+
 /* ---- sources ---- */
 
 static int apply_defaults(const struct flag *table, size_t n, void *out, struct ll_err *err)
@@ -133,13 +154,25 @@ static int apply_defaults(const struct flag *table, size_t n, void *out, struct 
 	return 0;
 }
 
-static int apply_environment(const struct flag *table, size_t n, void *out, struct ll_err *err)
+/* The value argv gives @f, or NULL: a flag given on the command line hides its variable. */
+struct given {
+	const struct flag *f;
+	const char *v;
+};
+
+static int apply_environment(const struct flag *table, size_t n, const struct given *argv_vals,
+                             size_t n_vals, void *out, struct ll_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *v = table[i].env ? getenv(table[i].env) : NULL;
+		char want[64];
+		bool hidden = false;
 
-		if (v && *v && set_value(&table[i], v, out) < 0)
-			return ll_err_set(err, -EINVAL, "invalid value %s=\"%s\"", table[i].env, v);
+		for (size_t j = 0; j < n_vals && !hidden; j++)
+			hidden = argv_vals[j].f == &table[i];
+		if (v && *v && !hidden && set_value(&table[i], v, out) < 0)
+			return ll_err_set(err, -EINVAL, "invalid value %s=\"%s\": expected %s",
+			                  table[i].env, v, expected(&table[i], want, sizeof(want)));
 	}
 	return 0;
 }
@@ -152,15 +185,12 @@ static const struct flag *find(const struct flag *table, size_t n, const char *n
 	return NULL;
 }
 
-int flags_parse(const struct flag *table, size_t n, int argc, char **argv, int first, void *out,
-                struct ll_err *err)
+/* Split argv[first..] into flags and their values, before anything is applied. */
+static int split_argv(const struct flag *table, size_t n, int argc, char **argv, int first,
+                      struct given *vals, size_t *n_vals, struct ll_err *err)
 {
-	int rc = apply_defaults(table, n, out, err);
-
-	if (rc == 0)
-		rc = apply_environment(table, n, out, err);
-	for (int i = first; rc == 0 && i < argc; i++) {
-		const char *a = argv[i], *name, *eq, *v;
+	for (int i = first; i < argc; i++) {
+		const char *a = argv[i], *name, *eq;
 		const struct flag *f;
 
 		if (a[0] != '-')
@@ -172,17 +202,40 @@ int flags_parse(const struct flag *table, size_t n, int argc, char **argv, int f
 		f = find(table, n, name, eq ? (size_t)(eq - name) : strlen(name));
 		if (f == NULL)
 			return ll_err_set(err, -EINVAL, "unknown flag \"%s\"", a);
+		vals[*n_vals].f = f;
 		if (f->type == FLAG_SWITCH && eq == NULL)
-			v = "true";
+			vals[*n_vals].v = "true";
 		else if (eq)
-			v = eq + 1;
+			vals[*n_vals].v = eq + 1;
 		else if (i + 1 < argc)
-			v = argv[++i];
+			vals[*n_vals].v = argv[++i];
 		else
 			return ll_err_set(err, -EINVAL, "flag --%s needs a value", f->name);
-		if (set_value(f, v, out) < 0)
-			rc = ll_err_set(err, -EINVAL, "invalid value for --%s: \"%s\"", f->name, v);
+		(*n_vals)++;
 	}
+	return 0;
+}
+
+int flags_parse(const struct flag *table, size_t n, int argc, char **argv, int first, void *out,
+                struct ll_err *err)
+{
+	size_t n_vals = 0;
+	struct given *vals = xcalloc(argc > first ? (size_t)(argc - first) : 1, sizeof(*vals));
+	int rc = split_argv(table, n, argc, argv, first, vals, &n_vals, err);
+
+	if (rc == 0)
+		rc = apply_defaults(table, n, out, err);
+	if (rc == 0)
+		rc = apply_environment(table, n, vals, n_vals, out, err);
+	for (size_t i = 0; rc == 0 && i < n_vals; i++) {
+		char want[64];
+
+		if (set_value(vals[i].f, vals[i].v, out) < 0)
+			rc = ll_err_set(err, -EINVAL, "invalid value for --%s: \"%s\": expected %s",
+			                vals[i].f->name, vals[i].v,
+			                expected(vals[i].f, want, sizeof(want)));
+	}
+	free(vals);
 	return rc;
 }
 

@@ -4,8 +4,8 @@
  * A program lists its options as rows of struct flag: the name, the environment variable, the
  * type, the default, the help text and where the value goes (an offset into the program's own
  * configuration struct). flags_parse() applies the defaults, then the environment, then the
- * command line, so a flag given on the command line wins over its variable; flags_usage()
- * prints the help from the same rows. Adding an option is one row.
+ * command line, so a flag given on the command line wins over its variable (whose value is then
+ * not even checked); flags_usage() prints the help from the same rows. Adding an option is one row.
  *
  * Values are checked by type: booleans are true/false/1/0; integers are decimal within
  * [min, max]; durations are a decimal number (a fraction allowed) with a unit, ms, s, m or h, or

@@ -9,13 +9,15 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "base/ratelimit.h"
 #include "base/vec.h"
-#include "http/probe.h"
+#include "http/probes.h"
+#include "http/server.h"
 #include "kube/lease.h"
 #include "kube/manager.h"
 #include "kube/workqueue.h"
@@ -59,7 +61,8 @@ struct mgr {
 	struct shared_inf *infs;
 	struct controller *ctrls;
 	struct lease *lease;
-	struct probe *probe;
+	struct http_server *probe_server;
+	struct probes *probes;
 	atomic_bool stop;
 	atomic_bool synced;
 	pthread_mutex_t lead_lock; /* serialises starting and stopping the workers */
@@ -420,28 +423,26 @@ static bool ready_fn(void *ud, char *why, size_t why_len)
 	return true;
 }
 
-static struct shared_inf *find_informer(struct mgr *m, const char *query)
+static struct shared_inf *find_informer(struct mgr *m, const struct http_req *req)
 {
+	const char *name = http_req_arg(req, "resource");
 	struct shared_inf *s;
-	const char *p = strstr(query, "resource=");
-	size_t len;
 
-	if (p == NULL)
+	if (name == NULL)
 		return NULL;
-	p += strlen("resource=");
-	len = strcspn(p, "&");
 	for (s = m->infs; s; s = s->next)
-		if (strlen(s->name) == len && strncmp(s->name, p, len) == 0)
+		if (strcmp(s->name, name) == 0)
 			return s;
 	return NULL;
 }
 
 /* Test hook: /debug/pause-watch?resource=NAME&paused=true|false */
-static int hook_pause_watch(void *ud, const char *method, const char *query, const char *body,
-                            struct buf *out)
+static int hook_pause_watch(void *ud, struct http_req *req, struct http_resp *resp)
 {
-	struct shared_inf *s = find_informer(ud, query);
-	bool paused = strstr(query, "paused=true") != NULL;
+	struct shared_inf *s = find_informer(ud, req);
+	const char *arg = http_req_arg(req, "paused");
+	bool paused = arg && strcmp(arg, "true") == 0;
+	struct buf *out = http_resp_body(resp);
 
 	if (s == NULL) {
 		buf_append_str(out, "unknown resource\n");
@@ -455,10 +456,10 @@ static int hook_pause_watch(void *ud, const char *method, const char *query, con
 }
 
 /* Test hook: /debug/cache?resource=NAME -> {"objects":{key: resourceVersion},"stats":{...}} */
-static int hook_cache(void *ud, const char *method, const char *query, const char *body,
-                      struct buf *out)
+static int hook_cache(void *ud, struct http_req *req, struct http_resp *resp)
 {
-	struct shared_inf *s = find_informer(ud, query);
+	struct shared_inf *s = find_informer(ud, req);
+	struct buf *out = http_resp_body(resp);
 	json_t *all, *obj, *objects, *doc;
 	struct inf_stats st;
 	char *text;
@@ -486,6 +487,7 @@ static int hook_cache(void *ud, const char *method, const char *query, const cha
 	                "events", (json_int_t)st.events);
 	text = jx_dumps(doc);
 	buf_append_str(out, text);
+	http_resp_header(resp, "Content-Type", "application/json");
 	free(text);
 	json_decref(doc);
 	return 200;
@@ -493,32 +495,34 @@ static int hook_cache(void *ud, const char *method, const char *query, const cha
 
 static int start_probe(struct mgr *m)
 {
+	const char *addr = m->o.probe_addr ? m->o.probe_addr : "127.0.0.1";
+	struct ll_err err = {{0}};
 	int rc;
 
 	if (m->o.probe_port < 0)
 		return 0;
-	m->probe = probe_new(m->o.probe_addr, m->o.probe_port);
-	probe_set_ready(m->probe, ready_fn, m);
+	m->probe_server = http_server_new(
+	        &(struct http_server_opts){.name = "probe", .addr = addr, .port = m->o.probe_port});
+	m->probes = probes_new(m->probe_server);
+	probes_set_ready(m->probes, ready_fn, m);
 	if (m->o.test_hooks) {
-		probe_handle(m->probe, "/debug/pause-watch", hook_pause_watch, m);
-		probe_handle(m->probe, "/debug/cache", hook_cache, m);
+		probes_add_hook(m->probes, "/debug/pause-watch", hook_pause_watch, m);
+		probes_add_hook(m->probes, "/debug/cache", hook_cache, m);
 	}
-	rc = probe_start(m->probe);
+	rc = http_server_start(m->probe_server, &err);
 	if (rc) {
-		log_error("probe server failed to start", "{s:s,s:i,s:i}", "addr",
-		          m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", m->o.probe_port,
-		          "errno", -rc);
+		log_error("probe server failed to start", "{s:s,s:i,s:i,s:s}", "addr", addr, "port",
+		          m->o.probe_port, "errno", -rc, "error", err.msg);
 		return rc;
 	}
-	log_info("probe server listening", "{s:s,s:i,s:b}", "addr",
-	         m->o.probe_addr ? m->o.probe_addr : "127.0.0.1", "port", probe_port(m->probe),
-	         "test_hooks", m->o.test_hooks);
+	log_info("probe server listening", "{s:s,s:i,s:b}", "addr", addr, "port",
+	         http_server_port(m->probe_server), "test_hooks", m->o.test_hooks);
 	return 0;
 }
 
 int mgr_probe_port(struct mgr *m)
 {
-	return m->probe ? probe_port(m->probe) : -1;
+	return m->probe_server ? http_server_port(m->probe_server) : -1;
 }
 
 void mgr_block_signals(void)
@@ -634,7 +638,8 @@ void mgr_free(struct mgr *m)
 
 	if (m == NULL)
 		return;
-	probe_free(m->probe);
+	http_server_free(m->probe_server);
+	probes_free(m->probes);
 	lease_free(m->lease);
 	for (c = m->ctrls; c; c = cn) {
 		cn = c->next;

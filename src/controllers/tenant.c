@@ -38,8 +38,33 @@
 /* The kinds landlord stamps into tenant namespaces, in the order they are torn down. */
 enum owned_kind { OWN_RB, OWN_NP, OWN_LR, OWN_RQ, N_OWNED };
 
-static const struct kc_gvr *const OWNED_GVR[N_OWNED] = {&KC_ROLEBINDINGS, &KC_NETWORKPOLICIES,
-                                                        &KC_LIMITRANGES, &KC_RESOURCEQUOTAS};
+struct rec;
+
+/*
+ * One row per owned kind. A kind with one object per namespace built from the tenant alone
+ * (a policy) names its object and its builder, and sync_policies() applies it: adding such a
+ * kind is a row here, its builder in src/tenancy/tenant_model.c, and its verbs in
+ * deploy/rbac.yaml. RoleBindings and ResourceQuotas have steps of their own (access waits for
+ * quota; quota is split in two phases).
+ */
+struct owned {
+	const struct kc_gvr *gvr;
+	const char *name;                                      /* the one object, or NULL */
+	json_t *(*build)(const struct rec *r, const char *ns); /* NULL: not wanted here */
+	bool (*delete_unwanted)(const struct rec *r);          /* delete it when not wanted? */
+};
+
+static json_t *build_isolation(const struct rec *r, const char *ns);
+static json_t *build_limits(const struct rec *r, const char *ns);
+static bool always(const struct rec *r);
+static bool plan_known(const struct rec *r);
+
+static const struct owned OWNED[N_OWNED] = {
+        [OWN_RB] = {&KC_ROLEBINDINGS, NULL, NULL, NULL},
+        [OWN_NP] = {&KC_NETWORKPOLICIES, ISOLATION_NAME, build_isolation, always},
+        [OWN_LR] = {&KC_LIMITRANGES, LIMITS_NAME, build_limits, plan_known},
+        [OWN_RQ] = {&KC_RESOURCEQUOTAS, NULL, NULL, NULL},
+};
 
 struct tenant_ctl {
 	struct controller *c;
@@ -209,11 +234,13 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	t->plans = mgr_informer(m, &plans);
 	t->namespaces = mgr_informer(m, &namespaces);
 	for (int k = 0; k < N_OWNED; k++)
-		t->owned[k] = managed_informer(m, OWNED_GVR[k]);
+		t->owned[k] = managed_informer(m, OWNED[k].gvr);
 	t->croles = managed_informer(m, &KC_CLUSTERROLES);
 	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS);
-	if (!t->tenants || !t->plans || !t->namespaces || !t->owned[OWN_RB] || !t->owned[OWN_NP] ||
-	    !t->owned[OWN_LR] || !t->owned[OWN_RQ] || !t->croles || !t->crbindings)
+	for (int k = 0; k < N_OWNED; k++)
+		if (!t->owned[k])
+			return -ENOMEM;
+	if (!t->tenants || !t->plans || !t->namespaces || !t->croles || !t->crbindings)
 		return -ENOMEM;
 	rc = add_index(t->tenants, IDX_CLAIMS, index_claims, NULL);
 	if (rc == 0)
@@ -445,7 +472,7 @@ static void delete_owned_in(struct rec *r, const char *ns, const json_t *keep_ac
 			if (ns ? strcmp(in, ns) == 0
 			       : !json_object_get(keep_active, in) &&
 			                    !json_object_get(r->let_go, in))
-				delete_obj(r, OWNED_GVR[k], o);
+				delete_obj(r, OWNED[k].gvr, o);
 		}
 		json_decref(objs);
 	}
@@ -698,29 +725,51 @@ out:
 	json_decref(rqs);
 }
 
-/* LimitRange and NetworkPolicy in @ns; returns whether both are in place. */
+static json_t *build_isolation(const struct rec *r, const char *ns)
+{
+	if (!tm_network_isolation(r->tenant, r->cfg))
+		return NULL;
+	return tm_networkpolicy(r->tenant, ns, r->privileged);
+}
+
+static json_t *build_limits(const struct rec *r, const char *ns)
+{
+	return tm_limitrange(r->tenant, r->plan, ns);
+}
+
+static bool always(const struct rec *r)
+{
+	(void)r;
+	return true;
+}
+
+/* Without its Plan landlord cannot tell what the limits should be: it leaves them be. */
+static bool plan_known(const struct rec *r)
+{
+	return r->plan != NULL;
+}
+
+/* Every policy of OWNED in @ns; returns whether all are in place. */
 static bool sync_policies(struct rec *r, const char *ns)
 {
-	json_t *lr = tm_limitrange(r->tenant, r->plan, ns);
-	json_t *np = tm_network_isolation(r->tenant, r->cfg)
-	                     ? tm_networkpolicy(r->tenant, ns, r->privileged)
-	                     : NULL;
-	const json_t *lr_cached = inf_get_ref(r->t->owned[OWN_LR], ns, LIMITS_NAME);
-	const json_t *np_cached = inf_get_ref(r->t->owned[OWN_NP], ns, ISOLATION_NAME);
 	bool ok = true;
 
-	if (lr)
-		ok &= ensure(r, &KC_LIMITRANGES, lr, lr_cached);
-	else if (lr_cached && r->plan)
-		ok &= delete_obj(r, &KC_LIMITRANGES, lr_cached);
-	if (np)
-		ok &= ensure(r, &KC_NETWORKPOLICIES, np, np_cached);
-	else if (np_cached)
-		ok &= delete_obj(r, &KC_NETWORKPOLICIES, np_cached);
-	json_decref(lr);
-	json_decref(np);
-	jx_unref(lr_cached);
-	jx_unref(np_cached);
+	for (int k = 0; k < N_OWNED; k++) {
+		const struct owned *kind = &OWNED[k];
+		json_t *want;
+		const json_t *cached;
+
+		if (kind->build == NULL)
+			continue;
+		want = kind->build(r, ns);
+		cached = inf_get_ref(r->t->owned[k], ns, kind->name);
+		if (want)
+			ok &= ensure(r, kind->gvr, want, cached);
+		else if (cached && kind->delete_unwanted(r))
+			ok &= delete_obj(r, kind->gvr, cached);
+		json_decref(want);
+		jx_unref(cached);
+	}
 	return ok;
 }
 

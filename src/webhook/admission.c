@@ -10,19 +10,55 @@
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "base/ratelimit.h"
-#include "http/probe.h"
+#include "http/server.h"
 #include "webhook/admission.h"
-
-struct validator {
-	admission_validator_fn fn;
-	void *ud;
-};
 
 struct admission_route {
 	char *name;
-	struct validator *validators;
-	size_t n_validators;
+	const struct admission_rule *rules; /* lent; ends at a NULL name */
 };
+
+static const struct {
+	const char *name;
+	unsigned int op;
+} ops[] = {
+        {"CREATE", ADMISSION_CREATE},
+        {"UPDATE", ADMISSION_UPDATE},
+        {"DELETE", ADMISSION_DELETE},
+        {"CONNECT", ADMISSION_CONNECT},
+};
+
+static unsigned int op_of(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(ops[i].name, name) == 0)
+			return ops[i].op;
+	return 0;
+}
+
+/* "group/resource[/subresource]", the group left out for the core group. */
+static void resource_name(const json_t *request, char *out, size_t len)
+{
+	const char *group = jx_str(request, "resource", "group", NULL);
+	const char *resource = jx_str(request, "resource", "resource", NULL);
+	const char *sub = jx_str(request, "subResource", NULL);
+
+	snprintf(out, len, "%s%s%s%s%s", group && *group ? group : "", group && *group ? "/" : "",
+	         resource ? resource : "", sub && *sub ? "/" : "", sub && *sub ? sub : "");
+}
+
+bool admission_rule_applies(const struct admission_rule *rule, const json_t *request)
+{
+	char name[512];
+
+	if ((rule->operations & op_of(jx_str(request, "operation", NULL))) == 0)
+		return false;
+	resource_name(request, name, sizeof(name));
+	for (const char *const *r = rule->resources; r && *r; r++)
+		if (strcmp(*r, "*") == 0 || strcmp(*r, name) == 0)
+			return true;
+	return false;
+}
 
 static int bad_request(struct buf *out, const char *why)
 {
@@ -36,16 +72,23 @@ static int bad_request(struct buf *out, const char *why)
 	return 400;
 }
 
-static void run_validators(struct admission_route *r, const json_t *request,
-                           struct admission_verdict *v)
+/* Returns the denying rule's name, or NULL when every rule that applies allows. */
+static const char *run_rules(struct admission_route *r, const json_t *request,
+                             struct admission_verdict *v)
 {
-	size_t i;
+	const struct admission_rule *rule;
 
 	*v = (struct admission_verdict){.allowed = true};
-	for (i = 0; i < r->n_validators && v->allowed; i++)
-		r->validators[i].fn(request, v, r->validators[i].ud);
+	for (rule = r->rules; rule && rule->name; rule++) {
+		if (!admission_rule_applies(rule, request))
+			continue;
+		rule->validate(request, v, rule->ud);
+		if (!v->allowed)
+			break;
+	}
 	if (!v->allowed && v->code == 0)
 		v->code = 403;
+	return v->allowed ? NULL : rule->name;
 }
 
 static json_t *response_for(const char *uid, const struct admission_verdict *v)
@@ -77,7 +120,7 @@ int admission_review(struct admission_route *r, const char *body, struct buf *ou
 	struct admission_verdict v;
 	json_t *review = jx_loads(body, strlen(body), NULL), *doc;
 	const json_t *request;
-	const char *uid, *api_version, *kind;
+	const char *uid, *api_version, *kind, *denied_by;
 	char *text;
 	int status = 200;
 
@@ -98,7 +141,7 @@ int admission_review(struct admission_route *r, const char *body, struct buf *ou
 		status = bad_request(out, "AdmissionReview has no request.uid");
 		goto out;
 	}
-	run_validators(r, request, &v);
+	denied_by = run_rules(r, request, &v);
 	doc = response_for(uid, &v);
 	text = jx_dumps(doc);
 	buf_append_str(out, text);
@@ -106,8 +149,8 @@ int admission_review(struct admission_route *r, const char *body, struct buf *ou
 	json_decref(doc);
 	record(r, v.allowed, t0);
 	if (!v.allowed)
-		log_info("admission denied", "{s:s,s:s?,s:s?,s:s?,s:s}", "webhook", r->name, "kind",
-		         jx_str(request, "kind", "kind", NULL), "name",
+		log_info("admission denied", "{s:s,s:s,s:s?,s:s?,s:s?,s:s}", "webhook", r->name,
+		         "rule", denied_by, "kind", jx_str(request, "kind", "kind", NULL), "name",
 		         jx_str(request, "name", NULL), "user",
 		         jx_str(request, "userInfo", "username", NULL), "reason", v.message);
 out:
@@ -115,44 +158,41 @@ out:
 	return status;
 }
 
-static int handle(void *ud, const char *method, const char *query, const char *body,
-                  struct buf *out)
+static int handle(void *ud, struct http_req *req, struct http_resp *resp)
 {
-	if (strcmp(method, "POST") != 0) {
-		buf_append_str(out, "admission reviews are POSTed\n");
-		return 405;
-	}
-	return admission_review(ud, body, out);
+	http_resp_header(resp, "Content-Type", "application/json");
+	return admission_review(ud, http_req_body(req, NULL), http_resp_body(resp));
 }
 
-struct admission_route *admission_route_new(struct probe *server, const char *path,
-                                            const char *name)
+struct admission_route *admission_route_new(struct http_server *server, const char *path,
+                                            const char *name, const struct admission_rule *rules)
 {
 	static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 	                                 0.01,   0.025,   0.05,   0.1,   0.25,   1};
 	struct admission_route *r = xcalloc(1, sizeof(*r));
 
 	r->name = xstrdup(name);
+	r->rules = rules;
 	metrics_describe("landlord_admission_requests_total", METRIC_COUNTER,
 	                 "Admission reviews answered, by webhook and verdict.", NULL, 0);
 	metrics_describe("landlord_admission_duration_seconds", METRIC_HISTOGRAM,
 	                 "Time to answer one admission review.", buckets,
 	                 sizeof(buckets) / sizeof(buckets[0]));
-	probe_handle(server, path, handle, r);
+	if (server && http_server_route(server, &(struct http_route){.method = "POST",
+	                                                             .path = path,
+	                                                             .body_max = ADMISSION_BODY_MAX,
+	                                                             .fn = handle,
+	                                                             .ud = r}) != 0) {
+		admission_route_free(r);
+		return NULL;
+	}
 	return r;
-}
-
-void admission_add_validator(struct admission_route *r, admission_validator_fn fn, void *ud)
-{
-	r->validators = xrealloc(r->validators, (r->n_validators + 1) * sizeof(*r->validators));
-	r->validators[r->n_validators++] = (struct validator){fn, ud};
 }
 
 void admission_route_free(struct admission_route *r)
 {
 	if (r == NULL)
 		return;
-	free(r->validators);
 	free(r->name);
 	free(r);
 }

@@ -160,15 +160,18 @@ static void test_flags__bad_input_names_the_flag(void **state)
 
 	expect_error("unknown flag \"--nope\"", "--nope", NULL);
 	expect_error("flag --name needs a value", "--name", NULL);
-	expect_error("invalid value for --n: \"11\"", "--n", "11", NULL);
+	expect_error("invalid value for --n: \"11\": expected an integer from 1 to 10", "--n", "11",
+	             NULL);
 	expect_error("invalid value for --n: \"0x3\"", "--n", "0x3", NULL);
-	expect_error("invalid value for --on: \"yes\"", "--on", "yes", NULL);
+	expect_error("invalid value for --on: \"yes\": expected true or false", "--on", "yes",
+	             NULL);
 	expect_error("invalid value for --addr: \"nohost\"", "--addr", "nohost", NULL);
 	expect_error("invalid value for --addr: \"h:70000\"", "--addr", "h:70000", NULL);
 	expect_error("unexpected argument \"stray\"", "stray", NULL);
 	setenv("T_WAIT", "soon", 1);
 	assert_int_equal(parse(&o, &err, NULL), -EINVAL);
-	assert_string_equal(err.msg, "invalid value T_WAIT=\"soon\"");
+	assert_string_equal(err.msg, "invalid value T_WAIT=\"soon\": expected a duration such as "
+	                             "500ms, 15s, 1.5m or 1h");
 }
 
 static void test_flags__help_is_asked_for(void **state)

@@ -1,0 +1,110 @@
+/* options.c - every landlord option, once (see options.h). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "options.h"
+
+#define AT(field) offsetof(struct config, field)
+/* One row per option: name, environment variable, value name, default, help, field. */
+#define STRING(n, e, a, d, h, f)                                                          \
+	{                                                                                 \
+		.name = n, .env = e, .type = FLAG_STRING, .arg = a, .dflt = d, .help = h, \
+		.offset = AT(f)                                                           \
+	}
+#define BOOL(n, e, d, h, f)                                                                  \
+	{                                                                                    \
+		.name = n, .env = e, .type = FLAG_BOOL, .arg = "BOOL", .dflt = d, .help = h, \
+		.offset = AT(f)                                                              \
+	}
+#define SWITCH(n, e, h, f)                                                           \
+	{                                                                            \
+		.name = n, .env = e, .type = FLAG_SWITCH, .help = h, .offset = AT(f) \
+	}
+#define INT(n, e, d, h, f, lo, hi)                                                       \
+	{                                                                                \
+		.name = n, .env = e, .type = FLAG_INT, .arg = "N", .dflt = d, .help = h, \
+		.offset = AT(f), .min = lo, .max = hi                                    \
+	}
+#define DURATION(n, e, d, h, f)                                                               \
+	{                                                                                     \
+		.name = n, .env = e, .type = FLAG_DURATION, .arg = "D", .dflt = d, .help = h, \
+		.offset = AT(f)                                                               \
+	}
+#define HOSTPORT(n, e, d, h, host, port)                                                   \
+	{                                                                                  \
+		.name = n, .env = e, .type = FLAG_HOSTPORT, .arg = "HOST:PORT", .dflt = d, \
+		.help = h, .offset = AT(host), .offset2 = AT(port)                         \
+	}
+
+/* Every option, once: adding one is a row here (and using its value). */
+static const struct flag OPTIONS[] = {
+        STRING("kubeconfig", NULL, "PATH", NULL,
+               "the API server and credentials [KUBECONFIG] (in-cluster, then ~/.kube/config)",
+               kubeconfig),
+        STRING("context", "LANDLORD_CONTEXT", "NAME", NULL, "kubeconfig context", context),
+        HOSTPORT("probe-addr", "LANDLORD_PROBE_ADDR", "127.0.0.1:8081",
+                 "/healthz /readyz /metrics; port 0 picks one", probe_addr, probe_port),
+        BOOL("leader-elect", "LANDLORD_LEADER_ELECT", "true",
+             "run controllers only while holding the Lease", leader_elect),
+        STRING("leader-election-namespace", "LANDLORD_LEADER_ELECTION_NAMESPACE", "NS",
+               LANDLORD_SYSTEM_NAMESPACE, "where the Lease is", lease_ns),
+        DURATION("lease-duration", "LANDLORD_LEASE_DURATION", "15s", "a number with ms, s, m or h",
+                 lease_duration_ms),
+        DURATION("renew-deadline", "LANDLORD_RENEW_DEADLINE", "10s", NULL, renew_deadline_ms),
+        DURATION("retry-period", "LANDLORD_RETRY_PERIOD", "2s", NULL, retry_period_ms),
+        INT("kube-api-qps", "LANDLORD_KUBE_API_QPS", "500", "client rate limit", qps, 1, 100000),
+        INT("kube-api-burst", "LANDLORD_KUBE_API_BURST", "1000", NULL, burst, 1, 100000),
+        BOOL("kube-api-http2", "LANDLORD_KUBE_API_HTTP2", "false",
+             "multiplex requests and watches over one HTTP/2 connection; off because libcurl "
+             "7.88 can stall it",
+             http2),
+        HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
+                 "admission webhook, HTTPS", webhook_addr, webhook_port),
+        STRING("tls-cert-file", "LANDLORD_TLS_CERT_FILE", "PATH", NULL, "webhook certificate chain",
+               tls_cert_file),
+        STRING("tls-key-file", "LANDLORD_TLS_KEY_FILE", "PATH", NULL, "webhook key", tls_key_file),
+        INT("v", "LANDLORD_V", "0", "log verbosity; 4 adds debug", verbosity, 0, 10),
+        SWITCH("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS",
+               "/debug/ fault hooks on the probe port, for tests", test_hooks),
+        INT("test-crash-after-writes", "LANDLORD_TEST_CRASH_AFTER_WRITES", "0",
+            "exit abruptly right after the Nth successful API write (needs "
+            "--enable-test-hooks; 0: never)",
+            crash_after_writes, 0, 1000000000),
+};
+
+#define N_OPTIONS (sizeof(OPTIONS) / sizeof(OPTIONS[0]))
+
+void options_usage(FILE *out)
+{
+	fputs("usage: landlord COMMAND [flags]\n"
+	      "\n"
+	      "commands:\n"
+	      "  run          every role in one process: controllers, and the webhook when TLS\n"
+	      "               files are given (the default deployment)\n"
+	      "  controller   controllers only, behind leader election (run 2+ for HA)\n"
+	      "  webhook      the admission webhook server (stateless; run 2+ for HA)\n"
+	      "  version      print version and build information\n"
+	      "\n"
+	      "flags [environment variable] (default):\n",
+	      out);
+	flags_usage(OPTIONS, N_OPTIONS, out);
+}
+
+int options_parse(int argc, char **argv, struct config *cfg)
+{
+	struct ll_err err;
+	int rc = flags_parse(OPTIONS, N_OPTIONS, argc, argv, 2, cfg, &err);
+
+	if (rc == 1) {
+		options_usage(stdout);
+		exit(0);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "landlord: %s\nrun 'landlord --help' for usage\n", err.msg);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * server.h - the HTTP server every role shares (libmicrohttpd, HTTP/1.1, optional TLS).
+ *
+ * One server is one listening socket on an IPv4 or IPv6 literal (127.0.0.1 by default) and one
+ * polling thread. Routes are registered before http_server_start() and fixed afterwards:
+ *
+ *   - a route has a path, exact or prefix (a byte prefix: end it with '/' to match whole
+ *     segments), and a method or NULL for any method; HEAD is answered by the GET route;
+ *   - the most specific route that accepts the method wins: an exact route beats a prefix one,
+ *     and the longest prefix beats a shorter one;
+ *   - no route for the path: 404; routes for the path but none for the method: 405 with Allow;
+ *   - a request body larger than the route's cap (or the server's) is read, dropped and
+ *     answered 413 without calling the handler.
+ *
+ * A handler runs on the server thread, one at a time: it must not block. It fills the response
+ * and returns its status (outside 100..599: 500). A response is either a body held in memory or
+ * a stream (http_resp_stream()) that another thread feeds.
+ *
+ * Streams (chunked transfer encoding): the producer pushes bytes into a queue capped at
+ * queue_max; a push that does not fit returns -EMSGSIZE at once (it never blocks), and on_drain
+ * runs when the queue has emptied. The stream is reference-counted: the producer holds one
+ * reference until its one http_stream_end(), the server holds its own until the connection
+ * ends; whoever lets go last frees it. on_close(-EPIPE) (the client went away, noticed even while
+ * the stream is idle) or on_close(-ECANCELED) (the server is being freed) runs at most once, and
+ * never after http_stream_end() returned; after it, pushes fail with the same code.
+ *
+ * Metrics: landlord_http_requests_total{server,code} and
+ * landlord_http_request_duration_seconds{server} (from the request line to the queued answer;
+ * for a stream, to its headers).
+ */
+#ifndef LANDLORD_HTTP_SERVER_H
+#define LANDLORD_HTTP_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct buf;
+struct ll_err;
+struct http_server;
+struct http_req;
+struct http_resp;
+struct http_stream;
+
+#define HTTP_BODY_MAX         (64u << 10) /* request body cap unless a route or server says */
+#define HTTP_CONN_LIMIT       64u         /* connections at once, streams included */
+#define HTTP_TIMEOUT_S        30u         /* idle connections are closed after this */
+#define HTTP_STREAM_QUEUE_MAX (1u << 20)  /* bytes a stream queues unless told */
+#define HTTP_RESP_BODY_MAX    (64u << 20) /* a response body held in memory */
+
+struct http_server_opts {
+	const char *name;        /* the metrics label server=; NULL: "http" */
+	const char *addr;        /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
+	int port;                /* 0: a free port, see http_server_port() */
+	const char *cert_pem;    /* with key_pem: HTTPS (certificate chain, PEM; copied) */
+	const char *key_pem;     /* PEM; copied */
+	size_t body_max;         /* 0: HTTP_BODY_MAX */
+	unsigned int conn_limit; /* 0: HTTP_CONN_LIMIT */
+	unsigned int timeout_s;  /* 0: HTTP_TIMEOUT_S */
+};
+
+/**
+ * A handler: read @req, fill @resp, return the HTTP status. Both are lent for the call only;
+ * a stream taken from @resp outlives it.
+ */
+typedef int (*http_handler_fn)(void *ud, struct http_req *req, struct http_resp *resp);
+
+struct http_route {
+	const char *method; /* "GET", "POST", ...; NULL: any method */
+	const char *path;   /* starts with '/' */
+	bool prefix;        /* match every path that starts with @path */
+	size_t body_max;    /* 0: the server's */
+	http_handler_fn fn;
+	void *ud; /* lent: must outlive the server */
+};
+
+/** http_server_new() - a stopped server; @o is copied (NULL: all defaults). Never NULL. */
+struct http_server *http_server_new(const struct http_server_opts *o);
+/**
+ * http_server_route() - add a route (strings copied). Before http_server_start() only.
+ * Return: 0, -EINVAL (no handler, path not starting with '/', empty method), -EEXIST (same
+ * method, path and kind already routed), -EALREADY (started).
+ */
+int http_server_route(struct http_server *s, const struct http_route *r);
+/**
+ * http_server_start() - bind and serve on a background thread.
+ * Return: 0, -EADDRINUSE (port taken), -EINVAL (not an IP literal, port outside 0..65535, or
+ * an address this host does not have), -EALREADY (started), -EIO (anything else, such as a
+ * certificate or key that TLS refuses); with a one-line reason in @err (may be NULL).
+ */
+int http_server_start(struct http_server *s, struct ll_err *err);
+/** http_server_port() - the bound port after start; the requested one before. */
+int http_server_port(const struct http_server *s);
+/**
+ * http_server_free() - stop serving and free (NULL is fine). Every open stream gets
+ * on_close(-ECANCELED) before this returns; connections are closed.
+ */
+void http_server_free(struct http_server *s);
+
+/* Request accessors: lent strings, valid during the handler call. */
+const char *http_req_method(const struct http_req *r);
+/** http_req_path() - the path, percent-decoded, without the query. */
+const char *http_req_path(const struct http_req *r);
+/** http_req_query() - the raw query string after '?', still percent-encoded; "" if none. */
+const char *http_req_query(const struct http_req *r);
+/** http_req_arg() - one query argument, decoded; NULL when absent or given without a value. */
+const char *http_req_arg(const struct http_req *r, const char *name);
+/** http_req_header() - a request header (case-insensitive name); NULL when absent. */
+const char *http_req_header(const struct http_req *r, const char *name);
+/** http_req_body() - the body, NUL-terminated ("" when none); its length in @len if not NULL. */
+const char *http_req_body(const struct http_req *r, size_t *len /* OUT */);
+/** http_req_remote_addr() - the peer's IP address as text ("127.0.0.1", "::1"). */
+const char *http_req_remote_addr(const struct http_req *r);
+
+/**
+ * http_resp_header() - add a response header. Content-Type defaults to
+ * "text/plain; charset=utf-8"; the server owns Content-Length and Transfer-Encoding.
+ * Return: 0, or -EINVAL for an empty name, a name that is not an HTTP token, or a CR or LF in
+ * the value (so no header can be split into two).
+ */
+int http_resp_header(struct http_resp *resp, const char *name, const char *value);
+/** http_resp_body() - the body buffer to append to (capped at HTTP_RESP_BODY_MAX); lent. */
+struct buf *http_resp_body(struct http_resp *resp);
+
+struct http_stream_opts {
+	size_t queue_max; /* bytes queued and not yet sent; 0: HTTP_STREAM_QUEUE_MAX */
+	/* The queue emptied after a push was refused; on the server thread. Optional. */
+	void (*on_drain)(void *ud);
+	/* The stream will send nothing more: -EPIPE or -ECANCELED (see above). Optional. */
+	void (*on_close)(void *ud, int reason);
+	void *ud;
+};
+
+/**
+ * http_resp_stream() - make the response a chunked stream sent as the producer pushes. What
+ * was appended to the body before is dropped. Call at most once per response, in the handler.
+ * Return: the producer's reference (never NULL); the producer calls http_stream_end() on it
+ * exactly once, from any thread.
+ */
+struct http_stream *http_resp_stream(struct http_resp *resp, const struct http_stream_opts *o);
+/**
+ * http_stream_push() - queue @len bytes (copied) to send. Thread-safe; never blocks.
+ * Return: 0; -EMSGSIZE when they do not fit the queue now (on_drain follows once it empties;
+ * a push larger than queue_max never fits); -EPIPE or -ECANCELED once the stream is closed.
+ */
+int http_stream_push(struct http_stream *st, const void *data, size_t len);
+/**
+ * http_stream_end() - the producer is done: what is queued is sent, then the end of the
+ * body. Drops the producer's reference, so @st is gone for the caller. Waits for a callback
+ * running on another thread, so that none runs after it returns.
+ */
+void http_stream_end(struct http_stream *st);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * server_internal.h - what server.c (requests, routing, the daemon) and stream.c (streams and
+ * the hang-up watcher) share. Not for users of the layer: they include http/server.h.
+ *
+ * Lock order: server mu, then a stream's mu, then libmicrohttpd's own locks (suspend and
+ * resume take one). libmicrohttpd calls the stream reader with a lock of its own held that
+ * nothing of ours takes, and calls no callback of ours while holding the resume lock.
+ */
+#ifndef LANDLORD_HTTP_SERVER_INTERNAL_H
+#define LANDLORD_HTTP_SERVER_INTERNAL_H
+
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "base/vec.h"
+#include "http/server.h"
+
+struct route {
+	char *method; /* NULL: any */
+	char *path;
+	size_t path_len;
+	bool prefix;
+	size_t body_max;
+	http_handler_fn fn;
+	void *ud;
+};
+
+struct http_server {
+	char *name;
+	char *addr;
+	int port; /* requested; the bound one after start */
+	char *cert_pem;
+	char *key_pem;
+	size_t body_max;
+	unsigned int conn_limit;
+	unsigned int timeout_s;
+	VEC(struct route) routes; /* fixed once started: read by the server thread without a lock */
+	struct MHD_Daemon *d;
+
+	pthread_mutex_t mu;                /* guards what follows */
+	VEC(struct http_stream *) streams; /* open streams, for the watcher and for shutdown */
+	bool stopping;
+	bool watcher_started;
+	pthread_t watcher;
+	int wake[2]; /* pipe: a stream went idle, or the watcher must stop */
+};
+
+/* One request: made by the URI callback, freed by the completion callback. */
+struct http_req {
+	struct http_server *s;
+	struct MHD_Connection *c;
+	const char *method; /* MHD's, during the access callback */
+	const char *path;
+	char *query;
+	struct buf body;
+	const struct route *route;
+	int early; /* 0: call the route; otherwise the status to answer (404, 405, 413) */
+	bool headers_seen;
+	int64_t t0;
+	char remote[INET6_ADDRSTRLEN];
+	struct http_stream *stream; /* the request's reference, dropped at completion */
+};
+
+struct header {
+	char *name;
+	char *value;
+};
+
+struct http_resp {
+	struct http_req *req;
+	VEC(struct header) headers;
+	struct buf body;
+	struct http_stream *stream; /* borrowed: the request holds the reference */
+};
+
+struct http_stream {
+	pthread_mutex_t mu;
+	pthread_cond_t cb_done; /* a callback finished */
+	int refs;
+	struct http_server *s;
+	struct MHD_Connection *c; /* NULL once the connection ended */
+	int fd;
+	struct buf q;
+	struct http_stream_opts o;
+	bool suspended; /* we suspended the connection and nobody resumed it yet */
+	bool ended;     /* http_stream_end() was called */
+	bool want_drain;
+	bool close_ran;
+	int closed; /* 0, or -EPIPE / -ECANCELED: nothing more goes out */
+	int cb_depth;
+	pthread_t cb_thread;
+};
+
+/* stream.c */
+struct http_stream *http__stream_new(struct http_req *req, const struct http_stream_opts *o);
+ssize_t http__stream_read(void *cls, uint64_t pos, char *out, size_t max);
+void http__stream_response_freed(void *cls);
+void http__stream_conn_ended(struct http_stream *st);
+void http__stream_unref(struct http_stream *st);
+void http__streams_cancel(struct http_server *s);
+void http__watcher_stop(struct http_server *s);
+
+#endif
