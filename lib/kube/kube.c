@@ -42,15 +42,25 @@ const struct kc_gvr KC_NETWORKPOLICIES = {"networking.k8s.io", "v1", "networkpol
 const struct kc_gvr KC_CRDS = {"apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                "CustomResourceDefinition", false};
 
+/*
+ * A request on @path (a path and query, built by the caller; cut at its '?'); @obj (or NULL) is
+ * sent as the body.
+ */
 static int object_request(struct kc_client *c, const char *verb, const char *method,
-                          const struct buf *path, const char *content_type, const json_t *obj,
+                          struct buf *path, const char *content_type, const json_t *obj,
                           struct kc_resp *resp, struct ll_err *err)
 {
 	char *body = obj ? jx_dumps(obj) : NULL;
-	struct req rq = {verb, method, buf_cstr(path), content_type, body, body ? strlen(body) : 0,
-	                 NULL, false};
-	int rc = kc__entered_request(c, &rq, resp, err);
+	struct kc_request kr = {.method = method,
+	                        .body = body,
+	                        .body_len = body ? strlen(body) : 0,
+	                        .content_type = content_type,
+	                        .verb = verb};
+	int rc;
 
+	kc__split_query(path, &kr.query);
+	kr.path = buf_cstr(path);
+	rc = kc_do(c, &kr, resp, err);
 	free(body);
 	return rc;
 }

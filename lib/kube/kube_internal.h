@@ -32,9 +32,10 @@ struct ll_err;
 #define LANDLORD_VERSION "dev"
 #endif
 
-#define WATCH_QUEUE_MAX    (4u << 20) /* watch bytes buffered before the stream is paused */
+#define WATCH_QUEUE_MAX    (KC_STREAM_PIECE_MAX / 2) /* stream bytes buffered before pausing */
 #define WATCH_POLL_MS      200        /* how often a waiting watch checks cancel and idleness */
-#define ERROR_BODY_MAX     (1u << 20) /* kept of a non-200 watch answer */
+#define ERROR_BODY_MAX     (1u << 20) /* kept of a non-200 stream answer */
+#define STREAM_IDLE_MS     660000L    /* kc_stream watchdog default: the longest watch + 60 s */
 #define STATUS_MESSAGE_RAW 1024       /* bytes of a non-Status error body used as the message */
 #define TOKEN_TTL_NS       (60 * CLOCK_NS_PER_SEC)
 #define TOKEN_FILE_MAX     (64u << 10)
@@ -96,15 +97,16 @@ struct xfer {
 	struct curl_slist *headers;
 	const char *body;
 	size_t body_len;
-	bool watch;
+	bool stream;
 	bool http1;
+	long timeout_ms; /* non-stream transfers */
 
 	/* I/O thread only until DONE, then the caller's. */
 	CURL *easy;
 	bool in_multi;
 	bool overflow;
 	char errbuf[CURL_ERROR_SIZE];
-	struct buf rbody; /* non-watch response body */
+	struct buf rbody; /* non-stream response body */
 
 	/* Shared, under c->lock. */
 	enum xfer_state state;
@@ -112,7 +114,8 @@ struct xfer {
 	int rc; /* when DONE: 0 or a negative errno */
 	long http_status;
 	bool json;
-	struct buf q; /* watch bytes the consumer has not taken yet */
+	char content_type[KC_CONTENT_TYPE_MAX]; /* "" when none or too long */
+	struct buf q;                           /* stream bytes the consumer has not taken yet */
 	bool paused;
 	int64_t last_rx_ns;
 	int64_t headers_ns;
@@ -148,16 +151,20 @@ struct kc_client {
 	long connects;
 };
 
-/* What a calling thread asks for. */
+/* What a calling thread asks for: a struct kc_request checked by kc__req_prepare(). */
 struct req {
-	const char *verb; /* metrics label */
+	const char *verb; /* metrics label, from a fixed set */
 	const char *method;
-	const char *path;
+	const char *path; /* the path and query as sent */
 	const char *content_type;
 	const char *body;
 	size_t body_len;
 	const char *accept;
 	bool http1; /* on an HTTP/1.1 connection of its own (list pages, see kc_list) */
+	const struct kc_header *headers;
+	size_t n_headers;
+	unsigned flags;  /* KC_REQ_* */
+	long timeout_ms; /* 0: the client's */
 };
 
 /* ---------- kube_status.c ---------- */
@@ -178,6 +185,15 @@ int kc__curl_errno(int curl_code, int overflow);
 void kc__trim_end(char *s);
 
 /* ---------- kube_path.c ---------- */
+
+/*
+ * kc__check_target() - -EINVAL with a message unless @path is absolute, printable ASCII without
+ * '?', '#' or a "." / ".." segment (also percent-encoded), and @query (or NULL) printable ASCII
+ * without '#'.
+ */
+int kc__check_target(const char *path, const char *query, struct ll_err *err);
+/* kc__split_query() - cut @b's "path?query" at the '?': *@query is NULL when there is none. */
+void kc__split_query(struct buf *b, const char **query /* OUT */);
 
 /* kc__query() - append "?k=v" or "&k=v", @v percent-encoded; NULL or empty @v is skipped. */
 int kc__query(struct buf *out, const char *k, const char *v);
@@ -208,6 +224,17 @@ void kc__cancel_and_wait(struct kc_client *c, struct xfer *x);
 int kc__start_io(struct kc_client *c, struct ll_err *err);
 
 /* ---------- kube_request.c ---------- */
+
+/*
+ * kc__req_prepare() - check @kr (see struct kc_request) and describe it in @out, whose path is
+ * built in @target. @verb is the metrics label when @kr has none. Return: 0 or -EINVAL.
+ */
+int kc__req_prepare(const struct kc_request *kr, const char *verb, struct buf *target,
+                    struct req *out /* OUT */, struct ll_err *err);
+/* kc__verb_label() - @verb when in the fixed set, else one from @method; never grows. */
+const char *kc__verb_label(const char *verb, const char *method, const char *content_type);
+/* kc__set_content_type() - copy @ct into resp->content_type ("" when too long or NULL). */
+void kc__set_content_type(struct kc_resp *resp, const char *ct);
 
 /* kc__enter() - count a caller in; -ECANCELED once the client is closing. */
 int kc__enter(struct kc_client *c);

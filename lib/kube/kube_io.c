@@ -33,7 +33,22 @@ void kc__headers_add(struct curl_slist **list, const char *h)
 	*list = n;
 }
 
-struct xfer *kc__xfer_new(struct kc_client *c, const struct req *rq, bool watch)
+/* "Name: value", or "Name;" for an empty value (curl would drop "Name:"). */
+static void extra_headers(struct xfer *x, const struct req *rq)
+{
+	char *h;
+
+	for (size_t i = 0; i < rq->n_headers; i++) {
+		const struct kc_header *kh = &rq->headers[i];
+
+		h = *kh->value ? xasprintf("%s: %s", kh->name, kh->value)
+		               : xasprintf("%s;", kh->name);
+		kc__headers_add(&x->headers, h);
+		free(h);
+	}
+}
+
+struct xfer *kc__xfer_new(struct kc_client *c, const struct req *rq, bool stream)
 {
 	struct xfer *x = xcalloc(1, sizeof(*x));
 	char *token = kc__token_dup(c), *h;
@@ -46,7 +61,8 @@ struct xfer *kc__xfer_new(struct kc_client *c, const struct req *rq, bool watch)
 	x->url = xasprintf("%s%s", c->base, rq->path);
 	x->body = rq->body;
 	x->body_len = rq->body_len;
-	x->watch = watch;
+	x->stream = stream;
+	x->timeout_ms = rq->timeout_ms > 0 ? rq->timeout_ms : c->timeout_ms;
 	x->http1 = rq->http1;
 	buf_init(&x->rbody, KC_MAX_BODY);
 	/* Any single write fits once the queue is empty, so appends never hit the cap. */
@@ -68,6 +84,7 @@ struct xfer *kc__xfer_new(struct kc_client *c, const struct req *rq, bool watch)
 	}
 	free(token);
 	kc__headers_add(&x->headers, "Expect:");
+	extra_headers(x, rq);
 	return x;
 }
 
@@ -147,14 +164,20 @@ static void note_status(struct xfer *x)
 {
 	long status = 0;
 
+	char *ct = NULL;
+
 	if (x->http_status == 0) {
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-		if (status >= 200)
+		if (status >= 200) {
 			x->http_status = status;
+			curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+			if (ct && strlen(ct) < sizeof(x->content_type))
+				snprintf(x->content_type, sizeof(x->content_type), "%s", ct);
+		}
 	}
 }
 
-/* Watch headers: the consumer learns the status before any event arrives. */
+/* Stream headers: the consumer learns the status and content type before any bytes arrive. */
 static size_t watch_header(char *p, size_t size, size_t n, void *ud)
 {
 	struct xfer *x = ud;
@@ -264,13 +287,13 @@ static CURLcode io_opts(struct kc_client *c, struct xfer *x, CURL *e)
 {
 	CURLcode rc = CURLE_OK;
 
-	if (x->watch) {
+	if (x->stream) {
 		SETOPT(rc, e, CURLOPT_HEADERFUNCTION, watch_header);
 		SETOPT(rc, e, CURLOPT_HEADERDATA, (void *)x);
 		SETOPT(rc, e, CURLOPT_WRITEFUNCTION, watch_write);
 	} else {
 		SETOPT(rc, e, CURLOPT_WRITEFUNCTION, body_write);
-		SETOPT(rc, e, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		SETOPT(rc, e, CURLOPT_TIMEOUT_MS, x->timeout_ms);
 	}
 	SETOPT(rc, e, CURLOPT_WRITEDATA, (void *)x);
 	return rc;
@@ -305,7 +328,7 @@ static int easy_start(struct kc_client *c, struct xfer *x)
 static void finish(struct kc_client *c, struct xfer *x, int rc)
 {
 	long status = 0, connects = 0;
-	char *ct = NULL;
+	char *ct = NULL, ctype[KC_CONTENT_TYPE_MAX] = "";
 	bool json = false;
 
 	if (x->easy) {
@@ -315,6 +338,8 @@ static void finish(struct kc_client *c, struct xfer *x, int rc)
 		curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects);
 		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
 		json = ct && strstr(ct, "json");
+		if (ct && strlen(ct) < sizeof(ctype))
+			snprintf(ctype, sizeof(ctype), "%s", ct);
 		curl_easy_cleanup(x->easy);
 		x->easy = NULL;
 		x->in_multi = false;
@@ -328,6 +353,8 @@ static void finish(struct kc_client *c, struct xfer *x, int rc)
 	if (status >= 200)
 		x->http_status = status;
 	x->json = json;
+	if (x->content_type[0] == '\0')
+		memcpy(x->content_type, ctype, sizeof(ctype));
 	c->connects += connects;
 	x->done_ns = clock_mono_ns();
 	x->state = XFER_DONE;

@@ -319,12 +319,28 @@ static int page_answer(struct lister *ls, struct page *cur, struct page *next, c
 			page_send(ls, next);
 	}
 	rc = kc__fill_resp(x->http_status, x->json, &x->rbody, resp, err);
+	kc__set_content_type(resp, x->content_type);
 	page_release(ls, cur);
 	if (rc == 0 && scan == KC_SCAN_UNSURE && kc_resp_ok(resp)) {
 		*cont = xstrdup(jx_str(resp->body, "metadata", "continue", NULL));
 		if (*cont && **cont)
 			page_prepare(ls, next, *cont);
 	}
+	return rc;
+}
+
+/* The pages' path is the same but for the query: checked once, as kc_do() checks its paths. */
+static int check_list_path(const struct kc_gvr *gvr, const char *ns, struct kc_resp *resp,
+                           struct ll_err *err)
+{
+	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
+	int rc = kc_path(&path, gvr, ns, NULL, NULL);
+
+	if (rc)
+		rc = kc__path_error(resp, err);
+	else
+		rc = kc__check_target(buf_cstr(&path), NULL, err);
+	buf_release(&path);
 	return rc;
 }
 
@@ -337,7 +353,11 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	 * times out) when other streams start on the connection while it streams; continuous list
 	 * pages made that frequent, so they travel over HTTP/1.1 connections of their own.
 	 */
-	struct req rq = {"LIST", "GET", NULL, NULL, NULL, 0, opts ? opts->accept : NULL, true};
+	struct req rq = {.verb = "LIST",
+	                 .method = "GET",
+	                 .accept = opts ? opts->accept : NULL,
+	                 .http1 = true,
+	                 .flags = KC_REQ_HTTP1};
 	struct lister ls = {.c = c, .gvr = gvr, .ns = ns, .o = opts};
 	struct page *cur = &ls.pages[0], *next = &ls.pages[1], *tmp;
 	char *cont = NULL;
@@ -346,6 +366,9 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	memset(resp, 0, sizeof(*resp));
 	if (list_rv)
 		*list_rv = NULL;
+	rc = check_list_path(gvr, ns, resp, err);
+	if (rc)
+		return rc;
 	rc = kc__enter(c);
 	if (rc)
 		return ll_err_set(err, rc, "LIST %s: client closed", gvr->resource);
