@@ -166,9 +166,9 @@ struct kc_request {
 	const char *accept;       /* NULL: application/json */
 	unsigned flags;           /* KC_REQ_* */
 	atomic_int *cancel;       /* kc_stream: optional, ends it with -ECANCELED */
-	const char *verb;         /* metrics label: NULL derives it from the method; a
-	                           * label outside GET LIST WATCH CREATE UPDATE PATCH
-	                           * APPLY DELETE HEAD counts as OTHER */
+	const char *verb;         /* metrics label among GET LIST WATCH CREATE UPDATE
+	                           * PATCH APPLY DELETE HEAD; NULL or another: derived
+	                           * from the method, OTHER for unusual methods */
 	long timeout_ms;          /* kc_do: 0 is kc_opts.timeout_ms */
 	long idle_timeout_ms;     /* kc_stream's watchdog: no bytes for this long ends
 	                           * it with -ETIMEDOUT; 0: 660 s */
