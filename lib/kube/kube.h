@@ -196,6 +196,8 @@ typedef int (*kc_bytes_fn)(const struct kc_resp *head, const char *bytes, size_t
  * overall timeout. A slow @on_bytes applies back-pressure: the transfer is paused, nothing is
  * lost, and at most KC_STREAM_PIECE_MAX bytes are buffered. Without KC_REQ_RAW, an answer
  * other than 200 is not streamed: its body (up to 1 MiB) is parsed into @resp, which returns 0.
+ * With it, resp->status of an error answer is named after its code. An answer without a body
+ * never calls @on_bytes: on return, @resp holds its status and content type all the same.
  */
 int kc_stream(struct kc_client *c, const struct kc_request *rq, kc_bytes_fn on_bytes, void *ud,
               struct kc_resp *resp /* OUT */, struct ll_err *err);
