@@ -126,6 +126,12 @@ static void answer_events(struct rawsrv *srv, int fd)
 	rawsrv_chunk(fd, NULL, 0);
 }
 
+static void answer_empty_403(struct rawsrv *srv, int fd)
+{
+	(void)srv;
+	rawsrv_reply(fd, 403, "text/plain", "", 0);
+}
+
 struct fixture {
 	struct rawsrv srv;
 	struct kc_client *c;
@@ -193,6 +199,24 @@ static void test_kube_watch__non_200_stream_is_an_answer(void **state)
 	assert_string_equal(s.first_ctype, "application/json");
 	assert_non_null(strstr(buf_cstr(&s.bytes), "\"reason\":\"Expired\""));
 	assert_string_equal(resp.status.reason, "Gone");
+	kc_resp_release(&resp);
+	buf_release(&s.bytes);
+	stop(f);
+}
+
+static void test_kube_watch__raw_answer_without_body_has_its_head(void **state)
+{
+	struct fixture *f = start(answer_empty_403);
+	struct kc_request rq = {.method = "GET", .path = "/x", .flags = KC_REQ_RAW};
+	struct kc_resp resp = {0};
+	struct sink s = {.bytes = BUF_INIT(1 << 20)};
+
+	(void)state;
+	assert_int_equal(kc_stream(f->c, &rq, on_bytes, &s, &resp, NULL), 0);
+	assert_int_equal(s.calls, 0);
+	assert_int_equal(resp.http_status, 403);
+	assert_string_equal(resp.content_type, "text/plain");
+	assert_string_equal(resp.status.reason, "Forbidden");
 	kc_resp_release(&resp);
 	buf_release(&s.bytes);
 	stop(f);
@@ -438,6 +462,7 @@ int main(void)
 	const struct CMUnitTest unit[] = {
 	        cmocka_unit_test(test_kube_watch__stream_backpressure_loses_nothing),
 	        cmocka_unit_test(test_kube_watch__non_200_stream_is_an_answer),
+	        cmocka_unit_test(test_kube_watch__raw_answer_without_body_has_its_head),
 	        cmocka_unit_test(test_kube_watch__cancel_flag_from_the_callback),
 	        cmocka_unit_test(test_kube_watch__cancel_flag_from_another_thread),
 	        cmocka_unit_test(test_kube_watch__watchdog_ends_a_silent_stream),
