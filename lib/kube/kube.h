@@ -17,10 +17,16 @@
  * -ECONNREFUSED / -EHOSTUNREACH (cannot connect), -ETIMEDOUT, -EPROTO (TLS or malformed body),
  * -EMSGSIZE (a body over the cap), -ECANCELED, -ENOMEM, -EINVAL (bad arguments).
  *
- * Client-side limits: a token bucket (qps/burst) delays every request except watches; each
- * non-watch request has a timeout; response bodies are capped (KC_MAX_BODY). Every request is
- * counted in landlord_api_requests_total{client,verb,code} and timed in
- * landlord_api_request_duration_seconds{client,verb}.
+ * Client-side limits: a token bucket (qps/burst) delays every request except streams
+ * (watches); each non-stream request has a timeout; response bodies are capped (KC_MAX_BODY).
+ * Every request is counted in landlord_api_requests_total{client,verb,code} and timed in
+ * landlord_api_request_duration_seconds{client,verb}; the verb label comes from a fixed set, so
+ * forwarded methods cannot grow the label sets.
+ *
+ * Two calls carry every request: kc_do() (an answer read whole) and kc_stream() (an answer
+ * handed over piece by piece as it arrives). Each takes a struct kc_request: any method, path
+ * and query, extra headers (e.g. Impersonate-User), a body sent byte for byte. The verbs below
+ * (kc_get, kc_create, kc_list, kc_watch, kc_request...) are wrappers over them.
  * All functions are thread-safe.
  */
 #ifndef LANDLORD_KUBE_H
@@ -31,14 +37,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/buf.h"
 #include "kube/watchsplit.h"
 
-struct buf;
 struct kcfg;
 struct ll_err;
 struct kc_client;
 
-#define KC_MAX_BODY (256u << 20) /* largest non-watch response body accepted */
+#define KC_MAX_BODY         (256u << 20) /* largest non-stream response body accepted */
+#define KC_MAX_HEADERS      64           /* extra headers of one request */
+#define KC_MAX_HEADER_LINE  (8u << 10)   /* "Name: value" of one extra header */
+#define KC_CONTENT_TYPE_MAX 256          /* kc_resp.content_type, NUL included */
+#define KC_STREAM_PIECE_MAX (8u << 20)   /* largest piece kc_stream() hands over at once */
 
 /** A resource: group ("" for core), version, plural resource, kind, scope. Strings borrowed. */
 struct kc_gvr {
@@ -85,9 +95,13 @@ struct kc_resp {
 	long http_status;        /* 0 when there was no answer */
 	json_t *body;            /* parsed JSON body (new reference) or NULL */
 	struct kc_status status; /* filled when http_status >= 400 or the body is a Status */
+	struct buf raw;          /* KC_REQ_RAW: the body's bytes as received (capped); else empty */
+	char content_type[KC_CONTENT_TYPE_MAX]; /* the answer's Content-Type, "" when none or
+	                                         * longer than the field */
 };
 
-/** kc_resp_release() - drop the body; the struct can be reused. Accepts a zeroed struct. */
+/** kc_resp_release() - drop the body and raw bytes; the struct can be reused. Accepts a zeroed
+ * struct. */
 void kc_resp_release(struct kc_resp *resp);
 /** kc_resp_ok() - 2xx. */
 bool kc_resp_ok(const struct kc_resp *resp);
@@ -113,6 +127,80 @@ const char *kc_server(const struct kc_client *c);
  */
 int kc_path(struct buf *out, const struct kc_gvr *gvr, const char *ns, const char *name,
             const char *subresource);
+
+/** An extra request header. Both strings are borrowed for the call. */
+struct kc_header {
+	const char *name;  /* an HTTP token; not one of the headers the client owns */
+	const char *value; /* no CR, LF or other control character (tab is fine); may be "" */
+};
+
+enum {
+	KC_REQ_RAW = 1u << 0,   /* kc_do: keep the body as bytes in resp->raw, do not parse it;
+	                         * kc_stream: hand over the body of every answer, whatever its
+	                         * status (a proxy forwards errors as they are) */
+	KC_REQ_HTTP1 = 1u << 1, /* on an HTTP/1.1 connection even when the client multiplexes */
+};
+
+/**
+ * struct kc_request - one request as given. Everything is borrowed for the call.
+ *
+ * Refused with -EINVAL, a message in the ll_err and nothing sent: a method that is not an HTTP
+ * token; a path that is not absolute, holds bytes outside printable ASCII, '?', '#', or a "."
+ * or ".." segment (also as %2e: curl would resolve it); a query with such bytes or '#'; more
+ * than KC_MAX_HEADERS headers; a header whose name is not a token, whose value holds CR, LF or
+ * another control character (tab aside), whose line is over KC_MAX_HEADER_LINE, or which the
+ * client owns: Authorization, Host, Content-Length, Transfer-Encoding, Content-Type, Accept,
+ * Connection, Expect, Keep-Alive, Upgrade, TE, Trailer, User-Agent, Proxy-Authorization,
+ * Proxy-Connection. Extra headers are sent after the client's own, in order; a name may repeat
+ * (several Impersonate-Group).
+ */
+struct kc_request {
+	const char *method;              /* "GET", "POST", ... */
+	const char *path;                /* absolute, percent-encoded, without the query */
+	const char *query;               /* without the '?', percent-encoded; NULL or "": none */
+	const struct kc_header *headers; /* or NULL */
+	size_t n_headers;
+	const void *body; /* sent byte for byte; NULL: no body */
+	size_t body_len;
+	const char *content_type; /* of @body; NULL: application/json */
+	const char *accept;       /* NULL: application/json */
+	unsigned flags;           /* KC_REQ_* */
+	atomic_int *cancel;       /* kc_stream: optional, ends it with -ECANCELED */
+	const char *verb;         /* metrics label among GET LIST WATCH CREATE UPDATE
+	                           * PATCH APPLY DELETE HEAD; NULL or another: derived
+	                           * from the method, OTHER for unusual methods */
+	long timeout_ms;          /* kc_do: 0 is kc_opts.timeout_ms */
+	long idle_timeout_ms;     /* kc_stream's watchdog: no bytes for this long ends
+	                           * it with -ETIMEDOUT; 0: 660 s */
+};
+
+/**
+ * kc_do() - one request, its answer read whole (at most KC_MAX_BODY bytes, else -EMSGSIZE).
+ * A JSON answer is parsed into resp->body unless KC_REQ_RAW, which keeps the bytes in
+ * resp->raw instead; resp->status and resp->content_type are filled either way.
+ */
+int kc_do(struct kc_client *c, const struct kc_request *rq, struct kc_resp *resp /* OUT */,
+          struct ll_err *err);
+
+/**
+ * Bytes callback for kc_stream(): runs on the thread that called kc_stream(), with @head's
+ * http_status and content_type already set (so a proxy can send its own head first) and at
+ * most KC_STREAM_PIECE_MAX bytes. Return non-zero to end the stream with that value.
+ */
+typedef int (*kc_bytes_fn)(const struct kc_resp *head, const char *bytes, size_t len, void *ud);
+
+/**
+ * kc_stream() - one request whose answer is handed to @on_bytes as it arrives, until the server
+ * ends it (0), @on_bytes returns non-zero (that value), the cancel flag is set (-ECANCELED), the
+ * watchdog fires (-ETIMEDOUT) or the connection fails (negative errno). No rate limit and no
+ * overall timeout. A slow @on_bytes applies back-pressure: the transfer is paused, nothing is
+ * lost, and at most KC_STREAM_PIECE_MAX bytes are buffered. Without KC_REQ_RAW, an answer
+ * other than 200 is not streamed: its body (up to 1 MiB) is parsed into @resp, which returns 0.
+ * With it, resp->status of an error answer is named after its code. An answer without a body
+ * never calls @on_bytes: on return, @resp holds its status and content type all the same.
+ */
+int kc_stream(struct kc_client *c, const struct kc_request *rq, kc_bytes_fn on_bytes, void *ud,
+              struct kc_resp *resp /* OUT */, struct ll_err *err);
 
 /**
  * kc_request() - one raw request. @path includes any query string. @body may be NULL.

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-LIVE_MODULES = ("kube", "informer", "discovery", "lease", "manager")
+LIVE_MODULES = ("kube", "kube_request", "kube_watch", "informer", "discovery", "lease", "manager")
 
 
 BUILDS = (os.environ["LANDLORD_LIVE_BUILD"],) if os.environ.get("LANDLORD_LIVE_BUILD") \
