@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "base/buf.h"
 #include "base/clock.h"
@@ -235,9 +236,25 @@ static int sockopt_cb(void *ud, curl_socket_t fd, curlsocktype purpose)
 			(rc) = curl_easy_setopt((e), (opt), (val)); \
 	} while (0)
 
+/*
+ * An idle TLS connection keeps OpenSSL's 16 KiB read and write buffers unless told to release
+ * them; landlord holds a connection per watch, idle most of the time (docs/benchmarks.md, "Idle
+ * memory"). curl hands the SSL_CTX to this callback before the handshake.
+ */
+static CURLcode release_idle_buffers(CURL *e, void *ssl_ctx, void *ud)
+{
+	(void)e;
+	(void)ud;
+	SSL_CTX_set_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+	return CURLE_OK;
+}
+
 static CURLcode tls_opts(struct kc_client *c, CURL *e)
 {
-	CURLcode rc = CURLE_OK;
+	CURLcode rc = curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, release_idle_buffers);
+
+	if (rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION)
+		rc = CURLE_OK; /* a TLS backend other than OpenSSL: nothing to release */
 
 	if (c->ca.data)
 		SETOPT(rc, e, CURLOPT_CAINFO_BLOB, &c->ca);
@@ -268,6 +285,10 @@ static CURLcode common_opts(struct kc_client *c, struct xfer *x, CURL *e)
 	SETOPT(rc, e, CURLOPT_HTTP_VERSION,
 	       c->http1 || x->http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
 	SETOPT(rc, e, CURLOPT_PIPEWAIT, 1L);
+	/* Bodies go out from memory (POSTFIELDS), never through curl's upload buffer: keep that
+	 * at its 16 KiB minimum instead of 64 KiB per handle (docs/benchmarks.md, "Idle memory").
+	 */
+	SETOPT(rc, e, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
 	SETOPT(rc, e, CURLOPT_TCP_KEEPALIVE, 1L);
 	SETOPT(rc, e, CURLOPT_TCP_KEEPIDLE, 30L);
 	SETOPT(rc, e, CURLOPT_TCP_KEEPINTVL, 10L);
