@@ -151,6 +151,28 @@ bool jd_bool(const struct jdoc *d, int dflt, ...) __attribute__((sentinel));
 	              ((key) = jval_key_at((obj), (i)), (val) = jval_value_at((obj), (i)), true); \
 	     (i)++)
 
+/*
+ * Kubernetes object shorthands: metadata fields of an object document (NULL when absent or
+ * not a string; lent for as long as the document is held).
+ */
+const char *jd_name(const struct jdoc *d);
+const char *jd_namespace(const struct jdoc *d);
+const char *jd_uid(const struct jdoc *d);
+const char *jd_resource_version(const struct jdoc *d);
+const char *jd_label(const struct jdoc *d, const char *key);
+const char *jd_annotation(const struct jdoc *d, const char *key);
+
+/*
+ * A small owned vector of document references, as cache readers hand them out: each of
+ * items[0..n) is a reference the holder drops with jdoc_list_release() (which also frees items).
+ */
+struct jdoc_list {
+	const struct jdoc **items;
+	size_t n;
+};
+/** jdoc_list_release() - drop every reference and free the array; the list becomes empty. */
+void jdoc_list_release(struct jdoc_list *l);
+
 /** jval_to_json() - a new jansson copy of @v for writers (NULL for the missing value). */
 json_t *jval_to_json(struct jval v);
 /** jval_equal_json() - true when @v and @j are equal as json_equal() would say. */

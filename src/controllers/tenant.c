@@ -92,101 +92,149 @@ struct rec {
 	char fail_msg[512];
 };
 
+/* ---- reading the caches ---- */
+
+/*
+ * A jansson copy of a cached object, for the tenancy model's builders, which read jansson: the
+ * reconcile's Tenant and Plan, and the tenant's own namespaces (metadata only). Nothing else
+ * is copied out of a cache (docs/internals/informer.md).
+ */
+static json_t *copy_of(const struct jdoc *d)
+{
+	return jval_to_json(jdoc_root(d));
+}
+
+static json_t *cached_copy(struct inf *inf, const char *ns, const char *name)
+{
+	const struct jdoc *d = inf_get_ref(inf, ns, name);
+	json_t *copy = copy_of(d);
+
+	jdoc_unref(d);
+	return copy;
+}
+
+static bool doc_deleting(const struct jdoc *d)
+{
+	return jval_type(jd_get(d, "metadata", "deletionTimestamp", NULL)) != JT_NONE;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
 /* ---- index and mapping functions ---- */
 
-static void index_managed_for(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void index_managed_for(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                               void *ud)
 {
-	json_t *m = tm_managed_keys(obj);
+	const char *a = jd_annotation(obj, ANNOT_MANAGED_METADATA);
+	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
+	const char *t = json_string_value(json_object_get(m, "tenant"));
 
 	(void)ud;
-	if (m)
-		emit(json_string_value(json_object_get(m, "tenant")), ctx);
+	if (t)
+		emit(t, ctx);
 	json_decref(m);
 }
 
-static void index_released(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void index_released(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                            void *ud)
 {
-	const char *t = jx_annotation(obj, ANNOT_RELEASED_FROM);
+	const char *t = jd_annotation(obj, ANNOT_RELEASED_FROM);
 
 	(void)ud;
 	if (t)
 		emit(t, ctx);
 }
 
-static void index_untenanted(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void index_untenanted(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                              void *ud)
 {
 	(void)ud;
-	if (jx_label(obj, LABEL_TENANT) == NULL)
+	if (jd_label(obj, LABEL_TENANT) == NULL)
 		emit(UNTENANTED, ctx);
 }
 
-static void index_claims(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+/* The names a tenant claims; tm_claims_build() reads a jansson Tenant. */
+static int claims_of(const struct jdoc *tenant, struct tm_claims *c)
+{
+	json_t *copy = copy_of(tenant);
+	int rc = tm_claims_build(copy, c);
+
+	json_decref(copy);
+	return rc;
+}
+
+static void index_claims(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                         void *ud)
 {
 	struct tm_claims c;
 
 	(void)ud;
-	if (tm_claims_build(obj, &c) < 0)
+	if (claims_of(obj, &c) < 0)
 		return;
 	for (size_t i = 0; i < c.n; i++)
 		emit(c.ns[i].name, ctx);
 	tm_claims_release(&c);
 }
 
-static void emit_all(json_t *objs, void (*emit)(const char *, void *), void *ctx)
+static void emit_all(struct jdoc_list objs, void (*emit)(const char *, void *), void *ctx)
 {
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(objs, i, o)
-		emit(jx_name(o), ctx);
-	json_decref(objs);
+	for (size_t i = 0; i < objs.n; i++)
+		if (jd_name(objs.items[i]))
+			emit(jd_name(objs.items[i]), ctx);
+	jdoc_list_release(&objs);
 }
 
 /* A tenant changed: the tenants claiming the same names may now get (or lose) them. */
-static void map_rivals(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_rivals(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                       void *ud)
 {
 	struct tenant_ctl *t = ud;
 	struct tm_claims c;
 
-	if (tm_claims_build(obj, &c) < 0)
+	if (claims_of(obj, &c) < 0)
 		return;
 	for (size_t i = 0; i < c.n; i++)
 		emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, c.ns[i].name), emit, ctx);
 	tm_claims_release(&c);
 }
 
-static void map_plan(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_plan(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                     void *ud)
 {
 	struct tenant_ctl *t = ud;
 
-	emit_all(inf_by_index_ref(t->tenants, TM_INDEX_PLAN, jx_name(obj)), emit, ctx);
+	if (jd_name(obj))
+		emit_all(inf_by_index_ref(t->tenants, TM_INDEX_PLAN, jd_name(obj)), emit, ctx);
 }
 
-static void map_by_label(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_by_label(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                         void *ud)
 {
-	const char *tenant = jx_label(obj, LABEL_TENANT);
+	const char *tenant = jd_label(obj, LABEL_TENANT);
 
 	(void)ud;
 	if (tenant)
 		emit(tenant, ctx);
 }
 
-static void map_namespace(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void map_namespace(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                           void *ud)
 {
 	struct tenant_ctl *t = ud;
 	struct lcfg *cfg;
 
+	if (jd_name(obj) == NULL)
+		return;
 	map_by_label(obj, emit, ctx, ud);
 	index_managed_for(obj, emit, ctx, ud);
 	index_released(obj, emit, ctx, ud);
 	/* a namespace someone claims appeared or went away */
-	emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, jx_name(obj)), emit, ctx);
+	emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, jd_name(obj)), emit, ctx);
 	cfg = lcfg_current();
-	if (jx_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jx_name(obj)))
+	if (jd_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jd_name(obj)))
 		emit_all(inf_list_ref(t->tenants, NULL), emit, ctx); /* the isolation allow-list */
 	lcfg_unref(cfg);
 }
@@ -194,12 +242,12 @@ static void map_namespace(const json_t *obj, void (*emit)(const char *, void *),
 static void on_config_change(void *ud)
 {
 	struct tenant_ctl *t = ud;
-	json_t *all = inf_list_ref(t->tenants, NULL), *o;
-	size_t i;
+	struct jdoc_list all = inf_list_ref(t->tenants, NULL);
 
-	json_array_foreach(all, i, o)
-		ctrl_enqueue(t->c, jx_name(o));
-	json_decref(all);
+	for (size_t i = 0; i < all.n; i++)
+		if (jd_name(all.items[i]))
+			ctrl_enqueue(t->c, jd_name(all.items[i]));
+	jdoc_list_release(&all);
 }
 
 static int add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
@@ -299,7 +347,7 @@ static bool write_ok(struct rec *r, int rc, const struct kc_resp *resp, const st
 
 /* Server-side apply @desired unless the cached object already holds it. */
 static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-                   const json_t *cached)
+                   const struct jdoc *cached)
 {
 	const char *ns = jx_namespace(desired), *name = jx_name(desired);
 	struct kc_resp resp = {0};
@@ -307,7 +355,7 @@ static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desire
 	bool ok;
 	int rc;
 
-	if (cached && jx_equal_subset(desired, cached))
+	if (cached && jval_has_subset(jdoc_root(cached), desired))
 		return true;
 	rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true, &resp,
 	              &err);
@@ -316,17 +364,17 @@ static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desire
 	return ok;
 }
 
-static bool delete_obj(struct rec *r, const struct kc_gvr *gvr, const json_t *obj)
+static bool delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj)
 {
-	struct kc_delete_opts o = {.precondition_uid = jx_uid(obj), .grace_seconds = -1};
+	struct kc_delete_opts o = {.precondition_uid = jd_uid(obj), .grace_seconds = -1};
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	bool ok;
 	int rc;
 
-	rc = kc_delete(r->kc, gvr, jx_namespace(obj), jx_name(obj), &o, &resp, &err);
+	rc = kc_delete(r->kc, gvr, jd_namespace(obj), jd_name(obj), &o, &resp, &err);
 	/* 409: the uid precondition failed, so it is a newer object; the next pass decides */
-	ok = write_ok(r, rc, &resp, &err, "delete", jx_namespace(obj), jx_name(obj), true) ||
+	ok = write_ok(r, rc, &resp, &err, "delete", jd_namespace(obj), jd_name(obj), true) ||
 	     resp.http_status == 409;
 	kc_resp_release(&resp);
 	return ok;
@@ -379,15 +427,14 @@ static void collision(struct rec *r, const char *name, const char *reason)
 
 static bool claimed_by_other_tenant(struct rec *r, const char *ns)
 {
-	json_t *claimants = inf_by_index_ref(r->t->tenants, IDX_CLAIMS, ns), *o;
+	struct jdoc_list claimants = inf_by_index_ref(r->t->tenants, IDX_CLAIMS, ns);
 	bool other = false;
-	size_t i;
 
-	json_array_foreach(claimants, i, o)
-		if (strcmp(jx_name(o), r->name) != 0 &&
-		    !jx_get(o, "metadata", "deletionTimestamp", NULL))
+	for (size_t i = 0; i < claimants.n; i++)
+		if (!str_eq(jd_name(claimants.items[i]), r->name) &&
+		    !doc_deleting(claimants.items[i]))
 			other = true;
-	json_decref(claimants);
+	jdoc_list_release(&claimants);
 	return other;
 }
 
@@ -463,18 +510,19 @@ static json_t *sync_metadata(struct rec *r, const json_t *ns, const struct tm_ns
 static void delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active)
 {
 	for (int k = 0; k < N_OWNED; k++) {
-		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name), *o;
-		size_t i;
+		struct jdoc_list objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
 
-		json_array_foreach(objs, i, o) {
-			const char *in = jx_namespace(o);
+		for (size_t i = 0; i < objs.n; i++) {
+			const char *in = jd_namespace(objs.items[i]);
 
+			if (in == NULL)
+				continue;
 			if (ns ? strcmp(in, ns) == 0
 			       : !json_object_get(keep_active, in) &&
 			                    !json_object_get(r->let_go, in))
-				delete_obj(r, OWNED[k].gvr, o);
+				delete_obj(r, OWNED[k].gvr, objs.items[i]);
 		}
-		json_decref(objs);
+		jdoc_list_release(&objs);
 	}
 }
 
@@ -525,17 +573,19 @@ static void let_go(struct rec *r, const json_t *ns)
 /* Namespaces that carry this tenant's label or landlord's bookkeeping for it. */
 static json_t *owned_namespaces(struct rec *r)
 {
-	json_t *out = json_object(), *o;
-	json_t *by_label = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
-	json_t *by_annot = inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name);
-	size_t i;
+	json_t *out = json_object();
+	struct jdoc_list lists[2] = {inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name),
+	                             inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name)};
 
-	json_array_foreach(by_label, i, o)
-		json_object_set(out, jx_name(o), o);
-	json_array_foreach(by_annot, i, o)
-		json_object_set(out, jx_name(o), o);
-	json_decref(by_label);
-	json_decref(by_annot);
+	for (int l = 0; l < 2; l++) {
+		for (size_t i = 0; i < lists[l].n; i++) {
+			const char *name = jd_name(lists[l].items[i]);
+
+			if (name && !json_object_get(out, name))
+				json_object_set_new(out, name, copy_of(lists[l].items[i]));
+		}
+		jdoc_list_release(&lists[l]);
+	}
 	return out;
 }
 
@@ -548,7 +598,7 @@ static bool labelled_ours(struct rec *r, const json_t *ns)
 
 static void sync_claim(struct rec *r, const struct tm_ns *claim)
 {
-	const json_t *ns = inf_get_ref(r->t->namespaces, NULL, claim->name);
+	json_t *ns = cached_copy(r->t->namespaces, NULL, claim->name);
 	json_t *now = NULL;
 
 	if (claim->collides) {
@@ -579,7 +629,7 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 			json_object_set(r->active, claim->name, now);
 	}
 	json_decref(now);
-	jx_unref(ns);
+	json_decref(ns);
 }
 
 /* One Event for all the namespaces a pass created (a new tenant creates several at once). */
@@ -636,29 +686,40 @@ static void sync_namespaces(struct rec *r)
 static json_t *privileged_namespaces(struct rec *r)
 {
 	/* tenant namespaces are never privileged: only the others are matched */
-	json_t *all = inf_by_index_ref(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
-	json_t *set = json_object(), *o, *out;
-	size_t i;
+	struct jdoc_list all = inf_by_index_ref(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
+	json_t *set = json_object(), *out;
 
-	json_array_foreach(all, i, o)
-		if (lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
-			json_object_set_new(set, jx_name(o), json_true());
+	for (size_t i = 0; i < all.n; i++) {
+		const char *name = jd_name(all.items[i]);
+
+		if (name && lcfg_is_privileged_namespace(r->cfg, name))
+			json_object_set_new(set, name, json_true());
+	}
 	out = tm_sorted_keys(set); /* the allow-list must be stable */
 	json_decref(set);
-	json_decref(all);
+	jdoc_list_release(&all);
 	return out;
 }
 
 /* Is the namespace's ResourceQuota in force (status.hard filled in and equal to spec.hard)? */
-static bool quota_in_force(const json_t *rq)
+/* tm_canonical_quantities() of a cached ResourceList (a few quantities, copied to compare). */
+static json_t *canonical_of(struct jval list)
+{
+	json_t *copy = jval_to_json(list), *out = tm_canonical_quantities(copy);
+
+	json_decref(copy);
+	return out;
+}
+
+static bool quota_in_force(const struct jdoc *rq)
 {
 	json_t *spec, *status;
 	bool same;
 
 	if (rq == NULL)
 		return false;
-	spec = tm_canonical_quantities(jx_get(rq, "spec", "hard", NULL));
-	status = tm_canonical_quantities(jx_get(rq, "status", "hard", NULL));
+	spec = canonical_of(jd_get(rq, "spec", "hard", NULL));
+	status = canonical_of(jd_get(rq, "status", "hard", NULL));
 	same = json_equal(spec, status);
 	json_decref(spec);
 	json_decref(status);
@@ -668,7 +729,7 @@ static bool quota_in_force(const json_t *rq)
 static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const json_t *cached;
+		const struct jdoc *cached;
 		json_t *rq;
 
 		if (!w[i].write)
@@ -676,37 +737,51 @@ static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 		rq = tm_resourcequota(r->tenant, w[i].ns, w[i].hard);
 		cached = inf_get_ref(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
 		ensure(r, &KC_RESOURCEQUOTAS, rq, cached);
-		jx_unref(cached);
+		jdoc_unref(cached);
 		json_decref(rq);
 	}
+}
+
+/* The quota model's view of one cached ResourceQuota: its three lists, copied into @keep. */
+static struct qp_ns qp_in(const char *ns, const struct jdoc *rq, json_t *keep)
+{
+	struct jval lists[3] = {jd_get(rq, "status", "used", NULL),
+	                        jd_get(rq, "status", "hard", NULL),
+	                        jd_get(rq, "spec", "hard", NULL)};
+	json_t *copies[3];
+
+	for (int i = 0; i < 3; i++) {
+		copies[i] = jval_to_json(lists[i]);
+		if (copies[i])
+			json_array_append_new(keep, copies[i]); /* alive until the end */
+	}
+	return (struct qp_ns){ns, copies[0], copies[1], copies[2]};
 }
 
 static void sync_quota(struct rec *r)
 {
 	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
-	json_t *rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name), *rq, *ns;
-	size_t n = 0, i, cap = json_object_size(r->active) + json_array_size(rqs);
-	struct qp_ns *in = xcalloc(cap, sizeof(*in));
+	struct jdoc_list rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name);
+	size_t n = 0, cap = json_object_size(r->active) + rqs.n;
+	struct qp_ns *in = xcalloc(cap ? cap : 1, sizeof(*in));
+	json_t *keep = json_array(), *ns;
 	struct qp_result res = {0};
 	struct ll_err err;
 	const char *name;
 
 	json_object_foreach(r->active, name, ns) {
-		const json_t *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 
-		in[n++] = (struct qp_ns){name, jx_get(cached, "status", "used", NULL),
-		                         jx_get(cached, "status", "hard", NULL),
-		                         jx_get(cached, "spec", "hard", NULL)};
-		if (cached)
-			json_array_append_new(rqs, (json_t *)cached); /* alive until the end */
+		in[n++] = qp_in(name, cached, keep);
+		jdoc_unref(cached);
 	}
-	json_array_foreach(rqs, i, rq)
-		if (!json_object_get(r->active, jx_namespace(rq)) &&
-		    strcmp(jx_name(rq), QUOTA_NAME) == 0)
-			in[n++] =
-			        (struct qp_ns){jx_namespace(rq), jx_get(rq, "status", "used", NULL),
-			                       jx_get(rq, "status", "hard", NULL),
-			                       jx_get(rq, "spec", "hard", NULL)};
+	for (size_t i = 0; i < rqs.n; i++) {
+		const char *in_ns = jd_namespace(rqs.items[i]);
+
+		if (in_ns && !json_object_get(r->active, in_ns) &&
+		    str_eq(jd_name(rqs.items[i]), QUOTA_NAME))
+			in[n++] = qp_in(in_ns, rqs.items[i], keep);
+	}
 	if (qp_compute(plan_hard, in, n, &res, &err) < 0) {
 		failf(r, "cannot split the plan's quota: %s", err.msg);
 		goto out;
@@ -722,7 +797,8 @@ static void sync_quota(struct rec *r)
 out:
 	qp_result_release(&res);
 	free(in);
-	json_decref(rqs);
+	json_decref(keep);
+	jdoc_list_release(&rqs); /* after the model: @in borrows the namespace names */
 }
 
 static json_t *build_isolation(const struct rec *r, const char *ns)
@@ -757,7 +833,7 @@ static bool sync_policies(struct rec *r, const char *ns)
 	for (int k = 0; k < N_OWNED; k++) {
 		const struct owned *kind = &OWNED[k];
 		json_t *want;
-		const json_t *cached;
+		const struct jdoc *cached;
 
 		if (kind->build == NULL)
 			continue;
@@ -768,7 +844,7 @@ static bool sync_policies(struct rec *r, const char *ns)
 		else if (cached && kind->delete_unwanted(r))
 			ok &= delete_obj(r, kind->gvr, cached);
 		json_decref(want);
-		jx_unref(cached);
+		jdoc_unref(cached);
 	}
 	return ok;
 }
@@ -779,24 +855,28 @@ static void sync_access(struct rec *r, const char *ns_name, const json_t *ns, bo
 	bool private_sb = jx_bool(r->tenant, 0, "spec", "namespaces", "sandboxes", "private", NULL);
 	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name,
 	                               jx_get(ns, "metadata", "labels", NULL), claim, private_sb);
-	json_t *have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name), *rb;
+	struct jdoc_list have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name);
 	const char *name;
-	size_t i;
+	json_t *rb;
 
 	json_object_foreach(want, name, rb) {
-		const json_t *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
+		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
 
 		if (cached || may_grant)
 			ensure(r, &KC_ROLEBINDINGS, rb, cached);
 		else
 			r->access_pending = true;
-		jx_unref(cached);
+		jdoc_unref(cached);
 	}
-	json_array_foreach(have, i, rb)
-		if (strcmp(jx_namespace(rb), ns_name) == 0 && !json_object_get(want, jx_name(rb)))
-			delete_obj(r, &KC_ROLEBINDINGS,
-			           rb); /* a changed mapping or a removed role */
-	json_decref(have);
+	for (size_t i = 0; i < have.n; i++) {
+		const char *hname = jd_name(have.items[i]);
+
+		/* a changed mapping or a removed role */
+		if (str_eq(jd_namespace(have.items[i]), ns_name) && hname &&
+		    !json_object_get(want, hname))
+			delete_obj(r, &KC_ROLEBINDINGS, have.items[i]);
+	}
+	jdoc_list_release(&have);
 	json_decref(want);
 }
 
@@ -811,7 +891,7 @@ static void sync_inside(struct rec *r)
 	else
 		r->quota_pending = true;
 	json_object_foreach(r->active, name, ns) {
-		const json_t *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		const struct jdoc *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 		bool has_plan_quota = json_object_size(jx_get(r->plan, "spec", "resourceQuota",
 		                                              "hard", NULL)) > 0;
 		bool quota_ok = r->plan && (!has_plan_quota || quota_in_force(rq));
@@ -822,7 +902,7 @@ static void sync_inside(struct rec *r)
 		if (!policies_ok)
 			r->policies_pending = true;
 		sync_access(r, name, ns, quota_ok && policies_ok);
-		jx_unref(rq);
+		jdoc_unref(rq);
 	}
 	/* objects left in namespaces that are no longer this tenant's */
 	delete_owned_in(r, NULL, r->active);
@@ -832,7 +912,7 @@ static void sync_tenant_role(struct rec *r)
 {
 	char name[NAMES_BUF + 20];
 	json_t *cr = tm_clusterrole(r->tenant), *crb = tm_clusterrolebinding(r->tenant);
-	const json_t *cr_cached, *crb_cached;
+	const struct jdoc *cr_cached, *crb_cached;
 
 	tm_tenant_role_name(r->name, name);
 	cr_cached = inf_get_ref(r->t->croles, NULL, name);
@@ -844,24 +924,21 @@ static void sync_tenant_role(struct rec *r)
 		delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
 	json_decref(cr);
 	json_decref(crb);
-	jx_unref(cr_cached);
-	jx_unref(crb_cached);
+	jdoc_unref(cr_cached);
+	jdoc_unref(crb_cached);
 }
 
 static void delete_tenant_role(struct rec *r)
 {
-	json_t *objs;
-	size_t i;
-	json_t *o;
+	struct jdoc_list objs = inf_by_index_ref(r->t->crbindings, IDX_TENANT, r->name);
 
-	objs = inf_by_index_ref(r->t->crbindings, IDX_TENANT, r->name);
-	json_array_foreach(objs, i, o)
-		delete_obj(r, &KC_CLUSTERROLEBINDINGS, o);
-	json_decref(objs);
+	for (size_t i = 0; i < objs.n; i++)
+		delete_obj(r, &KC_CLUSTERROLEBINDINGS, objs.items[i]);
+	jdoc_list_release(&objs);
 	objs = inf_by_index_ref(r->t->croles, IDX_TENANT, r->name);
-	json_array_foreach(objs, i, o)
-		delete_obj(r, &KC_CLUSTERROLES, o);
-	json_decref(objs);
+	for (size_t i = 0; i < objs.n; i++)
+		delete_obj(r, &KC_CLUSTERROLES, objs.items[i]);
+	jdoc_list_release(&objs);
 }
 
 /* ---- finalizer ---- */
@@ -912,20 +989,22 @@ static bool set_finalizer(struct rec *r, bool present)
 /* Released namespaces carry landlord.dev/released-from, so a stale cache loses none. */
 static json_t *released_list(struct rec *r)
 {
-	json_t *set = json_object(), *v,
-	       *marked = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
+	struct jdoc_list marked = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
+	json_t *set = json_object(), *v;
 	size_t i;
 
-	json_array_foreach(marked, i, v)
-		json_object_set_new(set, jx_name(v), json_true());
+	for (i = 0; i < marked.n; i++)
+		if (jd_name(marked.items[i]))
+			json_object_set_new(set, jd_name(marked.items[i]), json_true());
 	json_array_foreach(r->released, i, v)
 		json_object_set_new(set, json_string_value(v), json_true());
-	json_array_foreach(marked, i, v)
-		if (json_object_get(r->active, jx_name(v)))
-			json_object_del(set, jx_name(v)); /* back in the tenant */
+	for (i = 0; i < marked.n; i++)
+		if (jd_name(marked.items[i]) &&
+		    json_object_get(r->active, jd_name(marked.items[i])))
+			json_object_del(set, jd_name(marked.items[i])); /* back in the tenant */
 	v = tm_sorted_keys(set);
 	json_decref(set);
-	json_decref(marked);
+	jdoc_list_release(&marked);
 	return v;
 }
 
@@ -1079,10 +1158,10 @@ static bool all_released(struct rec *r)
 	bool done = json_object_size(owned) == 0;
 
 	for (int k = 0; done && k < N_OWNED; k++) {
-		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
+		struct jdoc_list objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
 
-		done = json_array_size(objs) == 0;
-		json_decref(objs);
+		done = objs.n == 0;
+		jdoc_list_release(&objs);
 	}
 	json_decref(owned);
 	return done;
@@ -1153,7 +1232,8 @@ static struct ctrl_result orphaned(struct rec *r)
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct tenant_ctl *t = ud;
-	const json_t *tenant = inf_get_key_ref(t->tenants, key);
+	const struct jdoc *doc = inf_get_key_ref(t->tenants, key);
+	json_t *tenant = copy_of(doc); /* the primary object, read by the model as jansson */
 	const json_t *empty_tenant = NULL;
 	struct rec r = {
 	        .t = t,
@@ -1175,7 +1255,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	r.tenant = tenant;
-	r.plan = inf_get_ref(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
+	r.plan = cached_copy(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
 	if (jx_get(tenant, "metadata", "deletionTimestamp", NULL))
 		res = finalizer_index(tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
 	else
@@ -1189,9 +1269,10 @@ out:
 	json_decref(r.released);
 	json_decref(r.privileged);
 	json_decref(r.quota_used);
-	jx_unref(r.plan);
+	json_decref((json_t *)r.plan);
 	json_decref((json_t *)empty_tenant);
-	jx_unref(tenant);
+	json_decref(tenant);
+	jdoc_unref(doc);
 	lcfg_unref(r.cfg);
 	return res;
 }

@@ -587,10 +587,10 @@ json_t *tm_clusterrolebinding(const json_t *tenant)
 	                 "subjects", subjects);
 }
 
-void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
+void tm_index_plan(const struct jdoc *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
                    void *ud)
 {
-	const char *p = jx_str(tenant, "spec", "plan", NULL);
+	const char *p = jd_str(tenant, "spec", "plan", NULL);
 
 	(void)ud;
 	if (p)

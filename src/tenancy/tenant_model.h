@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "base/jdoc.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/names.h"
 
@@ -132,7 +133,7 @@ json_t *tm_sorted_keys(const json_t *obj);
 
 /* Tenants informer index: the Plan a Tenant names (shared by the Tenant and Plan controllers). */
 #define TM_INDEX_PLAN "plan"
-void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
+void tm_index_plan(const struct jdoc *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
                    void *ud);
 
 #endif
