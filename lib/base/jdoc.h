@@ -69,8 +69,11 @@ struct jval {
 struct jdoc_opts {
 	const char *const *keep; /* NULL-terminated; NULL keeps everything */
 	const char *const *drop; /* NULL-terminated; NULL drops nothing */
-	size_t max_bytes;        /* nodes + strings; default JDOC_DEFAULT_MAX_BYTES */
-	unsigned max_depth;      /* default JDOC_DEFAULT_MAX_DEPTH, at most JDOC_MAX_DEPTH */
+	/* key, value, key, value, ..., NULL: string members the top-level object gets when it
+	 * lacks them and the projection keeps them (a listed item's apiVersion and kind) */
+	const char *const *defaults;
+	size_t max_bytes;   /* nodes + strings; default JDOC_DEFAULT_MAX_BYTES */
+	unsigned max_depth; /* default JDOC_DEFAULT_MAX_DEPTH, at most JDOC_MAX_DEPTH */
 };
 
 /**

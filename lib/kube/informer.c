@@ -55,8 +55,10 @@ struct inf {
 	struct kc_client *c;
 	struct kc_gvr gvr;
 	char *ns, *label_selector, *field_selector, *name;
-	char *api_version;   /* "group/version" or "version", for listed items */
-	char **keep, **drop; /* projection, NULL-terminated; drop always has managedFields */
+	char *api_version;       /* "group/version" or "version", for listed items */
+	char **keep, **drop;     /* projection, NULL-terminated; drop always has managedFields */
+	const char *defaults[5]; /* apiVersion and kind for listed items */
+	struct jdoc_opts proj;   /* keep, drop and defaults, as parses take them */
 	bool metadata_only;
 	long page_size;
 	char labels[LABELS_MAX]; /* resource="..." */
@@ -158,26 +160,12 @@ char *inf__key(const char *ns, const char *name)
 	return xstrdup(name);
 }
 
-struct jdoc *inf__prepare(struct inf *inf, json_t *obj)
+struct jdoc *inf__parse(struct inf *inf, const char *data, size_t len)
 {
-	struct jdoc_opts o = {.keep = (const char *const *)inf->keep,
-	                      .drop = (const char *const *)inf->drop};
 	struct ll_err err = {{0}};
 	struct jdoc *d = NULL;
 
-	if (inf->metadata_only) {
-		/* Always PartialObjectMetadata, meta.k8s.io/v1: the informer's GVR says more. */
-		json_object_del(obj, "kind");
-		json_object_del(obj, "apiVersion");
-	} else if (inf->gvr.kind) {
-		/* Items of a list carry no apiVersion or kind (the list does); watch events do.
-		 * Cached objects look the same whichever way they arrived. */
-		if (!json_object_get(obj, "apiVersion") && inf->api_version)
-			json_object_set_new(obj, "apiVersion", json_string(inf->api_version));
-		if (!json_object_get(obj, "kind"))
-			json_object_set_new(obj, "kind", json_string(inf->gvr.kind));
-	}
-	if (jdoc_from_json(obj, &o, &d, &err) < 0)
+	if (jdoc_parse(data, len, &inf->proj, &d, &err) < 0)
 		log_warn("object not cached", "{s:s,s:s}", "resource", inf->name, "error", err.msg);
 	return d;
 }
@@ -463,19 +451,45 @@ void inf__replace(struct inf *inf, struct jdoc_list *take)
 /* ---- construction and reads ---- */
 
 /* A NULL-terminated copy of @paths, with @extra appended when not NULL. */
-static char **paths_dup(const char *const *paths, const char *extra)
+/* A NULL-terminated copy of @paths followed by the @n_extra paths of @extra. */
+static char **paths_dup(const char *const *paths, const char *const *extra, size_t n_extra)
 {
 	size_t n = 0, k = 0;
 	char **out;
 
 	while (paths && paths[n])
 		n++;
-	out = xcalloc(n + 2, sizeof(*out));
+	out = xcalloc(n + n_extra + 1, sizeof(*out));
 	for (size_t i = 0; i < n; i++)
 		out[k++] = xstrdup(paths[i]);
-	if (extra)
-		out[k++] = xstrdup(extra);
+	for (size_t i = 0; i < n_extra; i++)
+		out[k++] = xstrdup(extra[i]);
 	return out;
+}
+
+/*
+ * The parse options: what the caller keeps and drops, plus what the informer itself needs -
+ * the key and resourceVersion kept, managedFields dropped, and apiVersion and kind kept and
+ * added to listed items, which lack them (metadata-only objects are PartialObjectMetadata
+ * whatever they are: both dropped).
+ */
+static void set_projection(struct inf *inf, const struct inf_opts *opts)
+{
+	static const char *const needed[] = {"metadata.name", "metadata.namespace",
+	                                     "metadata.resourceVersion", "apiVersion", "kind"};
+	static const char *const dropped[] = {"metadata.managedFields", "kind", "apiVersion"};
+
+	inf->keep = opts->keep ? paths_dup(opts->keep, needed, opts->metadata_only ? 3 : 5) : NULL;
+	inf->drop = paths_dup(opts->drop, dropped, opts->metadata_only ? 3 : 1);
+	if (!opts->metadata_only && inf->gvr.kind && inf->api_version) {
+		inf->defaults[0] = "apiVersion";
+		inf->defaults[1] = inf->api_version;
+		inf->defaults[2] = "kind";
+		inf->defaults[3] = inf->gvr.kind;
+	}
+	inf->proj = (struct jdoc_opts){.keep = (const char *const *)inf->keep,
+	                               .drop = (const char *const *)inf->drop,
+	                               .defaults = inf->defaults};
 }
 
 static void paths_free(char **paths)
@@ -502,8 +516,7 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	inf->field_selector = xstrdup(opts->field_selector);
 	inf->metadata_only = opts->metadata_only;
 	inf->page_size = opts->page_size > 0 ? opts->page_size : DEFAULT_PAGE_SIZE;
-	inf->keep = opts->keep ? paths_dup(opts->keep, NULL) : NULL;
-	inf->drop = paths_dup(opts->drop, "metadata.managedFields");
+	set_projection(inf, opts);
 	inf->name = xstrdup(opts->name ? opts->name : opts->gvr.resource);
 	metrics_labels(inf->labels, sizeof(inf->labels), "resource", inf->name, NULL);
 	inf->items = CACHE_TABLE_INIT(cache_doc_match);
@@ -792,16 +805,15 @@ struct list_ctx {
 	VEC(const struct jdoc *) fresh; /* references */
 };
 
-static int on_list_item(json_t *item, void *ud)
+static int on_list_item(struct jdoc *take_item, void *ud)
 {
 	struct list_ctx *lc = ud;
-	struct jdoc *d;
 
-	if (is_stopping(lc->inf))
+	if (is_stopping(lc->inf)) {
+		jdoc_unref(take_item);
 		return -ECANCELED;
-	d = inf__prepare(lc->inf, item);
-	if (d)
-		vec_push(&lc->fresh, d);
+	}
+	vec_push(&lc->fresh, take_item);
 	return 0;
 }
 
@@ -872,7 +884,8 @@ static enum outcome list_once(struct inf *inf)
 	char *rv = NULL;
 	int rc;
 
-	rc = kc_list(inf->c, &inf->gvr, inf->ns, &lo, on_list_item, &lc, &rv, &resp, &err);
+	rc = kc_list_docs(inf->c, &inf->gvr, inf->ns, &lo, &inf->proj, on_list_item, &lc, &rv,
+	                  &resp, &err);
 	if (rc == -ECANCELED) {
 		o = OUT_CANCELED;
 	} else if (rc == 0 && resp.http_status == 410) {
@@ -897,43 +910,39 @@ struct watch_ctx {
 	char message[512];
 };
 
-static int on_error_event(struct watch_ctx *wc, const json_t *status)
+static int on_error_event(struct watch_ctx *wc, const struct jdoc *status)
 {
-	wc->code = (int)jx_int(status, 0, "code", NULL);
-	snprintf(wc->reason, sizeof(wc->reason), "%s", or_empty(jx_str(status, "reason", NULL)));
-	snprintf(wc->message, sizeof(wc->message), "%s", or_empty(jx_str(status, "message", NULL)));
+	wc->code = (int)jd_int(status, 0, "code", NULL);
+	snprintf(wc->reason, sizeof(wc->reason), "%s", or_empty(jd_str(status, "reason", NULL)));
+	snprintf(wc->message, sizeof(wc->message), "%s", or_empty(jd_str(status, "message", NULL)));
 	return wc->code == 410 ? END_GONE : END_ERROR;
 }
 
 /* Checked under dispatch_mu, so that nothing is applied once inf_pause_watch() returns. */
-static int on_watch_event(enum watch_event_type type, json_t *obj, void *ud)
+static int on_watch_event(enum watch_event_type type, const struct jdoc *obj, void *ud)
 {
 	struct watch_ctx *wc = ud;
 	struct inf *inf = wc->inf;
 	struct delta d = {WATCH_BOOKMARK, NULL, NULL};
-	struct jdoc *doc = NULL;
 	int rc = 0;
 
 	count_with(inf, M_EVENTS, "type", event_type_name(type));
 	if (type == WATCH_ERROR)
 		return on_error_event(wc, obj);
 	wc->got_event = true;
-	if (type != WATCH_BOOKMARK)
-		doc = inf__prepare(inf, obj);
 	pthread_mutex_lock(&inf->dispatch_mu);
 	if (is_paused(inf)) {
 		rc = END_PAUSED;
 	} else {
-		if (doc && apply_locked(inf, type, doc, &d) == 0) {
+		if (type != WATCH_BOOKMARK && apply_locked(inf, type, obj, &d) == 0) {
 			pthread_mutex_lock(&inf->mu);
 			inf->stats.events++;
 			pthread_mutex_unlock(&inf->mu);
 		}
-		set_rv(inf, jx_resource_version(obj));
+		set_rv(inf, jd_resource_version(obj));
 	}
 	pthread_mutex_unlock(&inf->dispatch_mu);
 	delta_release(&d);
-	jdoc_unref(doc);
 	return rc;
 }
 
@@ -1002,7 +1011,8 @@ static enum outcome watch_once(struct inf *inf, bool *progressed)
 	int rc;
 
 	wo.resource_version = rv;
-	rc = kc_watch(inf->c, &inf->gvr, inf->ns, &wo, on_watch_event, &wc, &resp, &err);
+	rc = kc_watch_docs(inf->c, &inf->gvr, inf->ns, &wo, &inf->proj, on_watch_event, &wc, &resp,
+	                   &err);
 	o = watch_outcome(inf, rc, &wc, &resp, &err, clock_mono_ms() - start, &reason);
 	if (!(o == OUT_CANCELED && is_stopping(inf)))
 		count_with(inf, M_RESTARTS, "reason", reason);

@@ -12,11 +12,11 @@
 #include "kube/informer.h"
 
 /**
- * inf__prepare() - the document the cache holds for @obj: the listed-only apiVersion and kind
- * added (or both removed for metadata-only objects) in @obj, then the projection. Returns a
- * new reference, or NULL when @obj cannot be converted (logged).
+ * inf__parse() - the document the cache holds for the object in @data, parsed as lists and
+ * watches parse: projected, with the listed-only apiVersion and kind added (both dropped for
+ * metadata-only objects). Returns a new reference, or NULL when it does not parse (logged).
  */
-struct jdoc *inf__prepare(struct inf *inf, json_t *obj);
+struct jdoc *inf__parse(struct inf *inf, const char *data, size_t len);
 /** inf__key() - the cache key of @ns/@name ("name" when @ns is NULL or ""); caller frees. */
 char *inf__key(const char *ns, const char *name);
 

@@ -180,9 +180,9 @@ static void assert_keys(struct jdoc_list take_arr, const char *want)
 
 /* ---- pure tests ---- */
 
-static void test_informer__prepare_projects_and_completes(void **state)
+static void test_informer__parse_projects_and_completes(void **state)
 {
-	static const char *const keep[] = {"metadata", "data", NULL};
+	static const char *const keep[] = {"data", NULL};
 	static const char *const drop[] = {"data.big", NULL};
 	struct inf_opts o = {.gvr = test_gvr, .keep = keep, .drop = drop};
 	struct inf *inf = inf_new(NULL, &o);
@@ -190,37 +190,40 @@ static void test_informer__prepare_projects_and_completes(void **state)
 	struct inf *tenants = inf_new(NULL, &grouped);
 	struct inf_opts meta = {.gvr = test_gvr, .metadata_only = true};
 	struct inf *metas = inf_new(NULL, &meta);
-	const char *obj = "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"x\"}]},"
+	const char *obj = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\","
+	                  "\"resourceVersion\":\"7\",\"managedFields\":[{\"manager\":\"x\"}]},"
 	                  "\"data\":{\"k\":\"v\",\"big\":\"...\"},\"binaryData\":{}}";
-	json_t *a = json_loads(obj, 0, NULL), *t = json_loads(obj, 0, NULL);
-	json_t *m = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "meta.k8s.io/v1", "kind",
-	                      "PartialObjectMetadata", "metadata", "name", "n");
-	struct jdoc *da = inf__prepare(inf, a), *dt = inf__prepare(tenants, t);
-	struct jdoc *dm = inf__prepare(metas, m);
+	const char *pom = "{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadata\","
+	                  "\"metadata\":{\"name\":\"n\"}}";
+	struct jdoc *da = inf__parse(inf, obj, strlen(obj)),
+	            *dt = inf__parse(tenants, obj, strlen(obj));
+	struct jdoc *dm = inf__parse(metas, pom, strlen(pom));
 
-	/* kept paths stay, dropped ones and managedFields go; listed items get apiVersion/kind
-	 * only where kept */
+	/* kept paths stay with the key, resourceVersion, apiVersion and kind the informer
+	 * keeps; dropped ones, managedFields and what was not kept go */
 	assert_string_equal(jd_str(da, "data", "k", NULL), "v");
 	assert_int_equal(jval_type(jd_get(da, "data", "big", NULL)), JT_NONE);
 	assert_int_equal(jval_type(jd_get(da, "binaryData", NULL)), JT_NONE);
 	assert_int_equal(jval_type(jd_get(da, "metadata", "managedFields", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(da, "metadata", "uid", NULL)), JT_NONE);
 	assert_string_equal(jd_name(da), "a");
-	assert_int_equal(jval_type(jd_get(da, "kind", NULL)), JT_NONE);
+	assert_string_equal(jd_namespace(da), "n");
+	assert_string_equal(jd_resource_version(da), "7");
+	assert_string_equal(jd_str(da, "kind", NULL), "ConfigMap");
 	/* the whole object by default, with the apiVersion and kind only the list carried */
 	assert_string_equal(jd_str(dt, "apiVersion", NULL), "landlord.dev/v1alpha1");
 	assert_string_equal(jd_str(dt, "kind", NULL), "Tenant");
 	assert_string_equal(jd_str(dt, "data", "big", NULL), "...");
+	assert_string_equal(jd_uid(dt), "u");
 	assert_int_equal(jval_type(jd_get(dt, "metadata", "managedFields", NULL)), JT_NONE);
 	/* metadata-only objects carry neither */
 	assert_int_equal(jval_type(jd_get(dm, "kind", NULL)), JT_NONE);
 	assert_int_equal(jval_type(jd_get(dm, "apiVersion", NULL)), JT_NONE);
 	assert_string_equal(jd_name(dm), "n");
+	assert_null(inf__parse(inf, "{", 1));
 	jdoc_unref(da);
 	jdoc_unref(dt);
 	jdoc_unref(dm);
-	json_decref(a);
-	json_decref(t);
-	json_decref(m);
 	inf_free(inf);
 	inf_free(tenants);
 	inf_free(metas);
@@ -745,7 +748,7 @@ static void test_informer__live_projection(void **state)
 	assert_string_equal(jd_str(got, "data", "k", NULL), "v");
 	assert_int_equal(jval_type(jd_get(got, "metadata", "labels", NULL)), JT_NONE);
 	assert_int_equal(jval_type(jd_get(got, "metadata", "uid", NULL)), JT_NONE);
-	assert_int_equal(jval_type(jd_get(got, "kind", NULL)), JT_NONE);
+	assert_string_equal(jd_str(got, "kind", NULL), "ConfigMap");
 	assert_true(inf_bytes(inf) >= jdoc_bytes(got));
 	jdoc_unref(got);
 	json_decref(cm);
@@ -1000,7 +1003,7 @@ static void test_informer__live_forbidden_is_logged_and_retried(void **state)
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
-	        cmocka_unit_test(test_informer__prepare_projects_and_completes),
+	        cmocka_unit_test(test_informer__parse_projects_and_completes),
 	        cmocka_unit_test(test_informer__key_building),
 	        cmocka_unit_test(test_informer__events_emit_handlers),
 	        cmocka_unit_test(test_informer__replace_emits_diff),
