@@ -614,8 +614,11 @@ out:
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct lcfg_ctl *ctl = ud;
+	/* LandlordConfigs: whole (the spec is parsed, the status compared before writing). */
 	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS};
-	struct inf_opts roles = {.gvr = KC_CLUSTERROLES, .metadata_only = true};
+	/* ClusterRoles: only whether one exists (the names the configuration maps roles to). */
+	static const char *const role_keep[] = {"metadata.name", NULL};
+	struct inf_opts roles = {.gvr = KC_CLUSTERROLES, .metadata_only = true, .keep = role_keep};
 
 	atomic_store(&ctl->loaded, false);
 	/* Before anything else reads the configuration; a failure is retried by reconcile. */

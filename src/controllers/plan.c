@@ -41,6 +41,8 @@ static void map_tenant(const struct jdoc *obj, void (*emit)(const char *, void *
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct plan_ctl *p = ud;
+	/* Both whole, and shared with the Tenant controller (the same projection): the Plan's
+	 * spec and status, the Tenants' spec.plan and status (namespaceCount, quota). */
 	struct inf_opts plans = {.gvr = LL_PLANS}, tenants = {.gvr = LL_TENANTS};
 	int rc;
 

@@ -46,13 +46,38 @@ struct rec;
  * kind is a row here, its builder in src/tenancy/tenant_model.c, and its verbs in
  * deploy/rbac.yaml. RoleBindings and ResourceQuotas have steps of their own (access waits for
  * quota; quota is split in two phases).
+ *
+ * Each row also says what its informer caches (keep): what reconcile compares, and every field
+ * that changes the object's meaning even where landlord sets nothing, so that drift repair
+ * sees, and reverts, what others add (ensure()). Of the metadata, landlord reads the labels
+ * (the tenant index, the event mapping, the comparison) and the uid (delete preconditions);
+ * the informer adds the name, namespace, resourceVersion, apiVersion and kind itself.
  */
 struct owned {
 	const struct kc_gvr *gvr;
 	const char *name;                                      /* the one object, or NULL */
 	json_t *(*build)(const struct rec *r, const char *ns); /* NULL: not wanted here */
 	bool (*delete_unwanted)(const struct rec *r);          /* delete it when not wanted? */
+	const char *const *keep;                               /* the informer's projection */
 };
+
+/* RoleBindings: who is bound (subjects) to what (roleRef) is all a binding means. */
+static const char *const KEEP_RB[] = {"metadata.labels", "metadata.uid", "subjects", "roleRef",
+                                      NULL};
+/* NetworkPolicies: the whole spec - a selector, a policy type or an egress rule landlord never
+ * wrote changes what the isolation allows. */
+static const char *const KEEP_NP[] = {"metadata.labels", "metadata.uid", "spec", NULL};
+/* LimitRanges: the whole spec (the limits landlord writes, and any others). */
+static const char *const KEEP_LR[] = {"metadata.labels", "metadata.uid", "spec", NULL};
+/* ResourceQuotas: the whole spec (hard, and the scopes and scopeSelector that narrow what it
+ * counts), and status.hard / status.used, which the quota split reads. */
+static const char *const KEEP_RQ[] = {"metadata.labels", "metadata.uid", "spec",
+                                      "status.hard",     "status.used",  NULL};
+/* The tenant's ClusterRole: its rules, and an aggregationRule that would replace them. */
+static const char *const KEEP_CR[] = {"metadata.labels", "metadata.uid", "rules", "aggregationRule",
+                                      NULL};
+/* The tenant's ClusterRoleBinding: like a RoleBinding. */
+#define KEEP_CRB KEEP_RB
 
 static json_t *build_isolation(const struct rec *r, const char *ns);
 static json_t *build_limits(const struct rec *r, const char *ns);
@@ -60,10 +85,10 @@ static bool always(const struct rec *r);
 static bool plan_known(const struct rec *r);
 
 static const struct owned OWNED[N_OWNED] = {
-        [OWN_RB] = {&KC_ROLEBINDINGS, NULL, NULL, NULL},
-        [OWN_NP] = {&KC_NETWORKPOLICIES, ISOLATION_NAME, build_isolation, always},
-        [OWN_LR] = {&KC_LIMITRANGES, LIMITS_NAME, build_limits, plan_known},
-        [OWN_RQ] = {&KC_RESOURCEQUOTAS, NULL, NULL, NULL},
+        [OWN_RB] = {&KC_ROLEBINDINGS, NULL, NULL, NULL, KEEP_RB},
+        [OWN_NP] = {&KC_NETWORKPOLICIES, ISOLATION_NAME, build_isolation, always, KEEP_NP},
+        [OWN_LR] = {&KC_LIMITRANGES, LIMITS_NAME, build_limits, plan_known, KEEP_LR},
+        [OWN_RQ] = {&KC_RESOURCEQUOTAS, NULL, NULL, NULL, KEEP_RQ},
 };
 
 struct tenant_ctl {
@@ -257,12 +282,14 @@ static int add_index(struct inf *inf, const char *name, inf_index_fn fn, void *u
 	return rc == -EEXIST ? 0 : rc; /* another controller shares the informer */
 }
 
-static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr)
+static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr,
+                                    const char *const *keep)
 {
 	struct inf_opts o = {.gvr = *gvr,
 	                     .label_selector =
 	                             LABEL_MANAGED_BY "=" MANAGED_BY_VALUE ",landlord.dev/"
-	                                              "tenant"};
+	                                              "tenant",
+	                     .keep = keep};
 	struct inf *inf = mgr_informer(m, &o);
 
 	if (inf && add_index(inf, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT) < 0)
@@ -273,7 +300,12 @@ static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr)
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct tenant_ctl *t = ud;
+	/* Tenants and Plans: whole. The Tenant's spec drives everything and its status and
+	 * finalizers are compared before writing; the Plan's spec is the quota and the limits.
+	 * The Plan controller shares both informers (the same projection). */
 	struct inf_opts tenants = {.gvr = LL_TENANTS}, plans = {.gvr = LL_PLANS};
+	/* Namespaces: metadata only (PartialObjectMetadata): labels and annotations are all
+	 * landlord reads or writes of a namespace. */
 	struct inf_opts namespaces = {.gvr = KC_NAMESPACES, .metadata_only = true};
 	int rc = 0;
 
@@ -282,9 +314,9 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	t->plans = mgr_informer(m, &plans);
 	t->namespaces = mgr_informer(m, &namespaces);
 	for (int k = 0; k < N_OWNED; k++)
-		t->owned[k] = managed_informer(m, OWNED[k].gvr);
-	t->croles = managed_informer(m, &KC_CLUSTERROLES);
-	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS);
+		t->owned[k] = managed_informer(m, OWNED[k].gvr, OWNED[k].keep);
+	t->croles = managed_informer(m, &KC_CLUSTERROLES, KEEP_CR);
+	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS, KEEP_CRB);
 	for (int k = 0; k < N_OWNED; k++)
 		if (!t->owned[k])
 			return -ENOMEM;
@@ -345,22 +377,84 @@ static bool write_ok(struct rec *r, int rc, const struct kc_resp *resp, const st
 	return false;
 }
 
-/* Server-side apply @desired unless the cached object already holds it. */
+/*
+ * What others added: null for every member of @have (an object) that @want lacks, and for
+ * such members of the objects both hold, recursively (spec.egress, spec.scopeSelector,
+ * spec.podSelector.matchLabels, aggregationRule). Arrays are compared by jval_has_subset(),
+ * which catches an added element; members added inside array elements are not looked at,
+ * since the server defaults some (a LimitRange's default from its max). At the top, metadata
+ * (others' labels stay), apiVersion, kind and status are not landlord's to compare. NULL when
+ * nothing was added.
+ */
+static json_t *added_by_others(struct jval have, const json_t *want, bool top)
+{
+	static const char *const not_compared[] = {"metadata", "apiVersion", "kind", "status"};
+	json_t *out = NULL, *sub;
+	const char *key;
+	struct jval v;
+	size_t i;
+
+	jval_foreach_member(have, i, key, v) {
+		const json_t *w = json_object_get(want, key);
+		bool skip = false;
+
+		for (size_t k = 0; top && k < sizeof(not_compared) / sizeof(*not_compared); k++)
+			skip |= strcmp(key, not_compared[k]) == 0;
+		if (skip)
+			continue;
+		sub = w == NULL ? json_null()
+		      : json_is_object(w) && jval_type(v) == JT_OBJECT
+		              ? added_by_others(v, w, false)
+		              : NULL;
+		if (sub == NULL)
+			continue;
+		out = out ? out : json_object();
+		json_object_set_new(out, key, sub);
+	}
+	return out;
+}
+
+static bool merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+                        const json_t *body)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok;
+	int rc = kc_patch(r->kc, gvr, ns, name, NULL, KC_PATCH_MERGE, body, LANDLORD_FIELD_MANAGER,
+	                  &resp, &err);
+
+	ok = write_ok(r, rc, &resp, &err, "patch", ns, name, false);
+	kc_resp_release(&resp);
+	return ok;
+}
+
+/*
+ * Bring the object to @desired: server-side apply unless the cached object already holds
+ * it, then a merge patch removing what others added that changes its meaning (apply never
+ * touches fields landlord does not own).
+ */
 static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
                    const struct jdoc *cached)
 {
 	const char *ns = jx_namespace(desired), *name = jx_name(desired);
+	json_t *added = cached ? added_by_others(jdoc_root(cached), desired, true) : NULL;
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	bool ok;
+	bool ok = true;
 	int rc;
 
-	if (cached && jval_has_subset(jdoc_root(cached), desired))
-		return true;
-	rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true, &resp,
-	              &err);
-	ok = write_ok(r, rc, &resp, &err, "apply", ns, name, false);
-	kc_resp_release(&resp);
+	if (!cached || !jval_has_subset(jdoc_root(cached), desired)) {
+		rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true,
+		              &resp, &err);
+		ok = write_ok(r, rc, &resp, &err, "apply", ns, name, false);
+		kc_resp_release(&resp);
+	}
+	if (ok && added) {
+		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
+		         "namespace", ns ? ns : "", "name", name, "removed", added);
+		ok = merge_patch(r, gvr, ns, name, added);
+	}
+	json_decref(added);
 	return ok;
 }
 
@@ -813,6 +907,29 @@ static json_t *build_limits(const struct rec *r, const char *ns)
 	return tm_limitrange(r->tenant, r->plan, ns);
 }
 
+/*
+ * The quota model writes spec.hard (apply_quota_writes()); what others add beside it (scopes, a
+ * scopeSelector, a resource in hard the model ignores is the model's) is reverted here.
+ */
+static void revert_quota_additions(struct rec *r, const char *ns, const struct jdoc *cached)
+{
+	json_t *hard, *want, *added;
+
+	if (cached == NULL)
+		return;
+	hard = jval_to_json(jd_get(cached, "spec", "hard", NULL));
+	want = tm_resourcequota(r->tenant, ns, hard);
+	added = added_by_others(jdoc_root(cached), want, true);
+	if (added) {
+		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
+		         "namespace", ns, "name", QUOTA_NAME, "removed", added);
+		merge_patch(r, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, added);
+	}
+	json_decref(added);
+	json_decref(want);
+	json_decref(hard);
+}
+
 static bool always(const struct rec *r)
 {
 	(void)r;
@@ -897,6 +1014,7 @@ static void sync_inside(struct rec *r)
 		bool quota_ok = r->plan && (!has_plan_quota || quota_in_force(rq));
 		bool policies_ok = sync_policies(r, name);
 
+		revert_quota_additions(r, name, rq);
 		if (!quota_ok)
 			r->quota_pending = true;
 		if (!policies_ok)
