@@ -579,7 +579,7 @@ def test_what_others_add_to_landlords_objects_is_reverted(kit):
     rb = kit.rolebinding(ns, "landlord-owners-admin")
     subjects = [s.to_dict() for s in rb.subjects]
     kit.rbac.patch_namespaced_role_binding("landlord-owners-admin", ns, {"subjects": subjects + [
-        {"apiGroup": RBAC_GROUP, "kind": "User", "name": "mallory"}]})
+        {"apiGroup": RBAC_GROUP, "kind": "User", "name": "erin"}]})
 
     def reverted():
         netpol = kit.net.read_namespaced_network_policy("landlord-isolation", ns)
@@ -589,7 +589,7 @@ def test_what_others_add_to_landlords_objects_is_reverted(kit):
                 and rq and rq.spec.scope_selector is None and rq.spec.hard == hard_before
                 and binding and [s.name for s in binding.subjects] == ["alice"])
     kit.cluster.wait_for(reverted, 30, interval=0.2, what="additions by others reverted")
-    kit.wait_can_i("mallory", "get", "pods", ns, False)
+    kit.wait_can_i("erin", "get", "pods", ns, False)
     kit.wait_can_i("alice", "get", "pods", ns)
 
 
