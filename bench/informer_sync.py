@@ -178,8 +178,7 @@ def main():
     save_json("informer_sync", result)
     record("Informer initial sync and cache memory", f"""
 `bench/informer_sync.py` (`make bench`): {args.objects:,} namespaces (metadata-only informer) and
-{args.objects:,} ConfigMaps of 1 KiB (full objects; each namespace also holds its
-kube-root-ca.crt ConfigMap, ~1.3 KiB) in a private local control plane, after
+{args.objects:,} ConfigMaps of 1 KiB (full objects) in a private local control plane, after
 kube-controller-manager settled. Objects are cached as compact documents (lib/base/jdoc.h)
 without managedFields. Floor: a bare keep-alive HTTPS
 client doing the same paginated LISTs (page size {args.page_size}, same Accept headers, both
