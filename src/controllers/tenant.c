@@ -101,6 +101,8 @@ struct rec {
 	struct tenant_ctl *t;
 	struct kc_client *kc;
 	const json_t *tenant;
+	const struct jdoc
+	        *doc; /* the cached Tenant (NULL when gone); claims' users point into it */
 	const char *name;
 	struct lcfg *cfg;
 	const json_t *plan; /* NULL: missing */
@@ -181,14 +183,10 @@ static void index_untenanted(const struct jdoc *obj, void (*emit)(const char *, 
 		emit(UNTENANTED, ctx);
 }
 
-/* The names a tenant claims; tm_claims_build() reads a jansson Tenant. */
+/* The names a tenant claims, read from its cached document. */
 static int claims_of(const struct jdoc *tenant, struct tm_claims *c)
 {
-	json_t *copy = copy_of(tenant);
-	int rc = tm_claims_build(copy, c);
-
-	json_decref(copy);
-	return rc;
+	return tm_claims_build(jdoc_root(tenant), c);
 }
 
 static void index_claims(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
@@ -1315,7 +1313,7 @@ static struct ctrl_result provision(struct rec *r)
 
 	if (!set_finalizer(r, true))
 		return CTRL_RESULT_RETRY;
-	if (tm_claims_build(r->tenant, &r->claims) < 0) {
+	if (claims_of(r->doc, &r->claims) < 0) {
 		failf(r, "cannot compute namespace names");
 		return CTRL_RESULT_RETRY;
 	}
@@ -1373,6 +1371,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	r.tenant = tenant;
+	r.doc = doc;
 	r.plan = cached_copy(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
 	if (jx_get(tenant, "metadata", "deletionTimestamp", NULL))
 		res = finalizer_index(tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
