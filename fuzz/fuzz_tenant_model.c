@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jdoc.h"
 #include "base/json.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/tenant_model.h"
@@ -72,10 +73,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *tenant = jx_loads((const char *)data, size, NULL);
 	struct lcfg *cfg = lcfg_defaults();
 	struct tm_claims claims;
+	struct jdoc *doc = NULL;
 
+	/* claims are built from the cached document, as the controller does */
+	if (tenant && jdoc_from_json(tenant, NULL, &doc, NULL) < 0)
+		doc = NULL;
 	/* the CRD admits only DNS-label names of at most 40 characters */
 	if (json_is_object(tenant) && jx_name(tenant) && dns_label(jx_name(tenant)) &&
-	    strlen(jx_name(tenant)) <= 40 && tm_claims_build(tenant, &claims) == 0) {
+	    strlen(jx_name(tenant)) <= 40 && doc && tm_claims_build(jdoc_root(doc), &claims) == 0) {
 		for (size_t i = 0; i < claims.n; i++) {
 			if (!dns_label(claims.ns[i].name) || !label_value(claims.ns[i].kind))
 				abort();
@@ -89,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(tm_canonical_quantities(jx_get(tenant, "spec", NULL)));
 	}
 	lcfg_unref(cfg);
+	jdoc_unref(doc);
 	json_decref(tenant);
 	return 0;
 }

@@ -36,6 +36,7 @@ struct build {
 	VEC(char) pool;
 	const char *const *keep;
 	const char *const *drop;
+	const char *const *defaults; /* root string members: key, value, ..., NULL */
 	size_t max_bytes;
 	unsigned max_depth;
 	unsigned depth;  /* open containers, skipped ones included */
@@ -358,6 +359,42 @@ static bool sort_members(struct build *b, struct jnode *m, size_t count)
 	return true;
 }
 
+/* Does the object whose members start at scratch[@start] have the member @key? */
+static bool has_member(const struct build *b, size_t start, const char *key, size_t len)
+{
+	for (size_t i = start; i + 1 < b->scratch.len; i += 2) {
+		size_t klen;
+		const char *k = jdoc__node_str(b->pool.v, b->scratch.v[i], &klen);
+
+		if (jdoc__bytes_cmp(k, klen, key, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The root object gets the default members it lacks, where the projection keeps them. */
+static bool add_defaults(struct build *b, size_t start)
+{
+	for (const char *const *d = b->defaults; d && d[0] && d[1]; d += 2) {
+		size_t len = strlen(d[0]);
+		struct jnode k, v;
+		enum mode m;
+
+		if (len == 0 || len >= PATH_MAX_LEN || has_member(b, start, d[0], len))
+			continue;
+		memcpy(b->path, d[0], len);
+		m = decide(b, len, (enum mode)b->root_mode);
+		if (m == PJ_SKIP || m == PJ_OUT)
+			continue;
+		if (!str_node(b, d[0], len, &k) || !str_node(b, d[1], strlen(d[1]), &v) ||
+		    !room(b, 2, 0))
+			return false;
+		vec_push(&b->scratch, k);
+		vec_push(&b->scratch, v);
+	}
+	return true;
+}
+
 static int end(struct build *b)
 {
 	struct level l;
@@ -370,6 +407,8 @@ static int end(struct build *b)
 		return 1;
 	}
 	l = b->lv[--b->nlv];
+	if (b->nlv == 0 && l.is_obj && b->defaults && !add_defaults(b, l.start))
+		return 0;
 	kids = b->scratch.len > l.start ? b->scratch.v + l.start : NULL;
 	count = b->scratch.len - l.start;
 	if (l.is_obj) {
@@ -424,6 +463,7 @@ static int build_init(struct build *b, const struct jdoc_opts *o, struct ll_err 
 	memset(b, 0, offsetof(struct build, path));
 	b->keep = o ? o->keep : NULL;
 	b->drop = o ? o->drop : NULL;
+	b->defaults = o ? o->defaults : NULL;
 	b->max_bytes = o && o->max_bytes ? o->max_bytes : JDOC_DEFAULT_MAX_BYTES;
 	b->max_depth = o && o->max_depth ? o->max_depth : JDOC_DEFAULT_MAX_DEPTH;
 	if (b->max_bytes > BYTES_MAX || b->max_depth > JDOC_MAX_DEPTH)

@@ -69,8 +69,11 @@ struct jval {
 struct jdoc_opts {
 	const char *const *keep; /* NULL-terminated; NULL keeps everything */
 	const char *const *drop; /* NULL-terminated; NULL drops nothing */
-	size_t max_bytes;        /* nodes + strings; default JDOC_DEFAULT_MAX_BYTES */
-	unsigned max_depth;      /* default JDOC_DEFAULT_MAX_DEPTH, at most JDOC_MAX_DEPTH */
+	/* key, value, key, value, ..., NULL: string members the top-level object gets when it
+	 * lacks them and the projection keeps them (a listed item's apiVersion and kind) */
+	const char *const *defaults;
+	size_t max_bytes;   /* nodes + strings; default JDOC_DEFAULT_MAX_BYTES */
+	unsigned max_depth; /* default JDOC_DEFAULT_MAX_DEPTH, at most JDOC_MAX_DEPTH */
 };
 
 /**
@@ -150,6 +153,28 @@ bool jd_bool(const struct jdoc *d, int dflt, ...) __attribute__((sentinel));
 	for ((i) = 0; (i) < jval_size(obj) &&                                                     \
 	              ((key) = jval_key_at((obj), (i)), (val) = jval_value_at((obj), (i)), true); \
 	     (i)++)
+
+/*
+ * Kubernetes object shorthands: metadata fields of an object document (NULL when absent or
+ * not a string; lent for as long as the document is held).
+ */
+const char *jd_name(const struct jdoc *d);
+const char *jd_namespace(const struct jdoc *d);
+const char *jd_uid(const struct jdoc *d);
+const char *jd_resource_version(const struct jdoc *d);
+const char *jd_label(const struct jdoc *d, const char *key);
+const char *jd_annotation(const struct jdoc *d, const char *key);
+
+/*
+ * A small owned vector of document references, as cache readers hand them out: each of
+ * items[0..n) is a reference the holder drops with jdoc_list_release() (which also frees items).
+ */
+struct jdoc_list {
+	const struct jdoc **items;
+	size_t n;
+};
+/** jdoc_list_release() - drop every reference and free the array; the list becomes empty. */
+void jdoc_list_release(struct jdoc_list *l);
 
 /** jval_to_json() - a new jansson copy of @v for writers (NULL for the missing value). */
 json_t *jval_to_json(struct jval v);

@@ -16,6 +16,7 @@
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "base/vec.h"
+#include "kube/cache.h"
 #include "kube/informer.h"
 #include "kube/informer_internal.h"
 
@@ -26,6 +27,7 @@
 #define LABELS_MAX        512
 
 #define M_OBJECTS  "landlord_informer_objects"
+#define M_BYTES    "landlord_informer_bytes"
 #define M_RELISTS  "landlord_informer_relists_total"
 #define M_RESTARTS "landlord_watch_restarts_total"
 #define M_EVENTS   "landlord_informer_events_total"
@@ -35,27 +37,36 @@
 #define END_ERROR  2
 #define END_PAUSED 3
 
+/* The objects of one index value: a set of the store's document pointers (no references). */
+struct index_bucket {
+	struct cache_table docs;
+	char value[]; /* the index value */
+};
+
 struct inf_index {
 	char *name;
 	inf_index_fn fn;
 	void *ud;
-	json_t *map; /* value -> {key: true} */
+	struct cache_table buckets; /* value -> struct index_bucket */
+	size_t bucket_bytes;        /* the buckets' own allocations */
 };
 
 struct inf {
 	struct kc_client *c;
 	struct kc_gvr gvr;
-	char *ns, *label_selector, *field_selector, *keep_manager, *name;
-	char *api_version; /* "group/version" or "version", for listed items */
+	char *ns, *label_selector, *field_selector, *name;
+	char *api_version;       /* "group/version" or "version", for listed items */
+	char **keep, **drop;     /* projection, NULL-terminated; drop always has managedFields */
+	const char *defaults[5]; /* apiVersion and kind for listed items */
+	struct jdoc_opts proj;   /* keep, drop and defaults, as parses take them */
 	bool metadata_only;
 	long page_size;
-	void (*transform)(json_t *obj, void *ud);
-	void *transform_ud;
 	char labels[LABELS_MAX]; /* resource="..." */
 
 	/* The cache; readers take it shared. */
 	pthread_rwlock_t lock;
-	json_t *items; /* key -> object */
+	struct cache_table items; /* key -> document (one reference each) */
+	size_t doc_bytes;         /* sum of jdoc_bytes() of the items */
 	VEC(struct inf_index) indexes;
 
 	/* Serialises cache changes with their dispatch, so a late handler misses nothing. */
@@ -82,7 +93,7 @@ enum outcome {
 
 struct delta {
 	enum watch_event_type type;
-	json_t *old_obj, *new_obj; /* references */
+	const struct jdoc *old_obj, *new_obj; /* references */
 };
 
 /* ---- small helpers ---- */
@@ -112,6 +123,9 @@ static const char *event_type_name(enum watch_event_type type)
 static void describe_metrics(void)
 {
 	metrics_describe(M_OBJECTS, METRIC_GAUGE, "Objects held in the informer's cache.", NULL, 0);
+	metrics_describe(M_BYTES, METRIC_GAUGE,
+	                 "Heap bytes of the informer's cache: documents, store and indexes.", NULL,
+	                 0);
 	metrics_describe(M_RELISTS, METRIC_COUNTER, "Full lists after the informer's first one.",
 	                 NULL, 0);
 	metrics_describe(M_RESTARTS, METRIC_COUNTER, "Watches ended, by the reason they ended.",
@@ -146,47 +160,24 @@ char *inf__key(const char *ns, const char *name)
 	return xstrdup(name);
 }
 
-void inf__strip_managed_fields(json_t *obj, const char *keep_manager)
+struct jdoc *inf__parse(struct inf *inf, const char *data, size_t len)
 {
-	json_t *meta = json_object_get(obj, "metadata");
-	json_t *mf = json_object_get(meta, "managedFields");
-	size_t i = 0;
+	struct ll_err err = {{0}};
+	struct jdoc *d = NULL;
 
-	if (!json_is_array(mf))
-		return;
-	while (i < json_array_size(mf)) {
-		const char *mgr = jx_str(json_array_get(mf, i), "manager", NULL);
-
-		if (mgr && keep_manager && strcmp(mgr, keep_manager) == 0)
-			i++;
-		else
-			json_array_remove(mf, i);
-	}
-	if (json_array_size(mf) == 0)
-		json_object_del(meta, "managedFields");
+	if (jdoc_parse(data, len, &inf->proj, &d, &err) < 0)
+		log_warn("object not cached", "{s:s,s:s}", "resource", inf->name, "error", err.msg);
+	return d;
 }
 
-void inf__prepare(struct inf *inf, json_t *obj)
+static bool bucket_match(const void *item, const char *key)
 {
-	inf__strip_managed_fields(obj, inf->keep_manager);
-	if (inf->metadata_only) {
-		/* Always PartialObjectMetadata, meta.k8s.io/v1: the informer's GVR says more. */
-		json_object_del(obj, "kind");
-		json_object_del(obj, "apiVersion");
-	} else if (inf->gvr.kind) {
-		/* Items of a list carry no apiVersion or kind (the list does); watch events do.
-		 * Cached objects look the same whichever way they arrived. */
-		if (!json_object_get(obj, "apiVersion") && inf->api_version)
-			json_object_set_new(obj, "apiVersion", json_string(inf->api_version));
-		if (!json_object_get(obj, "kind"))
-			json_object_set_new(obj, "kind", json_string(inf->gvr.kind));
-	}
-	if (inf->transform)
-		inf->transform(obj, inf->transform_ud);
+	return strcmp(((const struct index_bucket *)item)->value, key) == 0;
 }
 
 struct index_emit {
-	json_t *map;
+	struct inf_index *idx;
+	const struct jdoc *doc;
 	const char *key;
 	bool add;
 };
@@ -194,52 +185,91 @@ struct index_emit {
 static void index_emit(const char *value, void *ctx)
 {
 	struct index_emit *e = ctx;
-	json_t *set;
+	struct index_bucket *b;
+	size_t before;
 
 	if (value == NULL)
 		return;
-	set = json_object_get(e->map, value);
-	if (e->add) {
-		if (set == NULL) {
-			set = json_object();
-			json_object_set_new(e->map, value, set);
-		}
-		json_object_set_new(set, e->key, json_true());
-		return;
+	b = cache_get(&e->idx->buckets, value);
+	if (e->add && b == NULL) {
+		size_t len = strlen(value) + 1;
+
+		b = xcalloc(1, sizeof(*b) + len);
+		b->docs = CACHE_TABLE_INIT(cache_doc_match);
+		memcpy(b->value, value, len);
+		cache_put(&e->idx->buckets, b->value, b);
+		e->idx->bucket_bytes += sizeof(*b) + len;
 	}
-	if (set == NULL)
+	if (b == NULL)
 		return;
-	json_object_del(set, e->key);
-	if (json_object_size(set) == 0)
-		json_object_del(e->map, value);
+	before = cache_bytes(&b->docs);
+	if (e->add)
+		cache_put(&b->docs, e->key, (void *)e->doc);
+	else
+		cache_del(&b->docs, e->key);
+	e->idx->bucket_bytes += cache_bytes(&b->docs) - before;
+	if (b->docs.n == 0) {
+		cache_del(&e->idx->buckets, value);
+		e->idx->bucket_bytes -= sizeof(*b) + strlen(value) + 1 + cache_bytes(&b->docs);
+		cache_release(&b->docs);
+		free(b);
+	}
 }
 
 /* Caller holds the write lock. */
-static void index_update(struct inf *inf, const char *key, const json_t *obj, bool add)
+static void index_update(struct inf *inf, const char *key, const struct jdoc *doc, bool add)
 {
 	for (size_t i = 0; i < inf->indexes.len; i++) {
-		struct index_emit e = {inf->indexes.v[i].map, key, add};
+		struct index_emit e = {&inf->indexes.v[i], doc, key, add};
 
-		inf->indexes.v[i].fn(obj, index_emit, &e, inf->indexes.v[i].ud);
+		inf->indexes.v[i].fn(doc, index_emit, &e, inf->indexes.v[i].ud);
 	}
+}
+
+static void index_clear(struct inf_index *idx)
+{
+	for (size_t i = 0; i < idx->buckets.cap; i++) {
+		struct index_bucket *b = idx->buckets.slots[i].item;
+
+		if (b) {
+			cache_release(&b->docs);
+			free(b);
+		}
+	}
+	cache_release(&idx->buckets);
+	idx->bucket_bytes = 0;
 }
 
 /* Caller holds the write lock. */
 static void index_rebuild(struct inf *inf)
 {
-	const char *key;
-	json_t *obj;
+	char key[CACHE_KEY_MAX];
 
 	for (size_t i = 0; i < inf->indexes.len; i++)
-		json_object_clear(inf->indexes.v[i].map);
-	json_object_foreach(inf->items, key, obj) {
-		index_update(inf, key, obj, true);
+		index_clear(&inf->indexes.v[i]);
+	for (size_t i = 0; i < inf->items.cap; i++) {
+		const struct jdoc *d = inf->items.slots[i].item;
+
+		if (d && cache_doc_key(d, key))
+			index_update(inf, key, d, true);
 	}
 }
 
-static void objects_gauge(struct inf *inf, size_t n)
+/* Caller holds the lock. */
+static size_t bytes_locked(struct inf *inf)
+{
+	size_t n = inf->doc_bytes + cache_bytes(&inf->items);
+
+	for (size_t i = 0; i < inf->indexes.len; i++)
+		n += cache_bytes(&inf->indexes.v[i].buckets) + inf->indexes.v[i].bucket_bytes;
+	return n;
+}
+
+/* Caller holds the lock; the gauges are set after it is dropped. */
+static void gauges(struct inf *inf, size_t n, size_t bytes)
 {
 	metrics_set(M_OBJECTS, inf->labels, (double)n);
+	metrics_set(M_BYTES, inf->labels, (double)bytes);
 }
 
 /* Caller holds dispatch_mu. */
@@ -259,50 +289,54 @@ static void dispatch(struct inf *inf, const struct delta *d)
 
 static void delta_release(struct delta *d)
 {
-	json_decref(d->old_obj);
-	json_decref(d->new_obj);
+	jdoc_unref(d->old_obj);
+	jdoc_unref(d->new_obj);
 }
 
 /* Caller holds dispatch_mu; fills @d (references) and changes the cache. */
-static void cache_apply(struct inf *inf, enum watch_event_type type, const char *key, json_t *obj,
-                        struct delta *d)
+static void cache_apply(struct inf *inf, enum watch_event_type type, const char *key,
+                        const struct jdoc *obj, struct delta *d)
 {
-	json_t *old;
-	size_t n;
+	const struct jdoc *old;
+	size_t n, bytes;
 
 	pthread_rwlock_wrlock(&inf->lock);
-	old = json_incref(json_object_get(inf->items, key));
-	if (old)
+	if (type == WATCH_DELETED)
+		old = cache_del(&inf->items, key);
+	else
+		old = cache_put(&inf->items, key, jdoc_ref(obj));
+	if (old) {
 		index_update(inf, key, old, false);
-	if (type == WATCH_DELETED) {
-		json_object_del(inf->items, key);
-		*d = (struct delta){WATCH_DELETED, old, NULL};
-		if (old == NULL)
-			d->type = WATCH_BOOKMARK; /* nothing to tell */
-	} else {
-		json_object_set(inf->items, key, obj);
-		index_update(inf, key, obj, true);
-		*d = (struct delta){old ? WATCH_MODIFIED : WATCH_ADDED, old, json_incref(obj)};
+		inf->doc_bytes -= jdoc_bytes(old);
 	}
-	n = json_object_size(inf->items);
+	if (type == WATCH_DELETED) {
+		/* the store's reference moves to the delta */
+		*d = (struct delta){old ? WATCH_DELETED : WATCH_BOOKMARK, old, NULL};
+	} else {
+		inf->doc_bytes += jdoc_bytes(obj);
+		index_update(inf, key, obj, true);
+		*d = (struct delta){old ? WATCH_MODIFIED : WATCH_ADDED, old, jdoc_ref(obj)};
+	}
+	n = inf->items.n;
+	bytes = bytes_locked(inf);
 	pthread_rwlock_unlock(&inf->lock);
-	objects_gauge(inf, n);
+	gauges(inf, n, bytes);
 }
 
 /* Caller holds dispatch_mu; @d receives references (delta_release() it). */
-static int apply_locked(struct inf *inf, enum watch_event_type type, json_t *obj, struct delta *d)
+static int apply_locked(struct inf *inf, enum watch_event_type type, const struct jdoc *obj,
+                        struct delta *d)
 {
-	char *key = jx_object_key(obj);
+	char key[CACHE_KEY_MAX];
 
-	if (key == NULL)
+	if (!cache_doc_key(obj, key))
 		return -EINVAL;
 	cache_apply(inf, type, key, obj, d);
 	dispatch(inf, d);
-	free(key);
 	return 0;
 }
 
-int inf__apply_event(struct inf *inf, enum watch_event_type type, json_t *obj)
+int inf__apply_event(struct inf *inf, enum watch_event_type type, const struct jdoc *obj)
 {
 	struct delta d = {WATCH_BOOKMARK, NULL, NULL};
 	int rc;
@@ -314,68 +348,156 @@ int inf__apply_event(struct inf *inf, enum watch_event_type type, json_t *obj)
 	return rc;
 }
 
-static bool same_version(const json_t *a, const json_t *b)
+static bool same_version(const struct jdoc *a, const struct jdoc *b)
 {
-	const char *ra = jx_resource_version(a), *rb = jx_resource_version(b);
+	const char *ra = jd_resource_version(a), *rb = jd_resource_version(b);
 
 	if (ra && rb)
 		return strcmp(ra, rb) == 0;
-	return json_equal((json_t *)a, (json_t *)b);
+	return a == b;
 }
 
 struct delta_vec VEC_BODY(struct delta);
 
 /* Caller holds the write lock; the deltas hold references. */
-static void diff_maps(json_t *old_map, json_t *fresh, struct delta_vec *ds)
+static void diff_tables(const struct cache_table *old_t, const struct cache_table *fresh,
+                        struct delta_vec *ds)
 {
-	const char *key;
-	json_t *obj, *old;
+	char key[CACHE_KEY_MAX];
 
-	json_object_foreach(old_map, key, old) {
-		if (json_object_get(fresh, key) == NULL)
-			vec_push(ds, ((struct delta){WATCH_DELETED, json_incref(old), NULL}));
+	for (size_t i = 0; i < old_t->cap; i++) {
+		const struct jdoc *old = old_t->slots[i].item;
+
+		if (old && cache_doc_key(old, key) && cache_get(fresh, key) == NULL)
+			vec_push(ds, ((struct delta){WATCH_DELETED, jdoc_ref(old), NULL}));
 	}
-	json_object_foreach(fresh, key, obj) {
-		old = json_object_get(old_map, key);
+	for (size_t i = 0; i < fresh->cap; i++) {
+		const struct jdoc *obj = fresh->slots[i].item, *old;
+
+		if (obj == NULL || !cache_doc_key(obj, key))
+			continue;
+		old = cache_get(old_t, key);
 		if (old == NULL)
-			vec_push(ds, ((struct delta){WATCH_ADDED, NULL, json_incref(obj)}));
+			vec_push(ds, ((struct delta){WATCH_ADDED, NULL, jdoc_ref(obj)}));
 		else if (!same_version(old, obj))
-			vec_push(ds, ((struct delta){WATCH_MODIFIED, json_incref(old),
-			                             json_incref(obj)}));
+			vec_push(ds,
+			         ((struct delta){WATCH_MODIFIED, jdoc_ref(old), jdoc_ref(obj)}));
 	}
 }
 
+/* Drop the table's references and free it. */
+static void table_unref_all(struct cache_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		jdoc_unref(t->slots[i].item);
+	cache_release(t);
+}
+
+/* A table of the list's documents (references moved from @take) and their bytes. */
+static struct cache_table table_from_list(struct jdoc_list *take, size_t *bytes)
+{
+	struct cache_table t = CACHE_TABLE_INIT(cache_doc_match);
+	char key[CACHE_KEY_MAX];
+
+	*bytes = 0;
+	for (size_t i = 0; i < take->n; i++) {
+		const struct jdoc *d = take->items[i], *old = NULL;
+
+		if (cache_doc_key(d, key))
+			old = cache_put(&t, key, (void *)d);
+		else
+			old = d; /* no name: not cached */
+		*bytes += jdoc_bytes(d) - (old ? jdoc_bytes(old) : 0);
+		jdoc_unref(old);
+		take->items[i] = NULL;
+	}
+	jdoc_list_release(take);
+	return t;
+}
+
 /* Caller holds dispatch_mu. */
-static void replace_locked(struct inf *inf, json_t *take_fresh)
+static void replace_locked(struct inf *inf, struct jdoc_list *take)
 {
 	struct delta_vec ds = VEC_INIT;
-	json_t *old_map;
-	size_t len;
+	struct cache_table old_t;
+	size_t len, doc_bytes, bytes;
+	struct cache_table fresh = table_from_list(take, &doc_bytes);
 
 	pthread_rwlock_wrlock(&inf->lock);
-	diff_maps(inf->items, take_fresh, &ds);
-	old_map = inf->items;
-	inf->items = take_fresh;
+	diff_tables(&inf->items, &fresh, &ds);
+	old_t = inf->items;
+	inf->items = fresh;
+	inf->doc_bytes = doc_bytes;
 	index_rebuild(inf);
-	len = json_object_size(inf->items);
+	len = inf->items.n;
+	bytes = bytes_locked(inf);
 	pthread_rwlock_unlock(&inf->lock);
-	objects_gauge(inf, len);
+	gauges(inf, len, bytes);
 	for (size_t i = 0; i < ds.len; i++)
 		dispatch(inf, &ds.v[i]);
 	for (size_t i = 0; i < ds.len; i++)
 		delta_release(&ds.v[i]);
 	vec_release(&ds);
-	json_decref(old_map);
+	table_unref_all(&old_t);
 }
 
-void inf__replace(struct inf *inf, json_t *take_fresh)
+void inf__replace(struct inf *inf, struct jdoc_list *take)
 {
 	pthread_mutex_lock(&inf->dispatch_mu);
-	replace_locked(inf, take_fresh);
+	replace_locked(inf, take);
 	pthread_mutex_unlock(&inf->dispatch_mu);
 }
 
 /* ---- construction and reads ---- */
+
+/* A NULL-terminated copy of @paths, with @extra appended when not NULL. */
+/* A NULL-terminated copy of @paths followed by the @n_extra paths of @extra. */
+static char **paths_dup(const char *const *paths, const char *const *extra, size_t n_extra)
+{
+	size_t n = 0, k = 0;
+	char **out;
+
+	while (paths && paths[n])
+		n++;
+	out = xcalloc(n + n_extra + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		out[k++] = xstrdup(paths[i]);
+	for (size_t i = 0; i < n_extra; i++)
+		out[k++] = xstrdup(extra[i]);
+	return out;
+}
+
+/*
+ * The parse options: what the caller keeps and drops, plus what the informer itself needs -
+ * the key and resourceVersion kept, managedFields dropped, and apiVersion and kind kept and
+ * added to listed items, which lack them (metadata-only objects are PartialObjectMetadata
+ * whatever they are: both dropped).
+ */
+static void set_projection(struct inf *inf, const struct inf_opts *opts)
+{
+	static const char *const needed[] = {"metadata.name", "metadata.namespace",
+	                                     "metadata.resourceVersion", "apiVersion", "kind"};
+	static const char *const dropped[] = {"metadata.managedFields", "kind", "apiVersion"};
+
+	inf->keep = opts->keep ? paths_dup(opts->keep, needed, opts->metadata_only ? 3 : 5) : NULL;
+	inf->drop = paths_dup(opts->drop, dropped, opts->metadata_only ? 3 : 1);
+	if (!opts->metadata_only && inf->gvr.kind && inf->api_version) {
+		inf->defaults[0] = "apiVersion";
+		inf->defaults[1] = inf->api_version;
+		inf->defaults[2] = "kind";
+		inf->defaults[3] = inf->gvr.kind;
+	}
+	inf->proj = (struct jdoc_opts){.keep = (const char *const *)inf->keep,
+	                               .drop = (const char *const *)inf->drop,
+	                               .defaults = inf->defaults};
+}
+
+static void paths_free(char **paths)
+{
+	for (size_t i = 0; paths && paths[i]; i++)
+		free(paths[i]);
+	free(paths);
+}
 
 struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 {
@@ -394,12 +516,10 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	inf->field_selector = xstrdup(opts->field_selector);
 	inf->metadata_only = opts->metadata_only;
 	inf->page_size = opts->page_size > 0 ? opts->page_size : DEFAULT_PAGE_SIZE;
-	inf->keep_manager = opts->keep_manager ? xstrdup(opts->keep_manager) : NULL;
-	inf->transform = opts->transform;
-	inf->transform_ud = opts->transform_ud;
+	set_projection(inf, opts);
 	inf->name = xstrdup(opts->name ? opts->name : opts->gvr.resource);
 	metrics_labels(inf->labels, sizeof(inf->labels), "resource", inf->name, NULL);
-	inf->items = json_object();
+	inf->items = CACHE_TABLE_INIT(cache_doc_match);
 	pthread_rwlock_init(&inf->lock, NULL);
 	pthread_mutex_init(&inf->dispatch_mu, NULL);
 	pthread_mutex_init(&inf->mu, NULL);
@@ -415,11 +535,11 @@ void inf_free(struct inf *inf)
 	inf_stop(inf);
 	for (size_t i = 0; i < inf->indexes.len; i++) {
 		free(inf->indexes.v[i].name);
-		json_decref(inf->indexes.v[i].map);
+		index_clear(&inf->indexes.v[i]);
 	}
 	vec_release(&inf->indexes);
 	vec_release(&inf->handlers);
-	json_decref(inf->items);
+	table_unref_all(&inf->items);
 	pthread_rwlock_destroy(&inf->lock);
 	pthread_mutex_destroy(&inf->dispatch_mu);
 	pthread_mutex_destroy(&inf->mu);
@@ -432,7 +552,8 @@ void inf_free(struct inf *inf)
 	free(inf->ns);
 	free(inf->label_selector);
 	free(inf->field_selector);
-	free(inf->keep_manager);
+	paths_free(inf->keep);
+	paths_free(inf->drop);
 	free(inf->name);
 	free(inf->rv);
 	free(inf);
@@ -440,18 +561,15 @@ void inf_free(struct inf *inf)
 
 void inf_add_handler(struct inf *inf, const struct inf_handler *h)
 {
-	json_t *objs, *obj;
-	size_t i;
+	struct jdoc_list objs;
 
 	pthread_mutex_lock(&inf->dispatch_mu);
 	objs = inf_list_ref(inf, NULL);
-	json_array_foreach(objs, i, obj) {
-		if (h->on_add)
-			h->on_add(obj, h->ud);
-	}
+	for (size_t i = 0; i < objs.n && h->on_add; i++)
+		h->on_add(objs.items[i], h->ud);
 	vec_push(&inf->handlers, *h);
 	pthread_mutex_unlock(&inf->dispatch_mu);
-	json_decref(objs);
+	jdoc_list_release(&objs);
 }
 
 int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
@@ -470,7 +588,8 @@ int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
 		}
 	}
 	pthread_rwlock_wrlock(&inf->lock);
-	vec_push(&inf->indexes, ((struct inf_index){xstrdup(name), fn, ud, json_object()}));
+	vec_push(&inf->indexes,
+	         ((struct inf_index){xstrdup(name), fn, ud, CACHE_TABLE_INIT(bucket_match), 0}));
 	index_rebuild(inf);
 	pthread_rwlock_unlock(&inf->lock);
 out:
@@ -478,56 +597,67 @@ out:
 	return rc;
 }
 
-const json_t *inf_get_key_ref(struct inf *inf, const char *key)
+const struct jdoc *inf_get_key_ref(struct inf *inf, const char *key)
 {
-	const json_t *obj;
+	const struct jdoc *obj;
 
 	pthread_rwlock_rdlock(&inf->lock);
-	obj = json_incref(json_object_get(inf->items, key));
+	obj = jdoc_ref(cache_get(&inf->items, key));
 	pthread_rwlock_unlock(&inf->lock);
 	return obj;
 }
 
-const json_t *inf_get_ref(struct inf *inf, const char *ns, const char *name)
+const struct jdoc *inf_get_ref(struct inf *inf, const char *ns, const char *name)
 {
 	char *key = inf__key(ns, name);
-	const json_t *obj = inf_get_key_ref(inf, key);
+	const struct jdoc *obj = inf_get_key_ref(inf, key);
 
 	free(key);
 	return obj;
 }
 
-json_t *inf_list_ref(struct inf *inf, const char *ns)
+/* References to the documents of @t (in namespace @ns if not NULL). Caller holds the lock. */
+static struct jdoc_list list_table(const struct cache_table *t, const char *ns)
 {
-	json_t *out = json_array(), *obj;
-	const char *key, *ons;
+	struct jdoc_list out = {xcalloc(t->n ? t->n : 1, sizeof(*out.items)), 0};
+
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct jdoc *d = t->slots[i].item;
+		const char *ons;
+
+		if (d == NULL)
+			continue;
+		ons = ns ? jd_namespace(d) : NULL;
+		if (ns == NULL || (ons && strcmp(ons, ns) == 0))
+			out.items[out.n++] = jdoc_ref(d);
+	}
+	return out;
+}
+
+struct jdoc_list inf_list_ref(struct inf *inf, const char *ns)
+{
+	struct jdoc_list out;
 
 	pthread_rwlock_rdlock(&inf->lock);
-	json_object_foreach(inf->items, key, obj) {
-		ons = jx_namespace(obj);
-		if (ns == NULL || (ons && strcmp(ons, ns) == 0))
-			json_array_append(out, obj);
-	}
+	out = list_table(&inf->items, ns);
 	pthread_rwlock_unlock(&inf->lock);
 	return out;
 }
 
-json_t *inf_by_index_ref(struct inf *inf, const char *name, const char *value)
+struct jdoc_list inf_by_index_ref(struct inf *inf, const char *name, const char *value)
 {
-	json_t *out = json_array(), *set = NULL, *v;
-	const char *key;
+	static const struct cache_table empty = {NULL, 0, 0, cache_doc_match};
+	const struct index_bucket *b = NULL;
+	struct jdoc_list out;
 
 	pthread_rwlock_rdlock(&inf->lock);
-	for (size_t i = 0; i < inf->indexes.len && set == NULL; i++) {
-		if (strcmp(inf->indexes.v[i].name, name) == 0)
-			set = json_object_get(inf->indexes.v[i].map, value);
+	for (size_t i = 0; i < inf->indexes.len; i++) {
+		if (strcmp(inf->indexes.v[i].name, name) == 0) {
+			b = cache_get(&inf->indexes.v[i].buckets, value);
+			break;
+		}
 	}
-	json_object_foreach(set, key, v) {
-		json_t *obj = json_object_get(inf->items, key);
-
-		if (obj)
-			json_array_append(out, obj);
-	}
+	out = list_table(b ? &b->docs : &empty, NULL);
 	pthread_rwlock_unlock(&inf->lock);
 	return out;
 }
@@ -537,7 +667,17 @@ size_t inf_len(struct inf *inf)
 	size_t n;
 
 	pthread_rwlock_rdlock(&inf->lock);
-	n = json_object_size(inf->items);
+	n = inf->items.n;
+	pthread_rwlock_unlock(&inf->lock);
+	return n;
+}
+
+size_t inf_bytes(struct inf *inf)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&inf->lock);
+	n = bytes_locked(inf);
 	pthread_rwlock_unlock(&inf->lock);
 	return n;
 }
@@ -594,34 +734,33 @@ bool inf_wait_synced(struct inf *inf, long timeout_ms)
 
 /* ---- index functions ---- */
 
-void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
+void inf_index_label(const struct jdoc *obj, void (*emit)(const char *value, void *ctx), void *ctx,
                      void *ud)
 {
-	const char *v = jx_label(obj, ud);
+	const char *v = jd_label(obj, ud);
 
 	if (v)
 		emit(v, ctx);
 }
 
-void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-                         void *ud)
+void inf_index_owner_uid(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
+                         void *ctx, void *ud)
 {
-	const json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL);
-	json_t *ref;
+	struct jval refs = jd_get(obj, "metadata", "ownerReferences", NULL), ref;
 	size_t i;
 
-	json_array_foreach(refs, i, ref) {
-		const char *uid = jx_str(ref, "uid", NULL);
+	jval_foreach(refs, i, ref) {
+		const char *uid = jval_str(jval_get(ref, "uid"));
 
 		if (uid)
 			emit(uid, ctx);
 	}
 }
 
-void inf_index_namespace(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-                         void *ud)
+void inf_index_namespace(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
+                         void *ctx, void *ud)
 {
-	const char *ns = jx_namespace(obj);
+	const char *ns = jd_namespace(obj);
 
 	if (ns && *ns)
 		emit(ns, ctx);
@@ -663,22 +802,28 @@ static void log_failure(struct inf *inf, const char *what, const char *reason, i
 
 struct list_ctx {
 	struct inf *inf;
-	json_t *fresh;
+	VEC(const struct jdoc *) fresh; /* references */
 };
 
-static int on_list_item(json_t *item, void *ud)
+static int on_list_item(struct jdoc *take_item, void *ud)
 {
 	struct list_ctx *lc = ud;
-	char *key;
 
-	if (is_stopping(lc->inf))
+	if (is_stopping(lc->inf)) {
+		jdoc_unref(take_item);
 		return -ECANCELED;
-	inf__prepare(lc->inf, item);
-	key = jx_object_key(item);
-	if (key)
-		json_object_set(lc->fresh, key, item);
-	free(key);
+	}
+	vec_push(&lc->fresh, take_item);
 	return 0;
+}
+
+static void list_ctx_release(struct list_ctx *lc)
+{
+	struct jdoc_list l = {lc->fresh.v, lc->fresh.len};
+
+	jdoc_list_release(&l);
+	lc->fresh.v = NULL;
+	lc->fresh.len = lc->fresh.cap = 0;
 }
 
 static void note_listed(struct inf *inf, const char *rv, size_t n)
@@ -702,16 +847,19 @@ static void note_listed(struct inf *inf, const char *rv, size_t n)
 }
 
 /* Install a list unless paused meanwhile (then it is dropped and redone after the pause). */
-static enum outcome apply_list(struct inf *inf, json_t **take_fresh, const char *rv)
+static enum outcome apply_list(struct inf *inf, struct list_ctx *lc, const char *rv)
 {
-	size_t n = json_object_size(*take_fresh);
+	struct jdoc_list take = {lc->fresh.v, lc->fresh.len};
+	size_t n = 0;
 	bool paused;
 
 	pthread_mutex_lock(&inf->dispatch_mu);
 	paused = is_paused(inf);
 	if (!paused) {
-		replace_locked(inf, *take_fresh);
-		*take_fresh = NULL;
+		lc->fresh.v = NULL;
+		lc->fresh.len = lc->fresh.cap = 0;
+		replace_locked(inf, &take);
+		n = inf_len(inf);
 	}
 	pthread_mutex_unlock(&inf->dispatch_mu);
 	if (paused)
@@ -729,14 +877,15 @@ static enum outcome list_once(struct inf *inf)
 	        .resource_version = NULL, /* "0" would ignore limit */
 	        .accept = inf->metadata_only ? KC_ACCEPT_METADATA : NULL,
 	};
-	struct list_ctx lc = {inf, json_object()};
+	struct list_ctx lc = {inf, VEC_INIT};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	enum outcome o = OUT_ERROR;
 	char *rv = NULL;
 	int rc;
 
-	rc = kc_list(inf->c, &inf->gvr, inf->ns, &lo, on_list_item, &lc, &rv, &resp, &err);
+	rc = kc_list_docs(inf->c, &inf->gvr, inf->ns, &lo, &inf->proj, on_list_item, &lc, &rv,
+	                  &resp, &err);
 	if (rc == -ECANCELED) {
 		o = OUT_CANCELED;
 	} else if (rc == 0 && resp.http_status == 410) {
@@ -745,9 +894,9 @@ static enum outcome list_once(struct inf *inf)
 	} else if (rc < 0 || !kc_resp_ok(&resp)) {
 		log_failure(inf, "list failed", "error", rc, &resp, &err);
 	} else {
-		o = apply_list(inf, &lc.fresh, rv);
+		o = apply_list(inf, &lc, rv);
 	}
-	json_decref(lc.fresh);
+	list_ctx_release(&lc);
 	kc_resp_release(&resp);
 	free(rv);
 	return o;
@@ -761,16 +910,16 @@ struct watch_ctx {
 	char message[512];
 };
 
-static int on_error_event(struct watch_ctx *wc, const json_t *status)
+static int on_error_event(struct watch_ctx *wc, const struct jdoc *status)
 {
-	wc->code = (int)jx_int(status, 0, "code", NULL);
-	snprintf(wc->reason, sizeof(wc->reason), "%s", or_empty(jx_str(status, "reason", NULL)));
-	snprintf(wc->message, sizeof(wc->message), "%s", or_empty(jx_str(status, "message", NULL)));
+	wc->code = (int)jd_int(status, 0, "code", NULL);
+	snprintf(wc->reason, sizeof(wc->reason), "%s", or_empty(jd_str(status, "reason", NULL)));
+	snprintf(wc->message, sizeof(wc->message), "%s", or_empty(jd_str(status, "message", NULL)));
 	return wc->code == 410 ? END_GONE : END_ERROR;
 }
 
 /* Checked under dispatch_mu, so that nothing is applied once inf_pause_watch() returns. */
-static int on_watch_event(enum watch_event_type type, json_t *obj, void *ud)
+static int on_watch_event(enum watch_event_type type, const struct jdoc *obj, void *ud)
 {
 	struct watch_ctx *wc = ud;
 	struct inf *inf = wc->inf;
@@ -781,8 +930,6 @@ static int on_watch_event(enum watch_event_type type, json_t *obj, void *ud)
 	if (type == WATCH_ERROR)
 		return on_error_event(wc, obj);
 	wc->got_event = true;
-	if (type != WATCH_BOOKMARK)
-		inf__prepare(inf, obj);
 	pthread_mutex_lock(&inf->dispatch_mu);
 	if (is_paused(inf)) {
 		rc = END_PAUSED;
@@ -792,7 +939,7 @@ static int on_watch_event(enum watch_event_type type, json_t *obj, void *ud)
 			inf->stats.events++;
 			pthread_mutex_unlock(&inf->mu);
 		}
-		set_rv(inf, jx_resource_version(obj));
+		set_rv(inf, jd_resource_version(obj));
 	}
 	pthread_mutex_unlock(&inf->dispatch_mu);
 	delta_release(&d);
@@ -864,7 +1011,8 @@ static enum outcome watch_once(struct inf *inf, bool *progressed)
 	int rc;
 
 	wo.resource_version = rv;
-	rc = kc_watch(inf->c, &inf->gvr, inf->ns, &wo, on_watch_event, &wc, &resp, &err);
+	rc = kc_watch_docs(inf->c, &inf->gvr, inf->ns, &wo, &inf->proj, on_watch_event, &wc, &resp,
+	                   &err);
 	o = watch_outcome(inf, rc, &wc, &resp, &err, clock_mono_ms() - start, &reason);
 	if (!(o == OUT_CANCELED && is_stopping(inf)))
 		count_with(inf, M_RESTARTS, "reason", reason);

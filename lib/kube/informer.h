@@ -7,16 +7,18 @@
  * and reconciles the cache with the new list: objects that vanished meanwhile are emitted as
  * deletes, changed ones as updates, new ones as adds. 429/5xx answers back off and retry.
  *
- * Cache: keyed "namespace/name" (or "name"); values are immutable, reference-counted jansson
- * trees (docs/conventions.md §9) - readers get references, never copies, and must not modify them.
- * Before an object is cached, managedFields entries are stripped (all of them, or all but
- * those of opts.keep_manager), listed items get the apiVersion and kind that only the list
- * carried (when gvr.kind is set; metadata-only objects carry neither), and the optional
- * transform runs. Secondary indexes map index
- * values (e.g. a label value or an owner UID) to keys. Handlers run on the reflector thread
- * after the cache has changed; they must be quick (enqueue keys, no API calls).
+ * Cache: keyed "namespace/name" (or "name"); values are immutable, atomically reference-counted
+ * documents (struct jdoc, lib/base/jdoc.h) - readers get references, never copies. Each object
+ * is projected when it is cached (opts.keep / opts.drop, as struct jdoc_opts paths; the
+ * informer always drops metadata.managedFields), and listed items get the apiVersion and kind
+ * that only the list carried (when gvr.kind is set; metadata-only objects carry neither). The
+ * store is an open-addressing table of document pointers (kube/cache.h) whose keys are read
+ * from the documents; secondary indexes map index values (e.g. a label value or an owner UID)
+ * to sets of the same pointers. Handlers run on the reflector thread after the cache has
+ * changed; they must be quick (enqueue keys, no API calls).
  *
- * Metrics: landlord_informer_objects{resource}, landlord_informer_relists_total{resource},
+ * Metrics: landlord_informer_objects{resource}, landlord_informer_bytes{resource} (documents plus
+ * the store's and indexes' own memory), landlord_informer_relists_total{resource},
  * landlord_watch_restarts_total{resource,reason}, landlord_informer_events_total{resource,type}.
  */
 #ifndef LANDLORD_INFORMER_H
@@ -27,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/jdoc.h"
 #include "kube/kube.h"
 
 struct inf;
@@ -38,25 +41,24 @@ struct inf_opts {
 	const char *field_selector; /* or NULL */
 	bool metadata_only;         /* PartialObjectMetadata lists and watches */
 	long page_size;             /* default 500 */
-	/* managedFields entries kept for this manager; NULL (the default): none. They are about
-	 * half of a small object's cached size, and reconcilers compare content, not fields. */
-	const char *keep_manager;
-	/* Runs on every object before it is cached; may modify @obj in place. */
-	void (*transform)(json_t *obj, void *ud);
-	void *transform_ud;
+	/* What is cached of each object: jdoc_opts paths, NULL-terminated (copied). keep NULL:
+	 * the whole object. metadata.managedFields is always dropped besides: about half of a
+	 * small object, and reconcilers compare content, not field ownership. */
+	const char *const *keep;
+	const char *const *drop;
 	const char *name; /* metrics/log label; default gvr.resource */
 };
 
 struct inf_handler {
-	void (*on_add)(const json_t *obj, void *ud);
-	void (*on_update)(const json_t *old_obj, const json_t *new_obj, void *ud);
+	void (*on_add)(const struct jdoc *obj, void *ud);
+	void (*on_update)(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud);
 	/* @obj is the last state the cache held (possibly stale after a relist). */
-	void (*on_delete)(const json_t *obj, void *ud);
+	void (*on_delete)(const struct jdoc *obj, void *ud);
 	void *ud;
 };
 
 /** Index function: call @emit(value, ctx) once for each index value of @obj. */
-typedef void (*inf_index_fn)(const json_t *obj, void (*emit)(const char *value, void *ctx),
+typedef void (*inf_index_fn)(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
                              void *ctx, void *ud);
 
 struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts);
@@ -81,20 +83,22 @@ bool inf_has_synced(struct inf *inf);
 bool inf_wait_synced(struct inf *inf, long timeout_ms);
 
 /*
- * Reading the cache. Every reader ending in _ref hands over a new reference, which the caller
- * owns and drops with jx_unref() (an object) or json_decref() (an array); the objects are the
- * cache's own, shared and read-only, and stay valid for as long as the reference is held,
- * whatever the cache does meanwhile.
+ * Reading the cache. Every reader ending in _ref hands over new references, which the caller
+ * owns and drops with jdoc_unref() (one document) or jdoc_list_release() (a list); the
+ * documents are the cache's own, immutable, and stay valid for as long as the reference is
+ * held, whatever the cache does meanwhile. Lists are in no particular order.
  */
 /** inf_get_ref() - the cached object @ns/@name (@ns NULL: cluster-scoped), or NULL. */
-const json_t *inf_get_ref(struct inf *inf, const char *ns, const char *name);
+const struct jdoc *inf_get_ref(struct inf *inf, const char *ns, const char *name);
 /** inf_get_key_ref() - the cached object of cache key "namespace/name" or "name", or NULL. */
-const json_t *inf_get_key_ref(struct inf *inf, const char *key);
-/** inf_list_ref() - a new array of every cached object (in @ns if not NULL). */
-json_t *inf_list_ref(struct inf *inf, const char *ns);
-/** inf_by_index_ref() - a new array of the objects whose index @name has value @value. */
-json_t *inf_by_index_ref(struct inf *inf, const char *name, const char *value);
+const struct jdoc *inf_get_key_ref(struct inf *inf, const char *key);
+/** inf_list_ref() - every cached object (in @ns if not NULL). */
+struct jdoc_list inf_list_ref(struct inf *inf, const char *ns);
+/** inf_by_index_ref() - the objects whose index @name has value @value. */
+struct jdoc_list inf_by_index_ref(struct inf *inf, const char *name, const char *value);
 size_t inf_len(struct inf *inf);
+/** inf_bytes() - heap bytes of the cache: documents, store and indexes. */
+size_t inf_bytes(struct inf *inf);
 /** inf_resource_version() - last resourceVersion seen (list, event or bookmark); caller frees. */
 char *inf_resource_version(struct inf *inf);
 const struct kc_gvr *inf_gvr(const struct inf *inf);
@@ -116,11 +120,11 @@ void inf_get_stats(struct inf *inf, struct inf_stats *out /* OUT */);
 void inf_pause_watch(struct inf *inf, bool paused);
 
 /* Ready-made index functions. @ud is the label key (a const char *) for inf_index_label. */
-void inf_index_label(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
+void inf_index_label(const struct jdoc *obj, void (*emit)(const char *value, void *ctx), void *ctx,
                      void *ud);
-void inf_index_owner_uid(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-                         void *ud);
-void inf_index_namespace(const json_t *obj, void (*emit)(const char *value, void *ctx), void *ctx,
-                         void *ud);
+void inf_index_owner_uid(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
+                         void *ctx, void *ud);
+void inf_index_namespace(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
+                         void *ctx, void *ud);
 
 #endif

@@ -12,12 +12,11 @@
 #include "kube/informer.h"
 
 /**
- * inf__strip_managed_fields() - drop metadata.managedFields entries whose manager is not
- * @keep_manager, and the array itself when nothing is left. Modifies @obj in place.
+ * inf__parse() - the document the cache holds for the object in @data, parsed as lists and
+ * watches parse: projected, with the listed-only apiVersion and kind added (both dropped for
+ * metadata-only objects). Returns a new reference, or NULL when it does not parse (logged).
  */
-void inf__strip_managed_fields(json_t *obj, const char *keep_manager);
-/** inf__prepare() - strip managedFields and run the informer's transform on @obj in place. */
-void inf__prepare(struct inf *inf, json_t *obj);
+struct jdoc *inf__parse(struct inf *inf, const char *data, size_t len);
 /** inf__key() - the cache key of @ns/@name ("name" when @ns is NULL or ""); caller frees. */
 char *inf__key(const char *ns, const char *name);
 
@@ -26,13 +25,14 @@ char *inf__key(const char *ns, const char *name);
  * and its indexes, then run the handlers. @obj is borrowed; the cache takes its own reference.
  * Return: 0, or -EINVAL when @obj has no name.
  */
-int inf__apply_event(struct inf *inf, enum watch_event_type type, json_t *obj);
+int inf__apply_event(struct inf *inf, enum watch_event_type type, const struct jdoc *obj);
 /**
- * inf__replace() - install @take_fresh (key -> object, as built by a list) as the cache:
- * objects missing from it are delivered as deletes, objects whose resourceVersion changed as
- * updates, new ones as adds; indexes are rebuilt. Takes ownership of @take_fresh.
+ * inf__replace() - install the objects of @take (as a list built them; the list is emptied)
+ * as the cache: objects missing from it are delivered as deletes, objects whose
+ * resourceVersion changed as updates, new ones as adds; indexes are rebuilt. A later object
+ * with the key of an earlier one replaces it.
  */
-void inf__replace(struct inf *inf, json_t *take_fresh);
+void inf__replace(struct inf *inf, struct jdoc_list *take);
 
 /**
  * inf__backoff_ms() - the delay after @fails consecutive failures: 0.5 s doubling per failure,

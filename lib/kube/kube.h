@@ -273,6 +273,21 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
             const struct kc_list_opts *opts, kc_item_fn on_item, void *ud,
             char **list_rv /* OUT, or NULL */, struct kc_resp *resp /* OUT */, struct ll_err *err);
 
+struct jdoc;
+struct jdoc_opts;
+/** Item callback for kc_list_docs(): takes the reference to @take_item; non-zero stops. */
+typedef int (*kc_doc_fn)(struct jdoc *take_item, void *ud);
+/**
+ * kc_list_docs() - kc_list() whose pages are parsed straight into one document per item, built
+ * with @proj (jdoc.h: a projection, root defaults such as the apiVersion and kind listed items
+ * lack, limits); no jansson tree is built for the items. resp->body holds the rest of each page
+ * (kind, apiVersion, metadata). A page whose items do not parse fails with -EPROTO.
+ */
+int kc_list_docs(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+                 const struct kc_list_opts *opts, const struct jdoc_opts *proj, kc_doc_fn on_item,
+                 void *ud, char **list_rv /* OUT, or NULL */, struct kc_resp *resp /* OUT */,
+                 struct ll_err *err);
+
 struct kc_watch_opts {
 	const char *resource_version; /* start after this RV; NULL/"" = server's choice */
 	const char *label_selector;
@@ -304,6 +319,17 @@ typedef int (*kc_event_fn)(enum watch_event_type type, json_t *obj, void *ud);
 int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
              const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud,
              struct kc_resp *resp /* OUT */, struct ll_err *err);
+
+/**
+ * Event callback for kc_watch_docs(): @obj is lent for the call (jdoc_ref() keeps it). For
+ * WATCH_ERROR it is the whole metav1.Status, never projected.
+ */
+typedef int (*kc_doc_event_fn)(enum watch_event_type type, const struct jdoc *obj, void *ud);
+/** kc_watch_docs() - kc_watch() with each event's object parsed straight into a document. */
+int kc_watch_docs(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+                  const struct kc_watch_opts *opts, const struct jdoc_opts *proj,
+                  kc_doc_event_fn on_event, void *ud, struct kc_resp *resp /* OUT */,
+                  struct ll_err *err);
 
 /*
  * kc_test_crash_after_writes() - test-only fault hook: when @n > 0, the process exits at once

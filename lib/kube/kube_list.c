@@ -9,6 +9,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/jdoc.h"
 #include "base/json.h"
 #include "base/mem.h"
 #include "base/ratelimit.h"
@@ -236,6 +237,10 @@ struct lister {
 	const struct kc_gvr *gvr;
 	const char *ns;
 	const struct kc_list_opts *o;
+	kc_item_fn on_item; /* jansson items, or */
+	kc_doc_fn on_doc;   /* documents built with @proj */
+	const struct jdoc_opts *proj;
+	void *ud;
 	struct page pages[2]; /* the page being handed out and the one requested ahead */
 };
 
@@ -300,6 +305,34 @@ static void page_release(struct lister *ls, struct page *pg)
 	pg->waited = false;
 }
 
+static int hand_doc(void *ctx, struct jdoc *take_item)
+{
+	struct lister *ls = ctx;
+
+	return ls->on_doc(take_item, ls->ud);
+}
+
+/* A 2xx page parsed straight into documents; @resp gets the page without its items. */
+static int doc_page(struct lister *ls, const struct xfer *x, struct kc_resp *resp,
+                    struct ll_err *err)
+{
+	struct jdoc *rest = NULL;
+	struct ll_err perr = {{0}};
+	int rc = jdoc_parse_items(x->rbody.p, x->rbody.len, "items", ls->proj, hand_doc, ls, &rest,
+	                          &perr);
+
+	if (rc == -EINVAL || rc == -EMSGSIZE)
+		return ll_err_set(err, -EPROTO, "malformed list page: %s", perr.msg);
+	if (rc)
+		return ll_err_set(err, rc, "%s",
+		                  perr.msg[0] ? perr.msg : "list item handler failed");
+	resp->http_status = x->http_status;
+	resp->body = jval_to_json(jdoc_root(rest));
+	jdoc_unref(rest);
+	kc__parse_status(resp->body, x->http_status, NULL, 0, &resp->status);
+	return 0;
+}
+
 /*
  * The answer of the page that has arrived: the next page is requested from its raw continue
  * token (when certain) before the page is parsed, so parsing overlaps the next transfer.
@@ -318,7 +351,10 @@ static int page_answer(struct lister *ls, struct page *cur, struct page *next, c
 		if (page_due(next))
 			page_send(ls, next);
 	}
-	rc = kc__fill_resp(x->http_status, x->json, &x->rbody, resp, err);
+	if (ok && ls->on_doc)
+		rc = doc_page(ls, x, resp, err);
+	else
+		rc = kc__fill_resp(x->http_status, x->json, &x->rbody, resp, err);
 	kc__set_content_type(resp, x->content_type);
 	page_release(ls, cur);
 	if (rc == 0 && scan == KC_SCAN_UNSURE && kc_resp_ok(resp)) {
@@ -344,9 +380,7 @@ static int check_list_path(const struct kc_gvr *gvr, const char *ns, struct kc_r
 	return rc;
 }
 
-int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
-            const struct kc_list_opts *opts, kc_item_fn on_item, void *ud, char **list_rv,
-            struct kc_resp *resp, struct ll_err *err)
+static int run_list(struct lister *ls, char **list_rv, struct kc_resp *resp, struct ll_err *err)
 {
 	/*
 	 * libcurl 7.88 sometimes stops delivering a multiplexed HTTP/2 stream (the transfer then
@@ -355,36 +389,36 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	 */
 	struct req rq = {.verb = "LIST",
 	                 .method = "GET",
-	                 .accept = opts ? opts->accept : NULL,
+	                 .accept = ls->o ? ls->o->accept : NULL,
 	                 .http1 = true,
 	                 .flags = KC_REQ_HTTP1};
-	struct lister ls = {.c = c, .gvr = gvr, .ns = ns, .o = opts};
-	struct page *cur = &ls.pages[0], *next = &ls.pages[1], *tmp;
+	struct kc_client *c = ls->c;
+	struct page *cur = &ls->pages[0], *next = &ls->pages[1], *tmp;
 	char *cont = NULL;
 	int rc;
 
 	memset(resp, 0, sizeof(*resp));
 	if (list_rv)
 		*list_rv = NULL;
-	rc = check_list_path(gvr, ns, resp, err);
+	rc = check_list_path(ls->gvr, ls->ns, resp, err);
 	if (rc)
 		return rc;
 	rc = kc__enter(c);
 	if (rc)
-		return ll_err_set(err, rc, "LIST %s: client closed", gvr->resource);
+		return ll_err_set(err, rc, "LIST %s: client closed", ls->gvr->resource);
 	for (int i = 0; i < 2; i++)
-		ls.pages[i] = (struct page){.path = BUF_INIT(BUF_MAX_INTERNAL), .rq = rq};
-	page_prepare(&ls, cur, NULL);
+		ls->pages[i] = (struct page){.path = BUF_INIT(BUF_MAX_INTERNAL), .rq = rq};
+	page_prepare(ls, cur, NULL);
 	for (;;) {
 		kc_resp_release(resp);
-		page_send(&ls, cur);
-		rc = page_wait(&ls, cur, resp, err);
-		if (rc)
-			break;
-		rc = page_answer(&ls, cur, next, &cont, resp, err);
+		page_send(ls, cur);
+		rc = page_wait(ls, cur, resp, err);
+		if (rc == 0)
+			rc = page_answer(ls, cur, next, &cont, resp, err);
 		if (rc || !kc_resp_ok(resp))
 			break;
-		rc = list_items(resp->body, on_item, ud, err);
+		if (ls->on_item)
+			rc = list_items(resp->body, ls->on_item, ls->ud, err);
 		free(cont);
 		cont = NULL;
 		if (rc || !next->prepared)
@@ -396,10 +430,29 @@ int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	if (rc == 0 && kc_resp_ok(resp) && list_rv)
 		*list_rv = xstrdup(jx_str(resp->body, "metadata", "resourceVersion", NULL));
 	free(cont);
-	page_release(&ls, cur);
-	page_release(&ls, next);
+	page_release(ls, cur);
+	page_release(ls, next);
 	buf_release(&cur->path);
 	buf_release(&next->path);
 	kc__leave(c);
 	return rc;
+}
+
+int kc_list(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+            const struct kc_list_opts *opts, kc_item_fn on_item, void *ud, char **list_rv,
+            struct kc_resp *resp, struct ll_err *err)
+{
+	struct lister ls = {.c = c, .gvr = gvr, .ns = ns, .o = opts, .on_item = on_item, .ud = ud};
+
+	return run_list(&ls, list_rv, resp, err);
+}
+
+int kc_list_docs(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+                 const struct kc_list_opts *opts, const struct jdoc_opts *proj, kc_doc_fn on_item,
+                 void *ud, char **list_rv, struct kc_resp *resp, struct ll_err *err)
+{
+	struct lister ls = {
+	        .c = c, .gvr = gvr, .ns = ns, .o = opts, .on_doc = on_item, .proj = proj, .ud = ud};
+
+	return run_list(&ls, list_rv, resp, err);
 }

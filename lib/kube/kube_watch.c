@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/jdoc.h"
 #include "base/json.h"
 #include "kube/kube_internal.h"
 #include "kube/watchsplit.h"
@@ -201,23 +202,40 @@ int kc_stream(struct kc_client *c, const struct kc_request *kr, kc_bytes_fn on_b
 
 struct watch {
 	const struct kc_watch_opts *o;
-	kc_event_fn on_event;
+	kc_event_fn on_event;         /* jansson events, or */
+	kc_doc_event_fn on_doc_event; /* documents built with @proj */
+	const struct jdoc_opts *proj;
 	void *ud;
 	struct watchsplit ws;
 	struct ll_err *err;
 };
 
+static int deliver(struct watch *w, const char *line, size_t len)
+{
+	enum watch_event_type type;
+	struct jdoc *doc;
+	json_t *obj;
+	int rc;
+
+	if (w->on_doc_event) {
+		rc = watch_event_parse_doc(line, len, w->proj, &type, &doc, w->err);
+		if (rc == 0)
+			rc = w->on_doc_event(type, doc, w->ud);
+		jdoc_unref(doc);
+		return rc;
+	}
+	rc = watch_event_parse(line, len, &type, &obj, w->err);
+	if (rc == 0)
+		rc = w->on_event(type, obj, w->ud);
+	json_decref(obj);
+	return rc;
+}
+
 static int on_watch_line(const char *line, size_t len, void *ud)
 {
 	struct watch *w = ud;
-	enum watch_event_type type;
-	json_t *obj;
-	int rc = watch_event_parse(line, len, &type, &obj, w->err);
+	int rc = deliver(w, line, len);
 
-	if (rc)
-		return rc;
-	rc = w->on_event(type, obj, w->ud);
-	json_decref(obj);
 	if (rc == 0 && w->o && w->o->cancel && atomic_load(w->o->cancel) != 0)
 		rc = ll_err_set(w->err, -ECANCELED, "watch cancelled");
 	return rc;
@@ -263,11 +281,11 @@ static int watch_path(struct buf *path, const struct kc_gvr *gvr, const char *ns
 	return rc;
 }
 
-int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
-             const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud, struct kc_resp *resp,
-             struct ll_err *err)
+static int run_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+                     struct watch *wp, struct kc_resp *resp, struct ll_err *err)
 {
-	struct watch w = {.o = opts, .on_event = on_event, .ud = ud, .err = err};
+	struct watch w = *wp;
+	const struct kc_watch_opts *opts = w.o;
 	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
 	struct kc_request kr = {.method = "GET", .verb = "WATCH"};
 	int timeout_s =
@@ -293,4 +311,22 @@ int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
 	watchsplit_release(&w.ws);
 	buf_release(&path);
 	return rc;
+}
+
+int kc_watch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+             const struct kc_watch_opts *opts, kc_event_fn on_event, void *ud, struct kc_resp *resp,
+             struct ll_err *err)
+{
+	struct watch w = {.o = opts, .on_event = on_event, .ud = ud, .err = err};
+
+	return run_watch(c, gvr, ns, &w, resp, err);
+}
+
+int kc_watch_docs(struct kc_client *c, const struct kc_gvr *gvr, const char *ns,
+                  const struct kc_watch_opts *opts, const struct jdoc_opts *proj,
+                  kc_doc_event_fn on_event, void *ud, struct kc_resp *resp, struct ll_err *err)
+{
+	struct watch w = {.o = opts, .on_doc_event = on_event, .proj = proj, .ud = ud, .err = err};
+
+	return run_watch(c, gvr, ns, &w, resp, err);
 }

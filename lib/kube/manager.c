@@ -18,6 +18,7 @@
 #include "base/vec.h"
 #include "http/probes.h"
 #include "http/server.h"
+#include "kube/cache.h"
 #include "kube/lease.h"
 #include "kube/manager.h"
 #include "kube/workqueue.h"
@@ -91,12 +92,25 @@ struct kc_client *mgr_client(struct mgr *m)
 	return m->o.client;
 }
 
+/* @paths joined by ',' ("*" for NULL), appended to @b. */
+static void append_paths(struct buf *b, const char *const *paths)
+{
+	buf_append_str(b, paths ? "|" : "|*");
+	for (size_t i = 0; paths && paths[i]; i++)
+		buf_appendf(b, "%s%s", i ? "," : "", paths[i]);
+}
+
+/* Informers are shared only when they cache the same objects with the same projection. */
 static char *informer_signature(const struct inf_opts *o)
 {
-	return xasprintf("%s/%s/%s|%s|%s|%s|%d", o->gvr.group ? o->gvr.group : "", o->gvr.version,
-	                 o->gvr.resource, o->ns ? o->ns : "",
-	                 o->label_selector ? o->label_selector : "",
-	                 o->field_selector ? o->field_selector : "", o->metadata_only);
+	struct buf b = BUF_INIT(1 << 16);
+
+	buf_appendf(&b, "%s/%s/%s|%s|%s|%s|%d", o->gvr.group ? o->gvr.group : "", o->gvr.version,
+	            o->gvr.resource, o->ns ? o->ns : "", o->label_selector ? o->label_selector : "",
+	            o->field_selector ? o->field_selector : "", o->metadata_only);
+	append_paths(&b, o->keep);
+	append_paths(&b, o->drop);
+	return buf_detach(&b);
 }
 
 struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts)
@@ -158,16 +172,16 @@ static void enqueue_emit(const char *key, void *ctx)
 }
 
 /* The key of the controller's primary object named by an ownerReference of @obj. */
-static void enqueue_owners(struct mapping *map, const json_t *obj)
+static void enqueue_owners(struct mapping *map, const struct jdoc *obj)
 {
-	const json_t *refs = jx_get(obj, "metadata", "ownerReferences", NULL);
-	json_t *ref;
+	struct jval refs = jd_get(obj, "metadata", "ownerReferences", NULL), ref;
 	bool namespaced = map->c->primaries.len && inf_gvr(map->c->primaries.v[0])->namespaced;
 	size_t i;
 
-	json_array_foreach(refs, i, ref) {
-		const char *kind = jx_str(ref, "kind", NULL), *name = jx_str(ref, "name", NULL);
-		const char *ns = jx_namespace(obj);
+	jval_foreach(refs, i, ref) {
+		const char *kind = jval_str(jval_get(ref, "kind")),
+		           *name = jval_str(jval_get(ref, "name"));
+		const char *ns = jd_namespace(obj);
 		char *key;
 
 		if (kind == NULL || name == NULL || strcmp(kind, map->owner_kind) != 0)
@@ -178,16 +192,14 @@ static void enqueue_owners(struct mapping *map, const json_t *obj)
 	}
 }
 
-static void map_object(struct mapping *map, const json_t *obj)
+static void map_object(struct mapping *map, const struct jdoc *obj)
 {
-	char *key;
+	char key[CACHE_KEY_MAX];
 
 	switch (map->kind) {
 	case MAP_PRIMARY:
-		key = jx_object_key(obj);
-		if (key)
+		if (cache_doc_key(obj, key))
 			ctrl_enqueue(map->c, key);
-		free(key);
 		break;
 	case MAP_OWNED:
 		enqueue_owners(map, obj);
@@ -198,12 +210,12 @@ static void map_object(struct mapping *map, const json_t *obj)
 	}
 }
 
-static void on_add(const json_t *obj, void *ud)
+static void on_add(const struct jdoc *obj, void *ud)
 {
 	map_object(ud, obj);
 }
 
-static void on_update(const json_t *old_obj, const json_t *new_obj, void *ud)
+static void on_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
 {
 	struct mapping *map = ud;
 
@@ -212,7 +224,7 @@ static void on_update(const json_t *old_obj, const json_t *new_obj, void *ud)
 	map_object(map, new_obj);
 }
 
-static void on_delete(const json_t *obj, void *ud)
+static void on_delete(const struct jdoc *obj, void *ud)
 {
 	map_object(ud, obj);
 }
@@ -302,19 +314,15 @@ static void *worker_main(void *arg)
 
 static void enqueue_primaries(struct controller *c, struct wq *q)
 {
-	size_t i, j;
+	char key[CACHE_KEY_MAX];
 
-	for (i = 0; i < c->primaries.len; i++) {
-		json_t *all = inf_list_ref(c->primaries.v[i], NULL), *obj;
+	for (size_t i = 0; i < c->primaries.len; i++) {
+		struct jdoc_list all = inf_list_ref(c->primaries.v[i], NULL);
 
-		json_array_foreach(all, j, obj) {
-			char *key = jx_object_key(obj);
-
-			if (key)
+		for (size_t j = 0; j < all.n; j++)
+			if (cache_doc_key(all.items[j], key))
 				wq_add(q, key);
-			free(key);
-		}
-		json_decref(all);
+		jdoc_list_release(&all);
 	}
 }
 
@@ -460,10 +468,11 @@ static int hook_cache(void *ud, struct http_req *req, struct http_resp *resp)
 {
 	struct shared_inf *s = find_informer(ud, req);
 	struct buf *out = http_resp_body(resp);
-	json_t *all, *obj, *objects, *doc;
+	json_t *objects, *doc;
+	struct jdoc_list all;
 	struct inf_stats st;
+	char key[CACHE_KEY_MAX];
 	char *text;
-	size_t i;
 
 	if (s == NULL) {
 		buf_append_str(out, "unknown resource\n");
@@ -471,15 +480,11 @@ static int hook_cache(void *ud, struct http_req *req, struct http_resp *resp)
 	}
 	objects = json_object();
 	all = inf_list_ref(s->inf, NULL);
-	json_array_foreach(all, i, obj) {
-		char *key = jx_object_key(obj);
-
-		if (key)
+	for (size_t i = 0; i < all.n; i++)
+		if (cache_doc_key(all.items[i], key))
 			json_object_set_new(objects, key,
-			                    json_string(jx_resource_version(obj) ?: ""));
-		free(key);
-	}
-	json_decref(all);
+			                    json_string(jd_resource_version(all.items[i]) ?: ""));
+	jdoc_list_release(&all);
 	inf_get_stats(s->inf, &st);
 	doc = json_pack("{s:o,s:b,s:{s:I,s:I,s:I,s:I}}", "objects", objects, "synced",
 	                inf_has_synced(s->inf), "stats", "lists", (json_int_t)st.lists, "relists",

@@ -8,7 +8,8 @@
  *
  * Invariants:
  *  - Informers are shared: asking twice for the same resource/namespace/selectors/metadata mode
- *    returns the same informer. They run on followers too, so a new leader starts warm.
+ *    and projection (keep/drop) returns the same informer. They run on followers too, so a
+ *    new leader starts warm.
  *  - Followers run no workers and enqueue nothing. When leadership is gained, every object of
  *    every controller's primary informers is enqueued once; then events flow.
  *  - A key is reconciled by at most one worker at a time (work queue guarantee).
@@ -81,8 +82,8 @@ void ctrl_watch_primary(struct controller *c, struct inf *inf);
 /* Enqueue the name (and namespace) of every ownerReference of @owner_kind. */
 void ctrl_watch_owned(struct controller *c, struct inf *inf, const char *owner_kind);
 /* Enqueue the keys a mapping function emits for the object (old and new on update). */
-typedef void (*ctrl_map_fn)(const json_t *obj, void (*emit)(const char *key, void *ctx), void *ctx,
-                            void *ud);
+typedef void (*ctrl_map_fn)(const struct jdoc *obj, void (*emit)(const char *key, void *ctx),
+                            void *ctx, void *ud);
 void ctrl_watch_mapped(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud);
 
 /** ctrl_enqueue() - queue @key now (a no-op while not leading). */

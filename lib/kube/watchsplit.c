@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/jdoc.h"
 #include "base/json.h"
 #include "kube/watchsplit.h"
 
@@ -199,5 +200,65 @@ int watch_event_parse(const char *line, size_t len, enum watch_event_type *type,
 	if (rc == 0)
 		*obj = json_incref(o);
 	json_decref(ev);
+	return rc;
+}
+
+struct event_object {
+	struct jdoc *obj;
+	int count;
+};
+
+static int take_object(void *ctx, struct jdoc *take_item)
+{
+	struct event_object *eo = ctx;
+
+	if (eo->count++ == 0)
+		eo->obj = take_item;
+	else
+		jdoc_unref(take_item); /* "object" was an array: refused below */
+	return 0;
+}
+
+/* The event's object and type from @line; the object is built with @opts. */
+static int split_event(const char *line, size_t len, const struct jdoc_opts *opts,
+                       struct event_object *eo, enum watch_event_type *type, struct ll_err *err)
+{
+	struct jdoc *rest = NULL;
+	const char *name;
+	int rc = jdoc_parse_items(line, len, "object", opts, take_object, eo, &rest, err);
+
+	if (rc)
+		return -EPROTO;
+	name = jd_str(rest, "type", NULL);
+	rc = -EPROTO;
+	if (jval_type(jdoc_root(rest)) != JT_OBJECT || name == NULL)
+		ll_err_set(err, rc, "watch event without a type");
+	else if (event_type(name, type))
+		ll_err_set(err, rc, "unknown watch event type \"%.40s\"", name);
+	else if (eo->count != 1 || jval_type(jdoc_root(eo->obj)) != JT_OBJECT)
+		ll_err_set(err, rc, "watch event %s without an object", name);
+	else
+		rc = 0;
+	jdoc_unref(rest);
+	return rc;
+}
+
+int watch_event_parse_doc(const char *line, size_t len, const struct jdoc_opts *opts,
+                          enum watch_event_type *type, struct jdoc **obj, struct ll_err *err)
+{
+	struct event_object eo = {NULL, 0};
+	int rc = split_event(line, len, opts, &eo, type, err);
+
+	if (rc == 0 && *type == WATCH_ERROR && opts) {
+		/* a Status: whole, whatever the projection of the watched kind */
+		jdoc_unref(eo.obj);
+		eo = (struct event_object){NULL, 0};
+		rc = split_event(line, len, NULL, &eo, type, err);
+	}
+	if (rc) {
+		jdoc_unref(eo.obj);
+		eo.obj = NULL;
+	}
+	*obj = eo.obj;
 	return rc;
 }

@@ -57,5 +57,15 @@ enum watch_event_type {
 struct ll_err;
 int watch_event_parse(const char *line, size_t len, enum watch_event_type *type /* OUT */,
                       json_t **obj /* OUT */, struct ll_err *err);
+/**
+ * watch_event_parse_doc() - the same, parsed straight into a document: the object is built
+ * with @opts (a projection; an ERROR event's Status is always whole), with no jansson tree.
+ * Return: 0 with *obj a new reference, or -EPROTO as watch_event_parse() (*obj NULL).
+ */
+struct jdoc;
+struct jdoc_opts;
+int watch_event_parse_doc(const char *line, size_t len, const struct jdoc_opts *opts,
+                          enum watch_event_type *type /* OUT */, struct jdoc **obj /* OUT */,
+                          struct ll_err *err);
 
 #endif

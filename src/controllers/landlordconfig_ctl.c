@@ -471,11 +471,25 @@ static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict
 
 static bool role_in_cache(const char *name, void *ud)
 {
-	const json_t *role = inf_get_key_ref(ud, name);
+	const struct jdoc *role = inf_get_key_ref(ud, name);
 	bool found = role != NULL;
 
-	jx_unref(role);
+	jdoc_unref(role);
 	return found;
+}
+
+/*
+ * A jansson copy of the cached LandlordConfig @key, or NULL: the one primary object of a
+ * reconcile, which lcfg_parse() and the status builders read as jansson (documented in
+ * docs/internals/informer.md).
+ */
+static json_t *config_copy(struct lcfg_ctl *ctl, const char *key)
+{
+	const struct jdoc *doc = inf_get_key_ref(ctl->configs, key);
+	json_t *obj = jval_to_json(jdoc_root(doc));
+
+	jdoc_unref(doc);
+	return obj;
 }
 
 /* Parse @obj and check its ClusterRoles. *@cfg is set only when accepted. */
@@ -504,15 +518,14 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 {
 	struct kc_client *kc = mgr_client(ctrl_mgr(c));
 	struct ctrl_result r = CTRL_RESULT_DONE, written;
-	const json_t *obj = NULL;
-	json_t *invalid = NULL, *status = NULL;
+	json_t *obj = NULL, *invalid = NULL, *status = NULL;
 	struct lcfg *cfg = NULL;
 	enum verdict v;
 	char *summary;
 
 	if (!atomic_load(&ctl->loaded) && load_persisted(kc, ctl) < 0)
 		return CTRL_RESULT_RETRY;
-	obj = inf_get_key_ref(ctl->configs, LANDLORD_CONFIG_NAME);
+	obj = config_copy(ctl, LANDLORD_CONFIG_NAME);
 	if (obj == NULL) {
 		cfg = lcfg_defaults();
 		if (lcfg_install(cfg))
@@ -546,7 +559,7 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 out:
 	json_decref(status);
 	json_decref(invalid);
-	jx_unref(obj);
+	json_decref(obj);
 	lcfg_unref(cfg);
 	return r;
 }
@@ -556,7 +569,7 @@ static bool role_matters(struct lcfg_ctl *ctl, const char *name)
 {
 	struct lcfg *cur = lcfg_current();
 	const char *const *names;
-	const json_t *obj = NULL;
+	json_t *obj = NULL;
 	bool found = false;
 	size_t n, i;
 
@@ -565,9 +578,9 @@ static bool role_matters(struct lcfg_ctl *ctl, const char *name)
 		found = strcmp(names[i], name) == 0;
 	lcfg_unref(cur);
 	if (!found) {
-		obj = inf_get_key_ref(ctl->configs, LANDLORD_CONFIG_NAME);
+		obj = config_copy(ctl, LANDLORD_CONFIG_NAME);
 		found = lcfgctl_spec_names_role(obj, name);
-		jx_unref(obj);
+		json_decref(obj);
 	}
 	return found;
 }
@@ -576,15 +589,14 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 {
 	struct lcfg_ctl *ctl = ud;
 	struct ctrl_result r = CTRL_RESULT_DONE;
-	const json_t *obj;
-	json_t *status = NULL;
+	json_t *obj, *status = NULL;
 
 	if (strcmp(key, LANDLORD_CONFIG_NAME) == 0)
 		return reconcile_singleton(c, ctl);
 	/* A ClusterRole key (or another LandlordConfig's): does "landlord" care about the role? */
 	if (role_matters(ctl, key))
 		ctrl_enqueue(c, LANDLORD_CONFIG_NAME);
-	obj = inf_get_key_ref(ctl->configs, key);
+	obj = config_copy(ctl, key);
 	if (obj == NULL)
 		goto out;
 	status = lcfgctl_desired_status(obj, VERDICT_IGNORED_NAME, NULL);
@@ -595,15 +607,18 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	}
 out:
 	json_decref(status);
-	jx_unref(obj);
+	json_decref(obj);
 	return r;
 }
 
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct lcfg_ctl *ctl = ud;
+	/* LandlordConfigs: whole (the spec is parsed, the status compared before writing). */
 	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS};
-	struct inf_opts roles = {.gvr = KC_CLUSTERROLES, .metadata_only = true};
+	/* ClusterRoles: only whether one exists (the names the configuration maps roles to). */
+	static const char *const role_keep[] = {"metadata.name", NULL};
+	struct inf_opts roles = {.gvr = KC_CLUSTERROLES, .metadata_only = true, .keep = role_keep};
 
 	atomic_store(&ctl->loaded, false);
 	/* Before anything else reads the configuration; a failure is retried by reconcile. */

@@ -31,7 +31,8 @@ struct plan_ctl {
 	json_t *last_write; /* plan name -> monotonic ms of its last status write (one worker) */
 };
 
-static void map_tenant(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_tenant(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                       void *ud)
 {
 	(void)ud;
 	tm_index_plan(obj, emit, ctx, NULL);
@@ -40,6 +41,8 @@ static void map_tenant(const json_t *obj, void (*emit)(const char *, void *), vo
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct plan_ctl *p = ud;
+	/* Both whole, and shared with the Tenant controller (the same projection): the Plan's
+	 * spec and status, the Tenants' spec.plan and status (namespaceCount, quota). */
 	struct inf_opts plans = {.gvr = LL_PLANS}, tenants = {.gvr = LL_TENANTS};
 	int rc;
 
@@ -70,28 +73,38 @@ static bool plan_valid(const json_t *plan, char *why, size_t len)
 	return rc == 0;
 }
 
-static json_t *desired_status(const json_t *plan, const json_t *tenants)
+/* The tenants' own reports, copied out of the cache only where the status carries them. */
+static json_int_t per_tenant(const struct jdoc_list *tenants, json_t *per, long long max,
+                             char *over, size_t over_len)
+{
+	json_int_t namespaces = 0;
+
+	for (size_t i = 0; i < tenants->n; i++) {
+		const struct jdoc *t = tenants->items[i];
+		json_int_t n = jd_int(t, 0, "status", "namespaceCount", NULL);
+		struct jval q = jd_get(t, "status", "quota", NULL);
+		const char *name = jd_name(t) ? jd_name(t) : "";
+
+		namespaces += n;
+		json_object_set_new(per, name,
+		                    json_pack("{s:I,s:o?,s:o?}", "namespaces", n, "used",
+		                              jval_to_json(jval_get(q, "used")), "hard",
+		                              jval_to_json(jval_get(q, "hard"))));
+		if (max >= 0 && n > max && strlen(over) + strlen(name) + 3 < over_len)
+			snprintf(over + strlen(over), over_len - strlen(over), "%s%s",
+			         over[0] ? ", " : "", name);
+	}
+	return namespaces;
+}
+
+static json_t *desired_status(const json_t *plan, const struct jdoc_list *tenants)
 {
 	long long gen = jx_generation(plan), max = jx_int(plan, -1, "spec", "maxNamespaces", NULL);
 	json_t *per = json_object(), *t, *conds;
-	json_int_t namespaces = 0;
 	char msg[512] = "", over[256] = "";
-	size_t i;
 	bool valid = plan_valid(plan, msg, sizeof(msg));
+	json_int_t namespaces = per_tenant(tenants, per, max, over, sizeof(over));
 
-	json_array_foreach(tenants, i, t) {
-		json_int_t n = jx_int(t, 0, "status", "namespaceCount", NULL);
-		const json_t *q = jx_get(t, "status", "quota", NULL);
-
-		namespaces += n;
-		json_object_set_new(per, jx_name(t),
-		                    json_pack("{s:I,s:O?,s:O?}", "namespaces", n, "used",
-		                              json_object_get(q, "used"), "hard",
-		                              json_object_get(q, "hard")));
-		if (max >= 0 && n > max && strlen(over) + strlen(jx_name(t)) + 3 < sizeof(over))
-			snprintf(over + strlen(over), sizeof(over) - strlen(over), "%s%s",
-			         over[0] ? ", " : "", jx_name(t));
-	}
 	conds = cond_set(jx_get(plan, "status", "conditions", NULL), "Ready",
 	                 valid ? "True" : "False", valid ? "Valid" : "Invalid",
 	                 valid ? "plan is valid" : msg, gen);
@@ -103,15 +116,17 @@ static json_t *desired_status(const json_t *plan, const json_t *tenants)
 	             over[0] ? msg : "every tenant is within maxNamespaces", gen);
 	json_decref(conds);
 	return json_pack("{s:I,s:I,s:I,s:o,s:o}", "observedGeneration", (json_int_t)gen, "tenants",
-	                 (json_int_t)json_array_size(tenants), "namespaces", namespaces,
-	                 "perTenant", per, "conditions", t);
+	                 (json_int_t)tenants->n, "namespaces", namespaces, "perTenant", per,
+	                 "conditions", t);
 }
 
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct plan_ctl *p = ud;
-	const json_t *plan = inf_get_key_ref(p->plans, key);
-	json_t *tenants = NULL, *status = NULL;
+	const struct jdoc *doc = inf_get_key_ref(p->plans, key);
+	/* the one primary object, as jansson for cond_set() and the quota model */
+	json_t *plan = jval_to_json(jdoc_root(doc)), *status = NULL;
+	struct jdoc_list tenants = {NULL, 0};
 	struct ctrl_result r = CTRL_RESULT_DONE;
 	long long since;
 	char why[512];
@@ -121,7 +136,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	tenants = inf_by_index_ref(p->tenants, TM_INDEX_PLAN, key);
-	status = desired_status(plan, tenants);
+	status = desired_status(plan, &tenants);
 	if (json_equal(status, jx_get(plan, "status", NULL)))
 		goto out;
 	since = clock_mono_ms() - jx_int(p->last_write, -STATUS_WRITE_INTERVAL_MS, key, NULL);
@@ -137,8 +152,9 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	}
 out:
 	json_decref(status);
-	json_decref(tenants);
-	jx_unref(plan);
+	jdoc_list_release(&tenants);
+	json_decref(plan);
+	jdoc_unref(doc);
 	return r;
 }
 

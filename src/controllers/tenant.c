@@ -46,13 +46,38 @@ struct rec;
  * kind is a row here, its builder in src/tenancy/tenant_model.c, and its verbs in
  * deploy/rbac.yaml. RoleBindings and ResourceQuotas have steps of their own (access waits for
  * quota; quota is split in two phases).
+ *
+ * Each row also says what its informer caches (keep): what reconcile compares, and every field
+ * that changes the object's meaning even where landlord sets nothing, so that drift repair
+ * sees, and reverts, what others add (ensure()). Of the metadata, landlord reads the labels
+ * (the tenant index, the event mapping, the comparison) and the uid (delete preconditions);
+ * the informer adds the name, namespace, resourceVersion, apiVersion and kind itself.
  */
 struct owned {
 	const struct kc_gvr *gvr;
 	const char *name;                                      /* the one object, or NULL */
 	json_t *(*build)(const struct rec *r, const char *ns); /* NULL: not wanted here */
 	bool (*delete_unwanted)(const struct rec *r);          /* delete it when not wanted? */
+	const char *const *keep;                               /* the informer's projection */
 };
+
+/* RoleBindings: who is bound (subjects) to what (roleRef) is all a binding means. */
+static const char *const KEEP_RB[] = {"metadata.labels", "metadata.uid", "subjects", "roleRef",
+                                      NULL};
+/* NetworkPolicies: the whole spec - a selector, a policy type or an egress rule landlord never
+ * wrote changes what the isolation allows. */
+static const char *const KEEP_NP[] = {"metadata.labels", "metadata.uid", "spec", NULL};
+/* LimitRanges: the whole spec (the limits landlord writes, and any others). */
+static const char *const KEEP_LR[] = {"metadata.labels", "metadata.uid", "spec", NULL};
+/* ResourceQuotas: the whole spec (hard, and the scopes and scopeSelector that narrow what it
+ * counts), and status.hard / status.used, which the quota split reads. */
+static const char *const KEEP_RQ[] = {"metadata.labels", "metadata.uid", "spec",
+                                      "status.hard",     "status.used",  NULL};
+/* The tenant's ClusterRole: its rules, and an aggregationRule that would replace them. */
+static const char *const KEEP_CR[] = {"metadata.labels", "metadata.uid", "rules", "aggregationRule",
+                                      NULL};
+/* The tenant's ClusterRoleBinding: like a RoleBinding. */
+#define KEEP_CRB KEEP_RB
 
 static json_t *build_isolation(const struct rec *r, const char *ns);
 static json_t *build_limits(const struct rec *r, const char *ns);
@@ -60,10 +85,10 @@ static bool always(const struct rec *r);
 static bool plan_known(const struct rec *r);
 
 static const struct owned OWNED[N_OWNED] = {
-        [OWN_RB] = {&KC_ROLEBINDINGS, NULL, NULL, NULL},
-        [OWN_NP] = {&KC_NETWORKPOLICIES, ISOLATION_NAME, build_isolation, always},
-        [OWN_LR] = {&KC_LIMITRANGES, LIMITS_NAME, build_limits, plan_known},
-        [OWN_RQ] = {&KC_RESOURCEQUOTAS, NULL, NULL, NULL},
+        [OWN_RB] = {&KC_ROLEBINDINGS, NULL, NULL, NULL, KEEP_RB},
+        [OWN_NP] = {&KC_NETWORKPOLICIES, ISOLATION_NAME, build_isolation, always, KEEP_NP},
+        [OWN_LR] = {&KC_LIMITRANGES, LIMITS_NAME, build_limits, plan_known, KEEP_LR},
+        [OWN_RQ] = {&KC_RESOURCEQUOTAS, NULL, NULL, NULL, KEEP_RQ},
 };
 
 struct tenant_ctl {
@@ -76,6 +101,8 @@ struct rec {
 	struct tenant_ctl *t;
 	struct kc_client *kc;
 	const json_t *tenant;
+	const struct jdoc
+	        *doc; /* the cached Tenant (NULL when gone); claims' users point into it */
 	const char *name;
 	struct lcfg *cfg;
 	const json_t *plan; /* NULL: missing */
@@ -92,101 +119,145 @@ struct rec {
 	char fail_msg[512];
 };
 
+/* ---- reading the caches ---- */
+
+/*
+ * A jansson copy of a cached object, for the tenancy model's builders, which read jansson: the
+ * reconcile's Tenant and Plan, and the tenant's own namespaces (metadata only). Nothing else
+ * is copied out of a cache (docs/internals/informer.md).
+ */
+static json_t *copy_of(const struct jdoc *d)
+{
+	return jval_to_json(jdoc_root(d));
+}
+
+static json_t *cached_copy(struct inf *inf, const char *ns, const char *name)
+{
+	const struct jdoc *d = inf_get_ref(inf, ns, name);
+	json_t *copy = copy_of(d);
+
+	jdoc_unref(d);
+	return copy;
+}
+
+static bool doc_deleting(const struct jdoc *d)
+{
+	return jval_type(jd_get(d, "metadata", "deletionTimestamp", NULL)) != JT_NONE;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
 /* ---- index and mapping functions ---- */
 
-static void index_managed_for(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void index_managed_for(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                               void *ud)
 {
-	json_t *m = tm_managed_keys(obj);
+	const char *a = jd_annotation(obj, ANNOT_MANAGED_METADATA);
+	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
+	const char *t = json_string_value(json_object_get(m, "tenant"));
 
 	(void)ud;
-	if (m)
-		emit(json_string_value(json_object_get(m, "tenant")), ctx);
+	if (t)
+		emit(t, ctx);
 	json_decref(m);
 }
 
-static void index_released(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void index_released(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                            void *ud)
 {
-	const char *t = jx_annotation(obj, ANNOT_RELEASED_FROM);
+	const char *t = jd_annotation(obj, ANNOT_RELEASED_FROM);
 
 	(void)ud;
 	if (t)
 		emit(t, ctx);
 }
 
-static void index_untenanted(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void index_untenanted(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                              void *ud)
 {
 	(void)ud;
-	if (jx_label(obj, LABEL_TENANT) == NULL)
+	if (jd_label(obj, LABEL_TENANT) == NULL)
 		emit(UNTENANTED, ctx);
 }
 
-static void index_claims(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+/* The names a tenant claims, read from its cached document. */
+static int claims_of(const struct jdoc *tenant, struct tm_claims *c)
+{
+	return tm_claims_build(jdoc_root(tenant), c);
+}
+
+static void index_claims(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                         void *ud)
 {
 	struct tm_claims c;
 
 	(void)ud;
-	if (tm_claims_build(obj, &c) < 0)
+	if (claims_of(obj, &c) < 0)
 		return;
 	for (size_t i = 0; i < c.n; i++)
 		emit(c.ns[i].name, ctx);
 	tm_claims_release(&c);
 }
 
-static void emit_all(json_t *objs, void (*emit)(const char *, void *), void *ctx)
+static void emit_all(struct jdoc_list objs, void (*emit)(const char *, void *), void *ctx)
 {
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(objs, i, o)
-		emit(jx_name(o), ctx);
-	json_decref(objs);
+	for (size_t i = 0; i < objs.n; i++)
+		if (jd_name(objs.items[i]))
+			emit(jd_name(objs.items[i]), ctx);
+	jdoc_list_release(&objs);
 }
 
 /* A tenant changed: the tenants claiming the same names may now get (or lose) them. */
-static void map_rivals(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_rivals(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                       void *ud)
 {
 	struct tenant_ctl *t = ud;
 	struct tm_claims c;
 
-	if (tm_claims_build(obj, &c) < 0)
+	if (claims_of(obj, &c) < 0)
 		return;
 	for (size_t i = 0; i < c.n; i++)
 		emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, c.ns[i].name), emit, ctx);
 	tm_claims_release(&c);
 }
 
-static void map_plan(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_plan(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                     void *ud)
 {
 	struct tenant_ctl *t = ud;
 
-	emit_all(inf_by_index_ref(t->tenants, TM_INDEX_PLAN, jx_name(obj)), emit, ctx);
+	if (jd_name(obj))
+		emit_all(inf_by_index_ref(t->tenants, TM_INDEX_PLAN, jd_name(obj)), emit, ctx);
 }
 
-static void map_by_label(const json_t *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
+static void map_by_label(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                         void *ud)
 {
-	const char *tenant = jx_label(obj, LABEL_TENANT);
+	const char *tenant = jd_label(obj, LABEL_TENANT);
 
 	(void)ud;
 	if (tenant)
 		emit(tenant, ctx);
 }
 
-static void map_namespace(const json_t *obj, void (*emit)(const char *, void *), void *ctx,
+static void map_namespace(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                           void *ud)
 {
 	struct tenant_ctl *t = ud;
 	struct lcfg *cfg;
 
+	if (jd_name(obj) == NULL)
+		return;
 	map_by_label(obj, emit, ctx, ud);
 	index_managed_for(obj, emit, ctx, ud);
 	index_released(obj, emit, ctx, ud);
 	/* a namespace someone claims appeared or went away */
-	emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, jx_name(obj)), emit, ctx);
+	emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, jd_name(obj)), emit, ctx);
 	cfg = lcfg_current();
-	if (jx_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jx_name(obj)))
+	if (jd_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jd_name(obj)))
 		emit_all(inf_list_ref(t->tenants, NULL), emit, ctx); /* the isolation allow-list */
 	lcfg_unref(cfg);
 }
@@ -194,12 +265,12 @@ static void map_namespace(const json_t *obj, void (*emit)(const char *, void *),
 static void on_config_change(void *ud)
 {
 	struct tenant_ctl *t = ud;
-	json_t *all = inf_list_ref(t->tenants, NULL), *o;
-	size_t i;
+	struct jdoc_list all = inf_list_ref(t->tenants, NULL);
 
-	json_array_foreach(all, i, o)
-		ctrl_enqueue(t->c, jx_name(o));
-	json_decref(all);
+	for (size_t i = 0; i < all.n; i++)
+		if (jd_name(all.items[i]))
+			ctrl_enqueue(t->c, jd_name(all.items[i]));
+	jdoc_list_release(&all);
 }
 
 static int add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
@@ -209,12 +280,14 @@ static int add_index(struct inf *inf, const char *name, inf_index_fn fn, void *u
 	return rc == -EEXIST ? 0 : rc; /* another controller shares the informer */
 }
 
-static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr)
+static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr,
+                                    const char *const *keep)
 {
 	struct inf_opts o = {.gvr = *gvr,
 	                     .label_selector =
 	                             LABEL_MANAGED_BY "=" MANAGED_BY_VALUE ",landlord.dev/"
-	                                              "tenant"};
+	                                              "tenant",
+	                     .keep = keep};
 	struct inf *inf = mgr_informer(m, &o);
 
 	if (inf && add_index(inf, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT) < 0)
@@ -225,7 +298,12 @@ static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr)
 static int setup(struct controller *c, struct mgr *m, void *ud)
 {
 	struct tenant_ctl *t = ud;
+	/* Tenants and Plans: whole. The Tenant's spec drives everything and its status and
+	 * finalizers are compared before writing; the Plan's spec is the quota and the limits.
+	 * The Plan controller shares both informers (the same projection). */
 	struct inf_opts tenants = {.gvr = LL_TENANTS}, plans = {.gvr = LL_PLANS};
+	/* Namespaces: metadata only (PartialObjectMetadata): labels and annotations are all
+	 * landlord reads or writes of a namespace. */
 	struct inf_opts namespaces = {.gvr = KC_NAMESPACES, .metadata_only = true};
 	int rc = 0;
 
@@ -234,9 +312,9 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	t->plans = mgr_informer(m, &plans);
 	t->namespaces = mgr_informer(m, &namespaces);
 	for (int k = 0; k < N_OWNED; k++)
-		t->owned[k] = managed_informer(m, OWNED[k].gvr);
-	t->croles = managed_informer(m, &KC_CLUSTERROLES);
-	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS);
+		t->owned[k] = managed_informer(m, OWNED[k].gvr, OWNED[k].keep);
+	t->croles = managed_informer(m, &KC_CLUSTERROLES, KEEP_CR);
+	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS, KEEP_CRB);
 	for (int k = 0; k < N_OWNED; k++)
 		if (!t->owned[k])
 			return -ENOMEM;
@@ -297,36 +375,98 @@ static bool write_ok(struct rec *r, int rc, const struct kc_resp *resp, const st
 	return false;
 }
 
-/* Server-side apply @desired unless the cached object already holds it. */
-static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-                   const json_t *cached)
+/*
+ * What others added: null for every member of @have (an object) that @want lacks, and for
+ * such members of the objects both hold, recursively (spec.egress, spec.scopeSelector,
+ * spec.podSelector.matchLabels, aggregationRule). Arrays are compared by jval_has_subset(),
+ * which catches an added element; members added inside array elements are not looked at,
+ * since the server defaults some (a LimitRange's default from its max). At the top, metadata
+ * (others' labels stay), apiVersion, kind and status are not landlord's to compare. NULL when
+ * nothing was added.
+ */
+static json_t *added_by_others(struct jval have, const json_t *want, bool top)
 {
-	const char *ns = jx_namespace(desired), *name = jx_name(desired);
+	static const char *const not_compared[] = {"metadata", "apiVersion", "kind", "status"};
+	json_t *out = NULL, *sub;
+	const char *key;
+	struct jval v;
+	size_t i;
+
+	jval_foreach_member(have, i, key, v) {
+		const json_t *w = json_object_get(want, key);
+		bool skip = false;
+
+		for (size_t k = 0; top && k < sizeof(not_compared) / sizeof(*not_compared); k++)
+			skip |= strcmp(key, not_compared[k]) == 0;
+		if (skip)
+			continue;
+		sub = w == NULL ? json_null()
+		      : json_is_object(w) && jval_type(v) == JT_OBJECT
+		              ? added_by_others(v, w, false)
+		              : NULL;
+		if (sub == NULL)
+			continue;
+		out = out ? out : json_object();
+		json_object_set_new(out, key, sub);
+	}
+	return out;
+}
+
+static bool merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+                        const json_t *body)
+{
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	bool ok;
-	int rc;
+	int rc = kc_patch(r->kc, gvr, ns, name, NULL, KC_PATCH_MERGE, body, LANDLORD_FIELD_MANAGER,
+	                  &resp, &err);
 
-	if (cached && jx_equal_subset(desired, cached))
-		return true;
-	rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true, &resp,
-	              &err);
-	ok = write_ok(r, rc, &resp, &err, "apply", ns, name, false);
+	ok = write_ok(r, rc, &resp, &err, "patch", ns, name, false);
 	kc_resp_release(&resp);
 	return ok;
 }
 
-static bool delete_obj(struct rec *r, const struct kc_gvr *gvr, const json_t *obj)
+/*
+ * Bring the object to @desired: server-side apply unless the cached object already holds
+ * it, then a merge patch removing what others added that changes its meaning (apply never
+ * touches fields landlord does not own).
+ */
+static bool ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+                   const struct jdoc *cached)
 {
-	struct kc_delete_opts o = {.precondition_uid = jx_uid(obj), .grace_seconds = -1};
+	const char *ns = jx_namespace(desired), *name = jx_name(desired);
+	json_t *added = cached ? added_by_others(jdoc_root(cached), desired, true) : NULL;
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok = true;
+	int rc;
+
+	if (!cached || !jval_has_subset(jdoc_root(cached), desired)) {
+		rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true,
+		              &resp, &err);
+		ok = write_ok(r, rc, &resp, &err, "apply", ns, name, false);
+		kc_resp_release(&resp);
+	}
+	if (ok && added) {
+		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
+		         "namespace", ns ? ns : "", "name", name, "removed", added);
+		ok = merge_patch(r, gvr, ns, name, added);
+	}
+	json_decref(added);
+	return ok;
+}
+
+static bool delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj)
+{
+	struct kc_delete_opts o = {.precondition_uid = jd_uid(obj), .grace_seconds = -1};
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	bool ok;
 	int rc;
 
-	rc = kc_delete(r->kc, gvr, jx_namespace(obj), jx_name(obj), &o, &resp, &err);
+	rc = kc_delete(r->kc, gvr, jd_namespace(obj), jd_name(obj), &o, &resp, &err);
 	/* 409: the uid precondition failed, so it is a newer object; the next pass decides */
-	ok = write_ok(r, rc, &resp, &err, "delete", jx_namespace(obj), jx_name(obj), true) ||
+	ok = write_ok(r, rc, &resp, &err, "delete", jd_namespace(obj), jd_name(obj), true) ||
 	     resp.http_status == 409;
 	kc_resp_release(&resp);
 	return ok;
@@ -379,15 +519,14 @@ static void collision(struct rec *r, const char *name, const char *reason)
 
 static bool claimed_by_other_tenant(struct rec *r, const char *ns)
 {
-	json_t *claimants = inf_by_index_ref(r->t->tenants, IDX_CLAIMS, ns), *o;
+	struct jdoc_list claimants = inf_by_index_ref(r->t->tenants, IDX_CLAIMS, ns);
 	bool other = false;
-	size_t i;
 
-	json_array_foreach(claimants, i, o)
-		if (strcmp(jx_name(o), r->name) != 0 &&
-		    !jx_get(o, "metadata", "deletionTimestamp", NULL))
+	for (size_t i = 0; i < claimants.n; i++)
+		if (!str_eq(jd_name(claimants.items[i]), r->name) &&
+		    !doc_deleting(claimants.items[i]))
 			other = true;
-	json_decref(claimants);
+	jdoc_list_release(&claimants);
 	return other;
 }
 
@@ -463,18 +602,19 @@ static json_t *sync_metadata(struct rec *r, const json_t *ns, const struct tm_ns
 static void delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active)
 {
 	for (int k = 0; k < N_OWNED; k++) {
-		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name), *o;
-		size_t i;
+		struct jdoc_list objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
 
-		json_array_foreach(objs, i, o) {
-			const char *in = jx_namespace(o);
+		for (size_t i = 0; i < objs.n; i++) {
+			const char *in = jd_namespace(objs.items[i]);
 
+			if (in == NULL)
+				continue;
 			if (ns ? strcmp(in, ns) == 0
 			       : !json_object_get(keep_active, in) &&
 			                    !json_object_get(r->let_go, in))
-				delete_obj(r, OWNED[k].gvr, o);
+				delete_obj(r, OWNED[k].gvr, objs.items[i]);
 		}
-		json_decref(objs);
+		jdoc_list_release(&objs);
 	}
 }
 
@@ -525,17 +665,19 @@ static void let_go(struct rec *r, const json_t *ns)
 /* Namespaces that carry this tenant's label or landlord's bookkeeping for it. */
 static json_t *owned_namespaces(struct rec *r)
 {
-	json_t *out = json_object(), *o;
-	json_t *by_label = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
-	json_t *by_annot = inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name);
-	size_t i;
+	json_t *out = json_object();
+	struct jdoc_list lists[2] = {inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name),
+	                             inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name)};
 
-	json_array_foreach(by_label, i, o)
-		json_object_set(out, jx_name(o), o);
-	json_array_foreach(by_annot, i, o)
-		json_object_set(out, jx_name(o), o);
-	json_decref(by_label);
-	json_decref(by_annot);
+	for (int l = 0; l < 2; l++) {
+		for (size_t i = 0; i < lists[l].n; i++) {
+			const char *name = jd_name(lists[l].items[i]);
+
+			if (name && !json_object_get(out, name))
+				json_object_set_new(out, name, copy_of(lists[l].items[i]));
+		}
+		jdoc_list_release(&lists[l]);
+	}
 	return out;
 }
 
@@ -548,7 +690,7 @@ static bool labelled_ours(struct rec *r, const json_t *ns)
 
 static void sync_claim(struct rec *r, const struct tm_ns *claim)
 {
-	const json_t *ns = inf_get_ref(r->t->namespaces, NULL, claim->name);
+	json_t *ns = cached_copy(r->t->namespaces, NULL, claim->name);
 	json_t *now = NULL;
 
 	if (claim->collides) {
@@ -579,7 +721,7 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 			json_object_set(r->active, claim->name, now);
 	}
 	json_decref(now);
-	jx_unref(ns);
+	json_decref(ns);
 }
 
 /* One Event for all the namespaces a pass created (a new tenant creates several at once). */
@@ -636,29 +778,40 @@ static void sync_namespaces(struct rec *r)
 static json_t *privileged_namespaces(struct rec *r)
 {
 	/* tenant namespaces are never privileged: only the others are matched */
-	json_t *all = inf_by_index_ref(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
-	json_t *set = json_object(), *o, *out;
-	size_t i;
+	struct jdoc_list all = inf_by_index_ref(r->t->namespaces, IDX_UNTENANTED, UNTENANTED);
+	json_t *set = json_object(), *out;
 
-	json_array_foreach(all, i, o)
-		if (lcfg_is_privileged_namespace(r->cfg, jx_name(o)))
-			json_object_set_new(set, jx_name(o), json_true());
+	for (size_t i = 0; i < all.n; i++) {
+		const char *name = jd_name(all.items[i]);
+
+		if (name && lcfg_is_privileged_namespace(r->cfg, name))
+			json_object_set_new(set, name, json_true());
+	}
 	out = tm_sorted_keys(set); /* the allow-list must be stable */
 	json_decref(set);
-	json_decref(all);
+	jdoc_list_release(&all);
 	return out;
 }
 
 /* Is the namespace's ResourceQuota in force (status.hard filled in and equal to spec.hard)? */
-static bool quota_in_force(const json_t *rq)
+/* tm_canonical_quantities() of a cached ResourceList (a few quantities, copied to compare). */
+static json_t *canonical_of(struct jval list)
+{
+	json_t *copy = jval_to_json(list), *out = tm_canonical_quantities(copy);
+
+	json_decref(copy);
+	return out;
+}
+
+static bool quota_in_force(const struct jdoc *rq)
 {
 	json_t *spec, *status;
 	bool same;
 
 	if (rq == NULL)
 		return false;
-	spec = tm_canonical_quantities(jx_get(rq, "spec", "hard", NULL));
-	status = tm_canonical_quantities(jx_get(rq, "status", "hard", NULL));
+	spec = canonical_of(jd_get(rq, "spec", "hard", NULL));
+	status = canonical_of(jd_get(rq, "status", "hard", NULL));
 	same = json_equal(spec, status);
 	json_decref(spec);
 	json_decref(status);
@@ -668,7 +821,7 @@ static bool quota_in_force(const json_t *rq)
 static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const json_t *cached;
+		const struct jdoc *cached;
 		json_t *rq;
 
 		if (!w[i].write)
@@ -676,37 +829,51 @@ static void apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 		rq = tm_resourcequota(r->tenant, w[i].ns, w[i].hard);
 		cached = inf_get_ref(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
 		ensure(r, &KC_RESOURCEQUOTAS, rq, cached);
-		jx_unref(cached);
+		jdoc_unref(cached);
 		json_decref(rq);
 	}
+}
+
+/* The quota model's view of one cached ResourceQuota: its three lists, copied into @keep. */
+static struct qp_ns qp_in(const char *ns, const struct jdoc *rq, json_t *keep)
+{
+	struct jval lists[3] = {jd_get(rq, "status", "used", NULL),
+	                        jd_get(rq, "status", "hard", NULL),
+	                        jd_get(rq, "spec", "hard", NULL)};
+	json_t *copies[3];
+
+	for (int i = 0; i < 3; i++) {
+		copies[i] = jval_to_json(lists[i]);
+		if (copies[i])
+			json_array_append_new(keep, copies[i]); /* alive until the end */
+	}
+	return (struct qp_ns){ns, copies[0], copies[1], copies[2]};
 }
 
 static void sync_quota(struct rec *r)
 {
 	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
-	json_t *rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name), *rq, *ns;
-	size_t n = 0, i, cap = json_object_size(r->active) + json_array_size(rqs);
-	struct qp_ns *in = xcalloc(cap, sizeof(*in));
+	struct jdoc_list rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name);
+	size_t n = 0, cap = json_object_size(r->active) + rqs.n;
+	struct qp_ns *in = xcalloc(cap ? cap : 1, sizeof(*in));
+	json_t *keep = json_array(), *ns;
 	struct qp_result res = {0};
 	struct ll_err err;
 	const char *name;
 
 	json_object_foreach(r->active, name, ns) {
-		const json_t *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 
-		in[n++] = (struct qp_ns){name, jx_get(cached, "status", "used", NULL),
-		                         jx_get(cached, "status", "hard", NULL),
-		                         jx_get(cached, "spec", "hard", NULL)};
-		if (cached)
-			json_array_append_new(rqs, (json_t *)cached); /* alive until the end */
+		in[n++] = qp_in(name, cached, keep);
+		jdoc_unref(cached);
 	}
-	json_array_foreach(rqs, i, rq)
-		if (!json_object_get(r->active, jx_namespace(rq)) &&
-		    strcmp(jx_name(rq), QUOTA_NAME) == 0)
-			in[n++] =
-			        (struct qp_ns){jx_namespace(rq), jx_get(rq, "status", "used", NULL),
-			                       jx_get(rq, "status", "hard", NULL),
-			                       jx_get(rq, "spec", "hard", NULL)};
+	for (size_t i = 0; i < rqs.n; i++) {
+		const char *in_ns = jd_namespace(rqs.items[i]);
+
+		if (in_ns && !json_object_get(r->active, in_ns) &&
+		    str_eq(jd_name(rqs.items[i]), QUOTA_NAME))
+			in[n++] = qp_in(in_ns, rqs.items[i], keep);
+	}
 	if (qp_compute(plan_hard, in, n, &res, &err) < 0) {
 		failf(r, "cannot split the plan's quota: %s", err.msg);
 		goto out;
@@ -722,7 +889,8 @@ static void sync_quota(struct rec *r)
 out:
 	qp_result_release(&res);
 	free(in);
-	json_decref(rqs);
+	json_decref(keep);
+	jdoc_list_release(&rqs); /* after the model: @in borrows the namespace names */
 }
 
 static json_t *build_isolation(const struct rec *r, const char *ns)
@@ -735,6 +903,29 @@ static json_t *build_isolation(const struct rec *r, const char *ns)
 static json_t *build_limits(const struct rec *r, const char *ns)
 {
 	return tm_limitrange(r->tenant, r->plan, ns);
+}
+
+/*
+ * The quota model writes spec.hard (apply_quota_writes()); what others add beside it (scopes, a
+ * scopeSelector, a resource in hard the model ignores is the model's) is reverted here.
+ */
+static void revert_quota_additions(struct rec *r, const char *ns, const struct jdoc *cached)
+{
+	json_t *hard, *want, *added;
+
+	if (cached == NULL)
+		return;
+	hard = jval_to_json(jd_get(cached, "spec", "hard", NULL));
+	want = tm_resourcequota(r->tenant, ns, hard);
+	added = added_by_others(jdoc_root(cached), want, true);
+	if (added) {
+		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
+		         "namespace", ns, "name", QUOTA_NAME, "removed", added);
+		merge_patch(r, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, added);
+	}
+	json_decref(added);
+	json_decref(want);
+	json_decref(hard);
 }
 
 static bool always(const struct rec *r)
@@ -757,7 +948,7 @@ static bool sync_policies(struct rec *r, const char *ns)
 	for (int k = 0; k < N_OWNED; k++) {
 		const struct owned *kind = &OWNED[k];
 		json_t *want;
-		const json_t *cached;
+		const struct jdoc *cached;
 
 		if (kind->build == NULL)
 			continue;
@@ -768,7 +959,7 @@ static bool sync_policies(struct rec *r, const char *ns)
 		else if (cached && kind->delete_unwanted(r))
 			ok &= delete_obj(r, kind->gvr, cached);
 		json_decref(want);
-		jx_unref(cached);
+		jdoc_unref(cached);
 	}
 	return ok;
 }
@@ -779,24 +970,28 @@ static void sync_access(struct rec *r, const char *ns_name, const json_t *ns, bo
 	bool private_sb = jx_bool(r->tenant, 0, "spec", "namespaces", "sandboxes", "private", NULL);
 	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name,
 	                               jx_get(ns, "metadata", "labels", NULL), claim, private_sb);
-	json_t *have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name), *rb;
+	struct jdoc_list have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name);
 	const char *name;
-	size_t i;
+	json_t *rb;
 
 	json_object_foreach(want, name, rb) {
-		const json_t *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
+		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
 
 		if (cached || may_grant)
 			ensure(r, &KC_ROLEBINDINGS, rb, cached);
 		else
 			r->access_pending = true;
-		jx_unref(cached);
+		jdoc_unref(cached);
 	}
-	json_array_foreach(have, i, rb)
-		if (strcmp(jx_namespace(rb), ns_name) == 0 && !json_object_get(want, jx_name(rb)))
-			delete_obj(r, &KC_ROLEBINDINGS,
-			           rb); /* a changed mapping or a removed role */
-	json_decref(have);
+	for (size_t i = 0; i < have.n; i++) {
+		const char *hname = jd_name(have.items[i]);
+
+		/* a changed mapping or a removed role */
+		if (str_eq(jd_namespace(have.items[i]), ns_name) && hname &&
+		    !json_object_get(want, hname))
+			delete_obj(r, &KC_ROLEBINDINGS, have.items[i]);
+	}
+	jdoc_list_release(&have);
 	json_decref(want);
 }
 
@@ -811,18 +1006,19 @@ static void sync_inside(struct rec *r)
 	else
 		r->quota_pending = true;
 	json_object_foreach(r->active, name, ns) {
-		const json_t *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		const struct jdoc *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 		bool has_plan_quota = json_object_size(jx_get(r->plan, "spec", "resourceQuota",
 		                                              "hard", NULL)) > 0;
 		bool quota_ok = r->plan && (!has_plan_quota || quota_in_force(rq));
 		bool policies_ok = sync_policies(r, name);
 
+		revert_quota_additions(r, name, rq);
 		if (!quota_ok)
 			r->quota_pending = true;
 		if (!policies_ok)
 			r->policies_pending = true;
 		sync_access(r, name, ns, quota_ok && policies_ok);
-		jx_unref(rq);
+		jdoc_unref(rq);
 	}
 	/* objects left in namespaces that are no longer this tenant's */
 	delete_owned_in(r, NULL, r->active);
@@ -832,7 +1028,7 @@ static void sync_tenant_role(struct rec *r)
 {
 	char name[NAMES_BUF + 20];
 	json_t *cr = tm_clusterrole(r->tenant), *crb = tm_clusterrolebinding(r->tenant);
-	const json_t *cr_cached, *crb_cached;
+	const struct jdoc *cr_cached, *crb_cached;
 
 	tm_tenant_role_name(r->name, name);
 	cr_cached = inf_get_ref(r->t->croles, NULL, name);
@@ -844,24 +1040,21 @@ static void sync_tenant_role(struct rec *r)
 		delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
 	json_decref(cr);
 	json_decref(crb);
-	jx_unref(cr_cached);
-	jx_unref(crb_cached);
+	jdoc_unref(cr_cached);
+	jdoc_unref(crb_cached);
 }
 
 static void delete_tenant_role(struct rec *r)
 {
-	json_t *objs;
-	size_t i;
-	json_t *o;
+	struct jdoc_list objs = inf_by_index_ref(r->t->crbindings, IDX_TENANT, r->name);
 
-	objs = inf_by_index_ref(r->t->crbindings, IDX_TENANT, r->name);
-	json_array_foreach(objs, i, o)
-		delete_obj(r, &KC_CLUSTERROLEBINDINGS, o);
-	json_decref(objs);
+	for (size_t i = 0; i < objs.n; i++)
+		delete_obj(r, &KC_CLUSTERROLEBINDINGS, objs.items[i]);
+	jdoc_list_release(&objs);
 	objs = inf_by_index_ref(r->t->croles, IDX_TENANT, r->name);
-	json_array_foreach(objs, i, o)
-		delete_obj(r, &KC_CLUSTERROLES, o);
-	json_decref(objs);
+	for (size_t i = 0; i < objs.n; i++)
+		delete_obj(r, &KC_CLUSTERROLES, objs.items[i]);
+	jdoc_list_release(&objs);
 }
 
 /* ---- finalizer ---- */
@@ -912,20 +1105,22 @@ static bool set_finalizer(struct rec *r, bool present)
 /* Released namespaces carry landlord.dev/released-from, so a stale cache loses none. */
 static json_t *released_list(struct rec *r)
 {
-	json_t *set = json_object(), *v,
-	       *marked = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
+	struct jdoc_list marked = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
+	json_t *set = json_object(), *v;
 	size_t i;
 
-	json_array_foreach(marked, i, v)
-		json_object_set_new(set, jx_name(v), json_true());
+	for (i = 0; i < marked.n; i++)
+		if (jd_name(marked.items[i]))
+			json_object_set_new(set, jd_name(marked.items[i]), json_true());
 	json_array_foreach(r->released, i, v)
 		json_object_set_new(set, json_string_value(v), json_true());
-	json_array_foreach(marked, i, v)
-		if (json_object_get(r->active, jx_name(v)))
-			json_object_del(set, jx_name(v)); /* back in the tenant */
+	for (i = 0; i < marked.n; i++)
+		if (jd_name(marked.items[i]) &&
+		    json_object_get(r->active, jd_name(marked.items[i])))
+			json_object_del(set, jd_name(marked.items[i])); /* back in the tenant */
 	v = tm_sorted_keys(set);
 	json_decref(set);
-	json_decref(marked);
+	jdoc_list_release(&marked);
 	return v;
 }
 
@@ -1079,10 +1274,10 @@ static bool all_released(struct rec *r)
 	bool done = json_object_size(owned) == 0;
 
 	for (int k = 0; done && k < N_OWNED; k++) {
-		json_t *objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
+		struct jdoc_list objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
 
-		done = json_array_size(objs) == 0;
-		json_decref(objs);
+		done = objs.n == 0;
+		jdoc_list_release(&objs);
 	}
 	json_decref(owned);
 	return done;
@@ -1118,7 +1313,7 @@ static struct ctrl_result provision(struct rec *r)
 
 	if (!set_finalizer(r, true))
 		return CTRL_RESULT_RETRY;
-	if (tm_claims_build(r->tenant, &r->claims) < 0) {
+	if (claims_of(r->doc, &r->claims) < 0) {
 		failf(r, "cannot compute namespace names");
 		return CTRL_RESULT_RETRY;
 	}
@@ -1153,7 +1348,8 @@ static struct ctrl_result orphaned(struct rec *r)
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct tenant_ctl *t = ud;
-	const json_t *tenant = inf_get_key_ref(t->tenants, key);
+	const struct jdoc *doc = inf_get_key_ref(t->tenants, key);
+	json_t *tenant = copy_of(doc); /* the primary object, read by the model as jansson */
 	const json_t *empty_tenant = NULL;
 	struct rec r = {
 	        .t = t,
@@ -1175,7 +1371,8 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 		goto out;
 	}
 	r.tenant = tenant;
-	r.plan = inf_get_ref(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
+	r.doc = doc;
+	r.plan = cached_copy(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
 	if (jx_get(tenant, "metadata", "deletionTimestamp", NULL))
 		res = finalizer_index(tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
 	else
@@ -1189,9 +1386,10 @@ out:
 	json_decref(r.released);
 	json_decref(r.privileged);
 	json_decref(r.quota_used);
-	jx_unref(r.plan);
+	json_decref((json_t *)r.plan);
 	json_decref((json_t *)empty_tenant);
-	jx_unref(tenant);
+	json_decref(tenant);
+	jdoc_unref(doc);
 	lcfg_unref(r.cfg);
 	return res;
 }

@@ -40,40 +40,50 @@ static bool user_seen(const struct tm_claims *c, const char *user)
 	return false;
 }
 
-static size_t max_claims(const json_t *tenant)
+static size_t max_claims(struct jval tenant)
 {
-	return json_array_size(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL)) +
-	       json_array_size(jx_get(tenant, "spec", "namespaces", "withoutTenantPrefix", NULL)) +
-	       json_array_size(jx_get(tenant, "spec", "accessControl", "owners", "users", NULL)) +
-	       json_array_size(jx_get(tenant, "spec", "accessControl", "editors", "users", NULL));
+	struct jval ns = jval_path(tenant, "spec", "namespaces", NULL);
+	struct jval ac = jval_path(tenant, "spec", "accessControl", NULL);
+
+	return jval_size(jval_get(ns, "withTenantPrefix")) +
+	       jval_size(jval_get(ns, "withoutTenantPrefix")) +
+	       jval_size(jval_path(ac, "owners", "users", NULL)) +
+	       jval_size(jval_path(ac, "editors", "users", NULL));
 }
 
-int tm_claims_build(const json_t *tenant, struct tm_claims *out)
+/* The string elements of @list as claims named after themselves, with @prefix. */
+static void add_named(struct tm_claims *out, struct names_claim *claims, const char *t,
+                      const char *prefix, struct jval list)
 {
-	const char *t = jx_name(tenant);
+	struct jval v;
+	size_t i;
+
+	jval_foreach(list, i, v)
+		if (jval_str(v))
+			add_claim(out, claims, t, prefix, jval_str(v), NULL, jval_str(v), NULL);
+}
+
+int tm_claims_build(struct jval tenant, struct tm_claims *out)
+{
+	const char *t = jval_str(jval_path(tenant, "metadata", "name", NULL));
 	size_t cap = max_claims(tenant), i;
-	struct names_claim *claims = xcalloc(cap, sizeof(*claims));
-	json_t *v;
+	struct names_claim *claims = xcalloc(cap ? cap : 1, sizeof(*claims));
+	struct jval spec_ns = jval_path(tenant, "spec", "namespaces", NULL), v;
 	int rc = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
-	out->ns = xcalloc(cap, sizeof(*out->ns));
+	out->ns = xcalloc(cap ? cap : 1, sizeof(*out->ns));
 	if (t == NULL)
 		goto out;
-	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withTenantPrefix", NULL), i, v)
-		if (json_is_string(v))
-			add_claim(out, claims, t, t, json_string_value(v), NULL,
-			          json_string_value(v), NULL);
-	json_array_foreach(jx_get(tenant, "spec", "namespaces", "withoutTenantPrefix", NULL), i, v)
-		if (json_is_string(v))
-			add_claim(out, claims, t, NULL, json_string_value(v), NULL,
-			          json_string_value(v), NULL);
-	if (jx_bool(tenant, 0, "spec", "namespaces", "sandboxes", "enabled", NULL)) {
+	add_named(out, claims, t, t, jval_get(spec_ns, "withTenantPrefix"));
+	add_named(out, claims, t, NULL, jval_get(spec_ns, "withoutTenantPrefix"));
+	if (jval_bool(jval_path(spec_ns, "sandboxes", "enabled", NULL), false)) {
 		for (size_t r = 0; r < 2; r++) {
-			json_array_foreach(
-			        jx_get(tenant, "spec", "accessControl", ROLES[r], "users", NULL), i,
-			        v) {
-				const char *u = json_string_value(v);
+			struct jval users =
+			        jval_path(tenant, "spec", "accessControl", ROLES[r], "users", NULL);
+
+			jval_foreach(users, i, v) {
+				const char *u = jval_str(v);
 
 				if (u != NULL && !user_seen(out, u))
 					add_claim(out, claims, t, t, u, KIND_SANDBOX, KIND_SANDBOX,
@@ -587,10 +597,10 @@ json_t *tm_clusterrolebinding(const json_t *tenant)
 	                 "subjects", subjects);
 }
 
-void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
+void tm_index_plan(const struct jdoc *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
                    void *ud)
 {
-	const char *p = jx_str(tenant, "spec", "plan", NULL);
+	const char *p = jd_str(tenant, "spec", "plan", NULL);
 
 	(void)ud;
 	if (p)

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "base/jdoc.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/names.h"
 
@@ -34,8 +35,8 @@
 struct tm_ns {
 	char name[NAMES_BUF];
 	char kind[NAMES_BUF]; /* landlord.dev/kind: the name given, or "sandbox" */
-	const char *user;     /* sandboxes: the raw user (borrowed from the Tenant); else NULL */
-	bool collides;        /* with another claim of this tenant (names_claims_check) */
+	const char *user; /* sandboxes: the raw user (lent by the Tenant's document); else NULL */
+	bool collides;    /* with another claim of this tenant (names_claims_check) */
 };
 
 struct tm_claims {
@@ -46,9 +47,11 @@ struct tm_claims {
 /**
  * tm_claims_build() - the namespaces @tenant asks for, with collisions among them marked.
  * Sandboxes exist for the users (not groups) among owners and editors, once per user, when
- * spec.namespaces.sandboxes.enabled. Return: 0, -EINVAL (no name) or -EIO (hashing failed).
+ * spec.namespaces.sandboxes.enabled. @tenant is read in place (a cached document: index
+ * functions call this on every Tenant event); the claims' users point into it, so the caller
+ * holds the document while it uses them. Return: 0, -EINVAL (no name) or -EIO (hashing failed).
  */
-int tm_claims_build(const json_t *tenant, struct tm_claims *out /* OUT */);
+int tm_claims_build(struct jval tenant, struct tm_claims *out /* OUT */);
 void tm_claims_release(struct tm_claims *c);
 /** tm_claims_find() - the claim for namespace @name, or NULL. */
 const struct tm_ns *tm_claims_find(const struct tm_claims *c, const char *name);
@@ -132,7 +135,7 @@ json_t *tm_sorted_keys(const json_t *obj);
 
 /* Tenants informer index: the Plan a Tenant names (shared by the Tenant and Plan controllers). */
 #define TM_INDEX_PLAN "plan"
-void tm_index_plan(const json_t *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
+void tm_index_plan(const struct jdoc *tenant, void (*emit)(const char *value, void *ctx), void *ctx,
                    void *ud);
 
 #endif

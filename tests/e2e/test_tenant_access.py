@@ -557,6 +557,42 @@ def test_drift_is_repaired(kit):
     kit.wait_can_i("frank", "get", "pods", ns, False)
 
 
+def test_what_others_add_to_landlords_objects_is_reverted(kit):
+    """Drift repair reverts additions, not only landlord's own fields: an egress rule on the
+    isolation policy, a scopeSelector on the quota and an extra subject on a binding each
+    change what the object means although landlord never set those fields."""
+    plan = access_plan(kit)
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t)
+    np_before = kit.net.read_namespaced_network_policy("landlord-isolation", ns).spec.to_dict()
+    hard_before = kit.quota(ns).spec.hard
+
+    egress = [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}]
+    kit.net.patch_namespaced_network_policy("landlord-isolation", ns, {"spec": {
+        "policyTypes": ["Ingress", "Egress"], "egress": egress}})
+    kit.core.patch_namespaced_resource_quota("landlord-quota", ns, {"spec": {"scopeSelector": {
+        "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In",
+                              "values": ["never-used"]}]}}})
+    rb = kit.rolebinding(ns, "landlord-owners-admin")
+    subjects = [s.to_dict() for s in rb.subjects]
+    kit.rbac.patch_namespaced_role_binding("landlord-owners-admin", ns, {"subjects": subjects + [
+        {"apiGroup": RBAC_GROUP, "kind": "User", "name": "erin"}]})
+
+    def reverted():
+        netpol = kit.net.read_namespaced_network_policy("landlord-isolation", ns)
+        rq = kit.quota(ns)
+        binding = kit.rolebinding(ns, "landlord-owners-admin")
+        return (netpol.spec.to_dict() == np_before and not netpol.spec.egress
+                and rq and rq.spec.scope_selector is None and rq.spec.hard == hard_before
+                and binding and [s.name for s in binding.subjects] == ["alice"])
+    kit.cluster.wait_for(reverted, 30, interval=0.2, what="additions by others reverted")
+    kit.wait_can_i("erin", "get", "pods", ns, False)
+    kit.wait_can_i("alice", "get", "pods", ns)
+
+
 def test_tenant_users_cannot_change_landlords_labels_or_objects(kit):
     plan = access_plan(kit)
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])

@@ -7,7 +7,8 @@
  *
  * Default mode serves /metrics and the /debug/cache and /debug/pause-watch hooks on an
  * ephemeral loopback port (logged as "probe server listening") until SIGTERM. With --sync-report it
- * waits for the initial sync, prints one JSON line (sync time, objects, VmRSS/VmHWM) and exits.
+ * waits for the initial sync, prints one JSON line (sync time, objects, VmRSS/VmHWM/RssAnon, Pss
+ * and Pss_Anon from smaps_rollup, and each informer's objects and inf_bytes()) and exits.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -68,13 +69,47 @@ static long status_kib(const char *field)
 	return v;
 }
 
+/* A field of /proc/self/smaps_rollup in KiB, or -1. */
+static long rollup_kib(const char *field)
+{
+	char line[256];
+	long v = -1;
+	size_t n = strlen(field);
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, n) == 0 && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void print_report(struct inf **infs, struct probe_args *a, double secs, long rss0)
+{
+	size_t objects = 0;
+
+	for (int i = 0; i < a->n; i++)
+		objects += inf_len(infs[i]);
+	printf("{\"sync_seconds\":%.3f,\"objects\":%zu,\"rss_before_kib\":%ld,"
+	       "\"rss_kib\":%ld,\"hwm_kib\":%ld,\"anon_kib\":%ld,\"pss_kib\":%ld,"
+	       "\"pss_anon_kib\":%ld,\"informers\":[",
+	       secs, objects, rss0, status_kib("VmRSS"), status_kib("VmHWM"), status_kib("RssAnon"),
+	       rollup_kib("Pss"), rollup_kib("Pss_Anon"));
+	for (int i = 0; i < a->n; i++)
+		printf("%s{\"resource\":\"%s\",\"objects\":%zu,\"bytes\":%zu}", i ? "," : "",
+		       inf_gvr(infs[i])->resource, inf_len(infs[i]), inf_bytes(infs[i]));
+	printf("]}\n");
+	fflush(stdout);
+}
+
 static int sync_report(struct kc_client *c, struct probe_args *a)
 {
 	struct inf *infs[MAX_RESOURCES];
 	struct kc_gvr gvrs[MAX_RESOURCES];
 	long rss0 = status_kib("VmRSS");
 	int64_t t0 = clock_mono_ns();
-	size_t objects = 0;
+	double secs;
 	int i;
 
 	for (i = 0; i < a->n; i++) {
@@ -89,15 +124,10 @@ static int sync_report(struct kc_client *c, struct probe_args *a)
 		inf_start(infs[i]);
 		free(spec);
 	}
-	for (i = 0; i < a->n; i++) {
+	for (i = 0; i < a->n; i++)
 		inf_wait_synced(infs[i], -1);
-		objects += inf_len(infs[i]);
-	}
-	printf("{\"sync_seconds\":%.3f,\"objects\":%zu,\"rss_before_kib\":%ld,"
-	       "\"rss_kib\":%ld,\"hwm_kib\":%ld,\"anon_kib\":%ld}\n",
-	       (double)(clock_mono_ns() - t0) / 1e9, objects, rss0, status_kib("VmRSS"),
-	       status_kib("VmHWM"), status_kib("RssAnon"));
-	fflush(stdout);
+	secs = (double)(clock_mono_ns() - t0) / 1e9;
+	print_report(infs, a, secs, rss0);
 	for (i = 0; i < a->n; i++)
 		inf_free(infs[i]);
 	return 0;

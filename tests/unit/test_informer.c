@@ -26,6 +26,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "kube/cache.h"
 #include "kube/informer.h"
 #include "kube/informer_internal.h"
 #include "kube/kube.h"
@@ -67,35 +68,38 @@ static bool rec_contains(struct rec *r, const char *want)
 	return found;
 }
 
-static const char *rv_of(const json_t *o)
+static const char *rv_of(const struct jdoc *o)
 {
-	const char *rv = jx_resource_version(o);
+	const char *rv = jd_resource_version(o);
 
 	return rv ? rv : "-";
 }
 
-static void rec_add(const json_t *obj, void *ud)
+static const char *key_of(const struct jdoc *o, char buf[CACHE_KEY_MAX])
 {
-	char *key = jx_object_key(obj);
-
-	rec_append(ud, "add:%s rv=%s;", key, rv_of(obj));
-	free(key);
+	assert_true(cache_doc_key(o, buf));
+	return buf;
 }
 
-static void rec_update(const json_t *old_obj, const json_t *new_obj, void *ud)
+static void rec_add(const struct jdoc *obj, void *ud)
 {
-	char *key = jx_object_key(new_obj);
+	char key[CACHE_KEY_MAX];
 
-	rec_append(ud, "upd:%s %s>%s;", key, rv_of(old_obj), rv_of(new_obj));
-	free(key);
+	rec_append(ud, "add:%s rv=%s;", key_of(obj, key), rv_of(obj));
 }
 
-static void rec_delete(const json_t *obj, void *ud)
+static void rec_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
 {
-	char *key = jx_object_key(obj);
+	char key[CACHE_KEY_MAX];
 
-	rec_append(ud, "del:%s rv=%s;", key, rv_of(obj));
-	free(key);
+	rec_append(ud, "upd:%s %s>%s;", key_of(new_obj, key), rv_of(old_obj), rv_of(new_obj));
+}
+
+static void rec_delete(const struct jdoc *obj, void *ud)
+{
+	char key[CACHE_KEY_MAX];
+
+	rec_append(ud, "del:%s rv=%s;", key_of(obj, key), rv_of(obj));
 }
 
 static struct inf_handler rec_handler(struct rec *r)
@@ -116,10 +120,21 @@ static json_t *obj_new(const char *ns, const char *name, const char *rv, const c
 	return o;
 }
 
+static struct jdoc *doc_of(json_t *take_obj)
+{
+	struct jdoc *d = NULL;
+
+	assert_int_equal(jdoc_from_json(take_obj, NULL, &d, NULL), 0);
+	json_decref(take_obj);
+	return d;
+}
+
 static void apply(struct inf *inf, enum watch_event_type type, json_t *take_obj)
 {
-	assert_int_equal(inf__apply_event(inf, type, take_obj), 0);
-	json_decref(take_obj);
+	struct jdoc *d = doc_of(take_obj);
+
+	assert_int_equal(inf__apply_event(inf, type, d), 0);
+	jdoc_unref(d);
 }
 
 static struct inf *pure_inf(void)
@@ -129,16 +144,16 @@ static struct inf *pure_inf(void)
 	return inf_new(NULL, &o);
 }
 
-/* Keys of a json array of objects, sorted, joined by ','. */
-static char *keys_of(json_t *arr)
+/* Keys of a list of documents, sorted, joined by ','. */
+static char *keys_of(struct jdoc_list *arr)
 {
-	char *keys[64];
-	size_t n = json_array_size(arr), i;
+	char *keys[64], buf[CACHE_KEY_MAX];
+	size_t n = arr->n, i;
 	struct buf b = BUF_INIT(1 << 16);
 
 	assert_true(n <= 64);
 	for (i = 0; i < n; i++)
-		keys[i] = jx_object_key(json_array_get(arr, i));
+		keys[i] = strdup(key_of(arr->items[i], buf));
 	for (i = 1; i < n; i++) {
 		for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
 			char *t = keys[j];
@@ -151,13 +166,13 @@ static char *keys_of(json_t *arr)
 		buf_appendf(&b, "%s%s", i ? "," : "", keys[i]);
 		free(keys[i]);
 	}
-	json_decref(arr);
+	jdoc_list_release(arr);
 	return buf_detach(&b);
 }
 
-static void assert_keys(json_t *take_arr, const char *want)
+static void assert_keys(struct jdoc_list take_arr, const char *want)
 {
-	char *got = keys_of(take_arr);
+	char *got = keys_of(&take_arr);
 
 	assert_string_equal(got, want);
 	free(got);
@@ -165,98 +180,60 @@ static void assert_keys(json_t *take_arr, const char *want)
 
 /* ---- pure tests ---- */
 
-static void test_informer__strip_keeps_only_keep_manager(void **state)
+static void test_informer__parse_projects_and_completes(void **state)
 {
-	json_t *o = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
-	                       "{\"manager\":\"kubectl\",\"operation\":\"Update\"},"
-	                       "{\"manager\":\"landlord\",\"operation\":\"Apply\"},"
-	                       "{\"operation\":\"Update\"},"
-	                       "{\"manager\":\"kube-controller-manager\"},"
-	                       "{\"manager\":\"landlord\",\"operation\":\"Update\"}]}}",
-	                       0, NULL);
-	const json_t *mf;
-
-	inf__strip_managed_fields(o, "landlord");
-	mf = jx_get(o, "metadata", "managedFields", NULL);
-	assert_int_equal(json_array_size(mf), 2);
-	assert_string_equal(jx_str(json_array_get(mf, 0), "operation", NULL), "Apply");
-	assert_string_equal(jx_str(json_array_get(mf, 1), "operation", NULL), "Update");
-	assert_string_equal(jx_str(json_array_get(mf, 1), "manager", NULL), "landlord");
-	json_decref(o);
-}
-
-static void test_informer__strip_drops_empty_array(void **state)
-{
-	json_t *o = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
-	                       "{\"manager\":\"kubectl\"},{\"manager\":\"other\"}]},\"data\":{}}",
-	                       0, NULL);
-	json_t *plain = json_loads("{\"metadata\":{\"name\":\"b\"}}", 0, NULL);
-	json_t *copy = json_deep_copy(plain);
-
-	inf__strip_managed_fields(o, "landlord");
-	assert_null(jx_get(o, "metadata", "managedFields", NULL));
-	assert_string_equal(jx_name(o), "a");
-	assert_non_null(json_object_get(o, "data"));
-	inf__strip_managed_fields(plain, "landlord");
-	assert_true(json_equal(plain, copy));
-	json_decref(o);
-	json_decref(plain);
-	json_decref(copy);
-}
-
-static void drop_data(json_t *obj, void *ud)
-{
-	/* the transform sees the object after stripping */
-	if (jx_get(obj, "metadata", "managedFields", NULL) == NULL)
-		json_object_del(obj, "data");
-	(*(int *)ud)++;
-}
-
-static void test_informer__prepare_strips_then_transforms(void **state)
-{
-	int calls = 0;
-	struct inf_opts o = {.gvr = test_gvr,
-	                     .keep_manager = "me",
-	                     .transform = drop_data,
-	                     .transform_ud = &calls};
+	static const char *const keep[] = {"data", NULL};
+	static const char *const drop[] = {"data.big", NULL};
+	struct inf_opts o = {.gvr = test_gvr, .keep = keep, .drop = drop};
 	struct inf *inf = inf_new(NULL, &o);
-	json_t *a = json_loads("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
-	                       "{\"manager\":\"landlord\"}]},\"data\":{\"k\":\"v\"}}",
-	                       0, NULL);
-	json_t *b = json_loads("{\"metadata\":{\"name\":\"b\",\"managedFields\":["
-	                       "{\"manager\":\"me\"}]},\"data\":{\"k\":\"v\"}}",
-	                       0, NULL);
-
 	struct inf_opts grouped = {.gvr = {"landlord.dev", "v1alpha1", "tenants", "Tenant", false}};
 	struct inf *tenants = inf_new(NULL, &grouped);
-	json_t *listed = json_loads("{\"metadata\":{\"name\":\"t\"}}", 0, NULL);
+	struct inf_opts meta = {.gvr = test_gvr, .metadata_only = true};
+	struct inf *metas = inf_new(NULL, &meta);
+	const char *obj = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\","
+	                  "\"resourceVersion\":\"7\",\"managedFields\":[{\"manager\":\"x\"}]},"
+	                  "\"data\":{\"k\":\"v\",\"big\":\"...\"},\"binaryData\":{}}";
+	const char *pom = "{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadata\","
+	                  "\"metadata\":{\"name\":\"n\"}}";
+	struct jdoc *da = inf__parse(inf, obj, strlen(obj)),
+	            *dt = inf__parse(tenants, obj, strlen(obj));
+	struct jdoc *dm = inf__parse(metas, pom, strlen(pom));
 
-	inf__prepare(inf, a);
-	inf__prepare(inf, b);
-	assert_int_equal(calls, 2);
-	/* listed items get the apiVersion and kind that only their list carried */
-	assert_string_equal(jx_str(a, "apiVersion", NULL), "v1");
-	assert_string_equal(jx_str(a, "kind", NULL), "ConfigMap");
-	inf__prepare(tenants, listed);
-	assert_string_equal(jx_str(listed, "apiVersion", NULL), "landlord.dev/v1alpha1");
-	assert_string_equal(jx_str(listed, "kind", NULL), "Tenant");
-	json_decref(listed);
-	inf_free(tenants);
-	assert_null(json_object_get(a, "data"));
-	assert_non_null(json_object_get(b, "data"));
-	assert_string_equal(jx_str(json_array_get(jx_get(b, "metadata", "managedFields", NULL), 0),
-	                           "manager", NULL),
-	                    "me");
-	json_decref(a);
-	json_decref(b);
+	/* kept paths stay with the key, resourceVersion, apiVersion and kind the informer
+	 * keeps; dropped ones, managedFields and what was not kept go */
+	assert_string_equal(jd_str(da, "data", "k", NULL), "v");
+	assert_int_equal(jval_type(jd_get(da, "data", "big", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(da, "binaryData", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(da, "metadata", "managedFields", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(da, "metadata", "uid", NULL)), JT_NONE);
+	assert_string_equal(jd_name(da), "a");
+	assert_string_equal(jd_namespace(da), "n");
+	assert_string_equal(jd_resource_version(da), "7");
+	assert_string_equal(jd_str(da, "kind", NULL), "ConfigMap");
+	/* the whole object by default, with the apiVersion and kind only the list carried */
+	assert_string_equal(jd_str(dt, "apiVersion", NULL), "landlord.dev/v1alpha1");
+	assert_string_equal(jd_str(dt, "kind", NULL), "Tenant");
+	assert_string_equal(jd_str(dt, "data", "big", NULL), "...");
+	assert_string_equal(jd_uid(dt), "u");
+	assert_int_equal(jval_type(jd_get(dt, "metadata", "managedFields", NULL)), JT_NONE);
+	/* metadata-only objects carry neither */
+	assert_int_equal(jval_type(jd_get(dm, "kind", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(dm, "apiVersion", NULL)), JT_NONE);
+	assert_string_equal(jd_name(dm), "n");
+	assert_null(inf__parse(inf, "{", 1));
+	jdoc_unref(da);
+	jdoc_unref(dt);
+	jdoc_unref(dm);
 	inf_free(inf);
+	inf_free(tenants);
+	inf_free(metas);
 }
 
 static void test_informer__key_building(void **state)
 {
 	struct inf *inf = pure_inf();
 	char *k;
-	const json_t *got;
+	const struct jdoc *got;
 
 	k = inf__key("ns", "a");
 	assert_string_equal(k, "ns/a");
@@ -271,14 +248,14 @@ static void test_informer__key_building(void **state)
 	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
 	apply(inf, WATCH_ADDED, obj_new(NULL, "a", "2", NULL));
 	got = inf_get_ref(inf, "ns", "a");
-	assert_string_equal(jx_resource_version(got), "1");
-	jx_unref(got);
+	assert_string_equal(jd_resource_version(got), "1");
+	jdoc_unref(got);
 	got = inf_get_ref(inf, NULL, "a");
-	assert_string_equal(jx_resource_version(got), "2");
-	jx_unref(got);
+	assert_string_equal(jd_resource_version(got), "2");
+	jdoc_unref(got);
 	got = inf_get_key_ref(inf, "ns/a");
-	assert_string_equal(jx_resource_version(got), "1");
-	jx_unref(got);
+	assert_string_equal(jd_resource_version(got), "1");
+	jdoc_unref(got);
 	assert_null(inf_get_ref(inf, "other", "a"));
 	assert_int_equal(inf_len(inf), 2);
 	inf_free(inf);
@@ -289,7 +266,7 @@ static void test_informer__events_emit_handlers(void **state)
 	struct inf *inf = pure_inf();
 	struct rec r = {""};
 	struct inf_handler h = rec_handler(&r);
-	json_t *nameless = json_pack("{s:{}}", "metadata");
+	struct jdoc *nameless = doc_of(json_pack("{s:{}}", "metadata"));
 
 	inf_add_handler(inf, &h);
 	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
@@ -303,24 +280,21 @@ static void test_informer__events_emit_handlers(void **state)
 	                           "del:ns/a rv=3;");
 	assert_null(inf_get_ref(inf, "ns", "a"));
 	assert_int_equal(inf_len(inf), 1);
-	json_decref(nameless);
+	jdoc_unref(nameless);
 	inf_free(inf);
 }
 
-static json_t *map_of(json_t *take1, json_t *take2, json_t *take3)
+/* inf__replace() with the (up to three) objects given. */
+static void replace(struct inf *inf, json_t *take1, json_t *take2, json_t *take3)
 {
-	json_t *m = json_object(), *objs[] = {take1, take2, take3};
+	json_t *objs[] = {take1, take2, take3};
+	struct jdoc_list l = {calloc(3, sizeof(*l.items)), 0};
 
-	for (size_t i = 0; i < 3; i++) {
-		char *key;
-
-		if (objs[i] == NULL)
-			continue;
-		key = jx_object_key(objs[i]);
-		json_object_set_new(m, key, objs[i]);
-		free(key);
-	}
-	return m;
+	for (size_t i = 0; i < 3; i++)
+		if (objs[i])
+			l.items[l.n++] = doc_of(objs[i]);
+	inf__replace(inf, &l);
+	assert_int_equal(l.n, 0);
 }
 
 static void test_informer__replace_emits_diff(void **state)
@@ -328,24 +302,31 @@ static void test_informer__replace_emits_diff(void **state)
 	struct inf *inf = pure_inf();
 	struct rec r = {""};
 	struct inf_handler h = rec_handler(&r);
-	const json_t *got;
+	const struct jdoc *got;
 
 	inf_add_handler(inf, &h);
-	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "1", NULL),
-	                         obj_new("ns", "c", "1", NULL)));
-	assert_string_equal(r.log, "add:ns/a rv=1;add:ns/b rv=1;add:ns/c rv=1;");
+	replace(inf, obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "1", NULL),
+	        obj_new("ns", "c", "1", NULL));
+	/* the store's order is its hash order: each event once, in any order */
+	assert_int_equal(strlen(r.log), strlen("add:ns/a rv=1;add:ns/b rv=1;add:ns/c rv=1;"));
+	assert_non_null(strstr(r.log, "add:ns/a rv=1;"));
+	assert_non_null(strstr(r.log, "add:ns/b rv=1;"));
+	assert_non_null(strstr(r.log, "add:ns/c rv=1;"));
 	r.log[0] = '\0';
-	/* a unchanged, b changed, c vanished, d new */
-	inf__replace(inf, map_of(obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "2", NULL),
-	                         obj_new("ns", "d", "3", NULL)));
-	assert_string_equal(r.log, "del:ns/c rv=1;upd:ns/b 1>2;add:ns/d rv=3;");
+	/* a unchanged, b changed, c vanished, d new; deletes come first */
+	replace(inf, obj_new("ns", "a", "1", NULL), obj_new("ns", "b", "2", NULL),
+	        obj_new("ns", "d", "3", NULL));
+	assert_int_equal(strlen(r.log), strlen("del:ns/c rv=1;upd:ns/b 1>2;add:ns/d rv=3;"));
+	assert_ptr_equal(strstr(r.log, "del:ns/c rv=1;"), r.log);
+	assert_non_null(strstr(r.log, "upd:ns/b 1>2;"));
+	assert_non_null(strstr(r.log, "add:ns/d rv=3;"));
 	assert_int_equal(inf_len(inf), 3);
 	assert_null(inf_get_ref(inf, "ns", "c"));
 	got = inf_get_ref(inf, "ns", "b");
-	assert_string_equal(jx_resource_version(got), "2");
-	jx_unref(got);
+	assert_string_equal(jd_resource_version(got), "2");
+	jdoc_unref(got);
 	r.log[0] = '\0';
-	inf__replace(inf, json_object());
+	replace(inf, NULL, NULL, NULL);
 	assert_int_equal(inf_len(inf), 0);
 	assert_non_null(strstr(r.log, "del:ns/a rv=1;"));
 	assert_non_null(strstr(r.log, "del:ns/b rv=2;"));
@@ -373,8 +354,7 @@ static void test_informer__label_index_follows_changes(void **state)
 	assert_keys(inf_by_index_ref(inf, "app", "none"), "");
 	assert_keys(inf_by_index_ref(inf, "no-such-index", "web"), "");
 	/* a relist rebuilds */
-	inf__replace(inf,
-	             map_of(obj_new("ns", "a", "3", "db"), obj_new("ns", "e", "1", "web"), NULL));
+	replace(inf, obj_new("ns", "a", "3", "db"), obj_new("ns", "e", "1", "web"), NULL);
 	assert_keys(inf_by_index_ref(inf, "app", "db"), "ns/a");
 	assert_keys(inf_by_index_ref(inf, "app", "web"), "ns/e");
 	inf_free(inf);
@@ -574,14 +554,14 @@ struct want_rv {
 static bool cached_rv_is(struct inf *inf, const void *arg)
 {
 	const struct want_rv *w = arg;
-	const json_t *o = inf_get_ref(inf, w->ns, w->name);
+	const struct jdoc *o = inf_get_ref(inf, w->ns, w->name);
 	bool ok;
 
 	if (w->rv == NULL)
 		ok = o == NULL;
 	else
-		ok = o && jx_resource_version(o) && strcmp(jx_resource_version(o), w->rv) == 0;
-	jx_unref(o);
+		ok = o && jd_resource_version(o) && strcmp(jd_resource_version(o), w->rv) == 0;
+	jdoc_unref(o);
 	return ok;
 }
 
@@ -653,17 +633,14 @@ static bool has_manager(const json_t *obj, const char *manager)
 static void test_informer__live_configmaps_converge(void **state)
 {
 	LIVE_OR_SKIP(state);
-	struct inf_opts o = {
-	        .gvr = KC_CONFIGMAPS, .ns = l->ns, .page_size = 2, .keep_manager = "landlord"};
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .page_size = 2};
 	struct inf *inf = inf_new(l->c, &o);
 	struct rec r = {""}, late = {""};
 	struct inf_handler h = rec_handler(&r), hl = rec_handler(&late);
 	struct kc_resp resp = {0};
-	json_t *patch, *e;
-	const json_t *got;
-	const json_t *mf;
+	json_t *patch;
+	const struct jdoc *got;
 	char *rv_a, *rv_b, *rv_c, *rv_p, *rv_a2, want[256];
-	size_t i;
 	struct want_rv w;
 	struct inf_stats st;
 
@@ -700,14 +677,10 @@ static void test_informer__live_configmaps_converge(void **state)
 	w = (struct want_rv){l->ns, "a", rv_a2};
 	assert_true(eventually(cached_rv_is, inf, &w));
 	got = inf_get_ref(inf, l->ns, "a");
-	assert_string_equal(jx_str(got, "data", "k", NULL), "changed");
-	/* the patch's manager entry was stripped; what is left is landlord's (the create) */
-	assert_false(has_manager(got, "unit-test"));
-	mf = jx_get(got, "metadata", "managedFields", NULL);
-	json_array_foreach(mf, i, e) {
-		assert_string_equal(jx_str(e, "manager", NULL), "landlord");
-	}
-	jx_unref(got);
+	assert_string_equal(jd_str(got, "data", "k", NULL), "changed");
+	/* the server's managedFields are never cached */
+	assert_int_equal(jval_type(jd_get(got, "metadata", "managedFields", NULL)), JT_NONE);
+	jdoc_unref(got);
 
 	delete_obj(l, &KC_CONFIGMAPS, "b");
 	w = (struct want_rv){l->ns, "b", NULL};
@@ -744,55 +717,52 @@ static void test_informer__live_configmaps_converge(void **state)
 	free(rv_a2);
 }
 
-static void test_informer__live_keeps_own_managed_fields(void **state)
+static void test_informer__live_projection(void **state)
 {
 	LIVE_OR_SKIP(state);
-	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .keep_manager = "landlord"};
+	static const char *const keep[] = {"metadata.name", "metadata.namespace",
+	                                   "metadata.resourceVersion", "data", NULL};
+	struct inf_opts o = {.gvr = KC_CONFIGMAPS, .ns = l->ns, .keep = keep};
 	struct inf *inf = inf_new(l->c, &o);
 	struct kc_resp resp = {0};
-	json_t *cm, *patch;
-	const json_t *got;
-	const json_t *mf;
+	json_t *cm;
+	const struct jdoc *got;
 	struct want_rv w;
 	char *rv;
 
-	cm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
-	               "metadata", "name", "applied", "namespace", l->ns, "data", "k", "v");
+	cm = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
+	               "ConfigMap", "metadata", "name", "applied", "namespace", l->ns, "labels",
+	               "app", "x", "data", "k", "v");
 	assert_int_equal(kc_apply(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, cm, "landlord",
 	                          true, &resp, NULL),
 	                 0);
 	assert_true(kc_resp_ok(&resp));
-	kc_resp_release(&resp);
-	patch = json_pack("{s:{s:s}}", "data", "other", "x");
-	assert_int_equal(kc_patch(l->c, &KC_CONFIGMAPS, l->ns, "applied", NULL, KC_PATCH_MERGE,
-	                          patch, "someone-else", &resp, NULL),
-	                 0);
-	assert_true(kc_resp_ok(&resp));
 	rv = strdup(jx_resource_version(resp.body));
-	/* the server holds both managers' entries */
-	assert_int_equal(json_array_size(jx_get(resp.body, "metadata", "managedFields", NULL)), 2);
+	assert_non_null(jx_get(resp.body, "metadata", "managedFields", NULL));
 	kc_resp_release(&resp);
 	assert_int_equal(inf_start(inf), 0);
 	assert_true(inf_wait_synced(inf, 30000));
 	w = (struct want_rv){l->ns, "applied", rv};
 	assert_true(eventually(cached_rv_is, inf, &w));
 	got = inf_get_ref(inf, l->ns, "applied");
-	mf = jx_get(got, "metadata", "managedFields", NULL);
-	assert_int_equal(json_array_size(mf), 1);
-	assert_string_equal(jx_str(json_array_get(mf, 0), "manager", NULL), "landlord");
-	jx_unref(got);
+	assert_string_equal(jd_str(got, "data", "k", NULL), "v");
+	assert_int_equal(jval_type(jd_get(got, "metadata", "labels", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(got, "metadata", "uid", NULL)), JT_NONE);
+	assert_string_equal(jd_str(got, "kind", NULL), "ConfigMap");
+	assert_true(inf_bytes(inf) >= jdoc_bytes(got));
+	jdoc_unref(got);
 	json_decref(cm);
-	json_decref(patch);
 	free(rv);
 	inf_free(inf);
 }
 
 static bool has_key(struct inf *inf, const void *key)
 {
-	const json_t *o = inf_get_key_ref(inf, key);
+	const struct jdoc *o = inf_get_key_ref(inf, key);
+	bool found = o != NULL;
 
-	jx_unref(o);
-	return o != NULL;
+	jdoc_unref(o);
+	return found;
 }
 
 static void test_informer__live_metadata_only_namespaces(void **state)
@@ -803,7 +773,7 @@ static void test_informer__live_metadata_only_namespaces(void **state)
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	json_t *created;
-	const json_t *def;
+	const struct jdoc *def;
 	char name[128];
 
 	assert_int_equal(inf_start(inf), 0);
@@ -811,14 +781,14 @@ static void test_informer__live_metadata_only_namespaces(void **state)
 	assert_true(eventually(has_key, inf, l->ns));
 	def = inf_get_ref(inf, NULL, "default");
 	assert_non_null(def);
-	assert_string_equal(jx_name(def), "default");
-	assert_non_null(jx_uid(def));
-	assert_null(json_object_get(def, "spec"));
-	assert_null(json_object_get(def, "status"));
-	jx_unref(def);
+	assert_string_equal(jd_name(def), "default");
+	assert_non_null(jd_uid(def));
+	assert_int_equal(jval_type(jd_get(def, "spec", NULL)), JT_NONE);
+	assert_int_equal(jval_type(jd_get(def, "status", NULL)), JT_NONE);
+	jdoc_unref(def);
 	def = inf_get_ref(inf, NULL, l->ns);
-	assert_null(json_object_get(def, "spec"));
-	jx_unref(def);
+	assert_int_equal(jval_type(jd_get(def, "spec", NULL)), JT_NONE);
+	jdoc_unref(def);
 	/* events after the list arrive too (the watch asks for single objects, not a list) */
 	snprintf(name, sizeof(name), "%s-meta", l->ns);
 	created = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
@@ -836,11 +806,12 @@ static void test_informer__live_metadata_only_namespaces(void **state)
 static bool index_count_is(struct inf *inf, const void *arg)
 {
 	const size_t *want = arg; /* [count for web, count for db] */
-	json_t *web = inf_by_index_ref(inf, "app", "web"), *db = inf_by_index_ref(inf, "app", "db");
-	bool ok = json_array_size(web) == want[0] && json_array_size(db) == want[1];
+	struct jdoc_list web = inf_by_index_ref(inf, "app", "web");
+	struct jdoc_list db = inf_by_index_ref(inf, "app", "db");
+	bool ok = web.n == want[0] && db.n == want[1];
 
-	json_decref(web);
-	json_decref(db);
+	jdoc_list_release(&web);
+	jdoc_list_release(&db);
 	return ok;
 }
 
@@ -1032,9 +1003,7 @@ static void test_informer__live_forbidden_is_logged_and_retried(void **state)
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
-	        cmocka_unit_test(test_informer__strip_keeps_only_keep_manager),
-	        cmocka_unit_test(test_informer__strip_drops_empty_array),
-	        cmocka_unit_test(test_informer__prepare_strips_then_transforms),
+	        cmocka_unit_test(test_informer__parse_projects_and_completes),
 	        cmocka_unit_test(test_informer__key_building),
 	        cmocka_unit_test(test_informer__events_emit_handlers),
 	        cmocka_unit_test(test_informer__replace_emits_diff),
@@ -1047,7 +1016,7 @@ int main(void)
 	};
 	const struct CMUnitTest live[] = {
 	        cmocka_unit_test(test_informer__live_configmaps_converge),
-	        cmocka_unit_test(test_informer__live_keeps_own_managed_fields),
+	        cmocka_unit_test(test_informer__live_projection),
 	        cmocka_unit_test(test_informer__live_metadata_only_namespaces),
 	        cmocka_unit_test(test_informer__live_label_index),
 	        cmocka_unit_test(test_informer__live_relists_after_compaction),

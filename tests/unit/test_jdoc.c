@@ -301,6 +301,68 @@ static void test_jdoc__projections_keep_and_drop_paths(void **state)
 	jdoc_unref(d);
 }
 
+static int keep_two(void *ctx, struct jdoc *take_item)
+{
+	struct jdoc **items = ctx;
+
+	if (items[0] == NULL)
+		items[0] = take_item;
+	else if (items[1] == NULL)
+		items[1] = take_item;
+	else
+		jdoc_unref(take_item);
+	return 0;
+}
+
+/* Defaults fill what a listed item lacks, never replace what it has, and obey the projection. */
+static void test_jdoc__root_defaults(void **state)
+{
+	static const char *const defaults[] = {"apiVersion", "v1", "kind", "ConfigMap", NULL};
+	static const char *const drop[] = {"kind", NULL};
+	static const char *const keep[] = {"metadata", NULL};
+	struct jdoc_opts o = {.defaults = defaults};
+	struct jdoc *d = parse("{\"metadata\":{\"name\":\"a\"},\"kind\":\"Other\"}", &o);
+	struct jdoc *items[2] = {NULL, NULL};
+	const char *page = "{\"items\":[{\"a\":1},{\"apiVersion\":\"v2\"}],\"kind\":\"List\"}";
+
+	assert_string_equal(jd_str(d, "apiVersion", NULL), "v1");
+	assert_string_equal(jd_str(d, "kind", NULL), "Other");
+	assert_string_equal(jd_str(d, "metadata", "name", NULL), "a");
+	assert_int_equal(jval_size(jdoc_root(d)), 3);
+	/* members stay sorted: lookups by binary search find the added ones */
+	assert_string_equal(jval_key_at(jdoc_root(d), 0), "apiVersion");
+	jdoc_unref(d);
+	o.drop = drop;
+	d = parse("{}", &o);
+	assert_string_equal(jd_str(d, "apiVersion", NULL), "v1");
+	assert_int_equal(jval_type(jd_get(d, "kind", NULL)), JT_NONE);
+	jdoc_unref(d);
+	o.drop = NULL;
+	o.keep = keep;
+	d = parse("{\"metadata\":{}}", &o);
+	assert_int_equal(jval_size(jdoc_root(d)), 1);
+	jdoc_unref(d);
+	/* nested objects and non-objects get nothing */
+	o.keep = NULL;
+	d = parse("{\"x\":{}}", &o);
+	assert_int_equal(jval_size(jd_get(d, "x", NULL)), 0);
+	jdoc_unref(d);
+	d = parse("[1]", &o);
+	assert_int_equal(jval_size(jdoc_root(d)), 1);
+	jdoc_unref(d);
+	/* each item of a list page gets them; the page itself does not */
+	assert_int_equal(
+	        jdoc_parse_items(page, strlen(page), "items", &o, keep_two, items, &d, NULL), 0);
+	assert_string_equal(jd_str(items[0], "kind", NULL), "ConfigMap");
+	assert_int_equal(jd_int(items[0], 0, "a", NULL), 1);
+	assert_string_equal(jd_str(items[1], "apiVersion", NULL), "v2");
+	assert_string_equal(jd_str(d, "kind", NULL), "List");
+	assert_int_equal(jval_type(jd_get(d, "apiVersion", NULL)), JT_NONE);
+	jdoc_unref(items[0]);
+	jdoc_unref(items[1]);
+	jdoc_unref(d);
+}
+
 static void test_jdoc__projection_applies_to_jansson_input_too(void **state)
 {
 	const char *const drop[] = {"metadata.managedFields", NULL};
@@ -729,6 +791,7 @@ int main(void)
 	        cmocka_unit_test(
 	                test_jdoc__merge_patch_turns_the_cached_value_into_the_desired_one),
 	        cmocka_unit_test(test_jdoc__has_subset_ignores_extra_fields_only),
+	        cmocka_unit_test(test_jdoc__root_defaults),
 	        cmocka_unit_test(test_jdoc__measure_bytes_per_cached_object),
 	        cmocka_unit_test(test_jdoc__measure_list_page_parse_speed),
 	};

@@ -36,6 +36,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/jdoc.h"
 #include "base/json.h"
 #include "base/metrics.h"
 #include "kube/kube.h"
@@ -818,6 +819,69 @@ static void test_kube__list_parses_first_when_the_scan_is_unsure(void **state)
 		assert_int_equal(list_requests(f), 3);
 		assert_int_equal(unknown_tokens(f), 0);
 		kc_resp_release(&resp);
+		fake_api_stop(f);
+	}
+}
+
+struct doc_paged {
+	struct paged p;
+	int with_kind, with_data;
+};
+
+static int on_paged_doc(struct jdoc *take_item, void *ud)
+{
+	struct doc_paged *d = ud;
+	json_t *meta = jval_to_json(jdoc_root(take_item));
+	int rc;
+
+	d->with_kind += jd_str(take_item, "kind", NULL) &&
+	                !strcmp(jd_str(take_item, "kind", NULL), "ConfigMap");
+	d->with_data += jval_type(jd_get(take_item, "data", NULL)) != JT_NONE;
+	rc = on_paged_item(meta, &d->p); /* the same order and page checks as kc_list() */
+	json_decref(meta);
+	jdoc_unref(take_item);
+	return rc;
+}
+
+/* kc_list_docs(): every layout and stop of kc_list(), items parsed with the projection given. */
+static void test_kube__list_docs_pages_into_documents(void **state)
+{
+	static const char *const keep[] = {"metadata", "kind", NULL};
+	static const char *const defaults[] = {"kind", "ConfigMap", NULL};
+	struct jdoc_opts proj = {.keep = keep, .defaults = defaults};
+
+	for (int layout = FAKE_LIST_USUAL; layout <= FAKE_LIST_ESCAPED; layout++) {
+		struct fake_api *f = paging_fake(12);
+		struct doc_paged d = {.p = {.f = f, .limit = 4, .items = 12, .stop_at = 9}};
+		struct kc_client *c = local_client(fake_api_port(f), 20000);
+		struct kc_list_opts o = {.limit = 4};
+		struct kc_resp resp = {0};
+		char *rv = (char *)"unset";
+
+		fake_api_set_list_layout(f, layout);
+		/* a stop ends the list with the callback's value, items so far handed over */
+		assert_int_equal(kc_list_docs(c, &KC_CONFIGMAPS, NULL, &o, &proj, on_paged_doc, &d,
+		                              &rv, &resp, NULL),
+		                 7);
+		assert_null(rv);
+		assert_int_equal(d.p.n, 9);
+		kc_resp_release(&resp);
+		d = (struct doc_paged){.p = {.f = f, .limit = 4, .items = 12}};
+		assert_int_equal(kc_list_docs(c, &KC_CONFIGMAPS, NULL, &o, &proj, on_paged_doc, &d,
+		                              &rv, &resp, NULL),
+		                 0);
+		assert_int_equal(resp.http_status, 200);
+		assert_int_equal(d.p.n, 12);
+		assert_int_equal(d.p.out_of_order, 0);
+		assert_int_equal(d.with_kind, 12); /* the root default */
+		assert_int_equal(d.with_data, 0);  /* the projection */
+		assert_non_null(rv);
+		/* resp holds the rest of the last page */
+		assert_null(json_object_get(resp.body, "items"));
+		assert_non_null(jx_str(resp.body, "metadata", "resourceVersion", NULL));
+		free(rv);
+		kc_resp_release(&resp);
+		kc_client_free(c);
 		fake_api_stop(f);
 	}
 }
@@ -1966,6 +2030,7 @@ int main(void)
 	        cmocka_unit_test(test_kube__scan_continue_agrees_with_the_parser),
 	        cmocka_unit_test(test_kube__list_requests_the_next_page_ahead),
 	        cmocka_unit_test(test_kube__list_parses_first_when_the_scan_is_unsure),
+	        cmocka_unit_test(test_kube__list_docs_pages_into_documents),
 	        cmocka_unit_test(test_kube__list_stop_cancels_the_page_in_flight),
 	        cmocka_unit_test(test_kube__list_gone_page_is_the_answer),
 	        cmocka_unit_test(test_kube__list_malformed_page_cancels_the_page_in_flight),

@@ -65,8 +65,8 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 }
 
 /* Every child maps to one fixed key, whatever it is. */
-static void map_to_fixed(const json_t *obj, void (*emit)(const char *key, void *ctx), void *ctx,
-                         void *ud)
+static void map_to_fixed(const struct jdoc *obj, void (*emit)(const char *key, void *ctx),
+                         void *ctx, void *ud)
 {
 	emit(ud, ctx);
 }

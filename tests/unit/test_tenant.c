@@ -396,6 +396,64 @@ static void test_tenant__deleted_and_edited_children_are_put_back(void **state)
 	assert_true(fake_api_wait(e->f, obj_is, &pss));
 }
 
+static bool absent_at(struct fake_api *f, const char *res, const char *name, const char *a,
+                      const char *b)
+{
+	json_t *o = fake_api_get(f, res, "acme-dev", name);
+	bool ok = o && jx_get(o, a, b, NULL) == NULL;
+
+	json_decref(o);
+	return ok;
+}
+
+static bool additions_gone(struct fake_api *f, void *ud)
+{
+	json_t *rb = fake_api_get(f, RB, "acme-dev", "landlord-owners-admin");
+	bool one = rb && json_array_size(jx_get(rb, "subjects", NULL)) == 1;
+
+	(void)ud;
+	json_decref(rb);
+	return one && absent_at(f, NP, "landlord-isolation", "spec", "egress") &&
+	       absent_at(f, "resourcequotas", "landlord-quota", "spec", "scopeSelector") &&
+	       absent_at(f, "limitranges", "landlord-limits", "spec", "extra");
+}
+
+/* What others add to landlord's objects is reverted, not only what landlord set. */
+static void test_tenant__fields_others_add_are_reverted(void **state)
+{
+	struct env *e = *state;
+	json_t *np, *rq, *rb, *lr;
+	long long writes;
+
+	provisioned(e);
+	np = fake_api_get(e->f, NP, "acme-dev", "landlord-isolation");
+	json_object_set_new((json_t *)jx_get(np, "spec", NULL), "egress", js("[{\"to\":[]}]"));
+	fake_api_put(e->f, NP, np);
+	rq = fake_api_get(e->f, "resourcequotas", "acme-dev", "landlord-quota");
+	json_object_set_new((json_t *)jx_get(rq, "spec", NULL), "scopeSelector",
+	                    js("{\"matchExpressions\":[{\"scopeName\":\"PriorityClass\","
+	                       "\"operator\":\"Exists\"}]}"));
+	fake_api_put(e->f, "resourcequotas", rq);
+	rb = fake_api_get(e->f, RB, "acme-dev", "landlord-owners-admin");
+	json_array_append_new((json_t *)jx_get(rb, "subjects", NULL),
+	                      js("{\"kind\":\"User\",\"name\":\"mallory\"}"));
+	fake_api_put(e->f, RB, rb);
+	lr = fake_api_get(e->f, "limitranges", "acme-dev", "landlord-limits");
+	json_object_set_new((json_t *)jx_get(lr, "spec", NULL), "extra", json_true());
+	fake_api_put(e->f, "limitranges", lr);
+	assert_false(additions_gone(e->f, NULL));
+	assert_true(fake_api_wait(e->f, additions_gone, NULL));
+	/* and once reverted, nothing more is written */
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	writes = fake_api_writes(e->f);
+	assert_true(fake_api_wait(e->f, additions_gone, NULL));
+	assert_int_equal(fake_api_writes(e->f), writes);
+	json_decref(np);
+	json_decref(rq);
+	json_decref(rb);
+	json_decref(lr);
+}
+
 /* A failing write is retried, and reported as ApplyFailed until it succeeds. */
 static void test_tenant__an_injected_500_is_retried_and_reported(void **state)
 {
@@ -524,6 +582,8 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__deleted_and_edited_children_are_put_back, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__fields_others_add_are_reverted, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__an_injected_500_is_retried_and_reported, setup, teardown),
 	        cmocka_unit_test_setup_teardown(

@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/jdoc.h"
 #include "kube/watchsplit.h"
 
 /* Collects lines joined by '|' so a test can compare the whole sequence at once. */
@@ -257,6 +258,47 @@ static void test_watchsplit__malformed_events_are_eproto(void **state)
 	expect_malformed("", "invalid JSON");
 }
 
+/* Straight into documents: projected objects, whole Statuses, the same verdicts on bad lines. */
+static void test_watchsplit__events_parse_into_documents(void **state)
+{
+	static const char *const keep[] = {"metadata.name", NULL};
+	struct jdoc_opts o = {.keep = keep};
+	const char *added = "{\"object\":{\"metadata\":{\"name\":\"a\",\"uid\":\"u\"},\"data\":{}},"
+	                    "\"type\":\"MODIFIED\"}";
+	const char *error = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}";
+	const char *bad[] = {"{\"type\":\"ADDED\",\"object\":{}",
+	                     "[1,2]",
+	                     "{\"object\":{}}",
+	                     "{\"type\":\"RENAMED\",\"object\":{}}",
+	                     "{\"type\":\"ADDED\"}",
+	                     "{\"type\":\"ADDED\",\"object\":\"x\"}",
+	                     "{\"type\":\"ADDED\",\"object\":[{},{}]}",
+	                     "{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":{}}",
+	                     ""};
+	enum watch_event_type type;
+	struct jdoc *obj = NULL;
+
+	/* the type may come after the object */
+	assert_int_equal(watch_event_parse_doc(added, strlen(added), &o, &type, &obj, NULL), 0);
+	assert_int_equal(type, WATCH_MODIFIED);
+	assert_string_equal(jd_name(obj), "a");
+	assert_int_equal(jval_type(jd_get(obj, "data", NULL)), JT_NONE);
+	assert_null(jd_uid(obj));
+	jdoc_unref(obj);
+	/* the Status of an ERROR event is whole whatever the projection */
+	assert_int_equal(watch_event_parse_doc(error, strlen(error), &o, &type, &obj, NULL), 0);
+	assert_int_equal(type, WATCH_ERROR);
+	assert_int_equal(jd_int(obj, 0, "code", NULL), 410);
+	jdoc_unref(obj);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		obj = (struct jdoc *)1;
+		assert_int_equal(
+		        watch_event_parse_doc(bad[i], strlen(bad[i]), NULL, &type, &obj, NULL),
+		        -EPROTO);
+		assert_null(obj);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +313,7 @@ int main(void)
 	        cmocka_unit_test(test_watchsplit__parses_every_event_type),
 	        cmocka_unit_test(test_watchsplit__error_event_carries_a_status),
 	        cmocka_unit_test(test_watchsplit__malformed_events_are_eproto),
+	        cmocka_unit_test(test_watchsplit__events_parse_into_documents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
