@@ -96,7 +96,8 @@ def timed(fn):
 
 
 def record(section, markdown):
-    """Replace (or append) the section '## <section>' of docs/benchmarks.md."""
+    """Replace (or append) the section '## <section>' of docs/benchmarks.md, keeping its
+    hand-written "What the numbers mean:" notes (check them against the new numbers)."""
     path = REPO / "docs" / "benchmarks.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     head = f"## {section}\n"
@@ -104,6 +105,10 @@ def record(section, markdown):
     if head in text:
         start = text.index(head)
         nxt = text.find("\n## ", start + len(head))
+        old = text[start:nxt + 1] if nxt >= 0 else text[start:]
+        notes = old.find("\nWhat the numbers mean:\n")
+        if notes >= 0:  # written by hand: kept until someone rewrites them
+            block += old[notes:].rstrip("\n") + "\n"
         text = text[:start] + block + (text[nxt + 1:] if nxt >= 0 else "")
     else:
         text = text.rstrip() + "\n\n" + block

@@ -195,7 +195,7 @@ cores.
 | PSS (smaps_rollup) / of it anonymous | {pss / 1024:.1f} / {pss_anon / 1024:.1f} MiB | | |
 | peak RSS (VmHWM) during sync | {hwm / 1024:.1f} MiB | | |
 | RSS before any informer (client only) | {base / 1024:.1f} MiB | | |
-| idle `landlord run`, nothing cached | {idle_kib / 1024:.1f} MiB (private {idle_anon / 1024:.1f}) | | target <= 10 MiB |
+| idle `landlord run`, nothing cached | {idle_kib / 1024:.1f} MiB (private {idle_anon / 1024:.1f}) | | see "Idle memory" |
 | RSS per cached object | {per_obj:.0f} bytes | | (RSS after - before) / objects |
 
 Raw numbers: `bench/results/informer_sync.json`.
