@@ -118,7 +118,9 @@ def test_converges_after_a_crash_after_every_write(installed, tmp_path):
         converged = code is None
         if converged:
             code = crashing.stop()
-        assert code == (0 if converged else CRASH_EXIT), f"N={n}: exit {code}"
+        # A run that converged may still crash on a write that follows Ready (its Event, the
+        # Plan's status) before it is stopped: that exit is the hook's too.
+        assert code in ((0, CRASH_EXIT) if converged else (CRASH_EXIT,)), f"N={n}: exit {code}"
         healthy = start_controllers(installed, tmp_path, name=f"after-{n}", wait=False)
         try:
             healthy.wait_probe()
