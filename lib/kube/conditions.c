@@ -45,3 +45,17 @@ json_t *cond_set(const json_t *current, const char *type, const char *status, co
 		        out, condition(type, status, reason, message, NULL, observed_generation));
 	return out;
 }
+
+const json_t *cond_find(const json_t *conditions, const char *type)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(conditions, i, c) {
+		const char *t = jx_str(c, "type", NULL);
+
+		if (t && strcmp(t, type) == 0)
+			return c;
+	}
+	return NULL;
+}

@@ -16,4 +16,7 @@
 json_t *cond_set(const json_t *current, const char *type, const char *status, const char *reason,
                  const char *message, long long observed_generation);
 
+/** cond_find() - the condition of @type in the array @conditions (lent), or NULL. */
+const json_t *cond_find(const json_t *conditions, const char *type);
+
 #endif

@@ -453,20 +453,13 @@ static struct ctrl_result write_status(struct kc_client *kc, const char *name, j
 static void record_verdict(struct kc_client *kc, const json_t *obj, enum verdict v,
                            const json_t *status)
 {
-	const json_t *c;
-	const char *msg = "";
-	size_t i;
+	const char *msg = jx_str(cond_find(json_object_get(status, "conditions"), "Accepted"),
+	                         "message", NULL);
 
-	json_array_foreach(json_object_get(status, "conditions"), i, c) {
-		const char *type = jx_str(c, "type", NULL), *m = jx_str(c, "message", NULL);
-
-		if (type != NULL && m != NULL && strcmp(type, "Accepted") == 0)
-			msg = m;
-	}
 	/* cached objects carry apiVersion and kind, which the Event's involvedObject needs */
 	event_record(kc, LANDLORD_COMPONENT, obj,
 	             v == VERDICT_ACCEPTED ? EVENT_NORMAL : EVENT_WARNING, verdict_reason(v), "%s",
-	             msg);
+	             msg ? msg : "");
 }
 
 static bool role_in_cache(const char *name, void *ud)

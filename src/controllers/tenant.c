@@ -1244,23 +1244,20 @@ static json_t *desired_status(struct rec *r, bool deleting)
 static void write_status(struct rec *r, json_t *status)
 {
 	const json_t *old = jx_get(r->tenant, "status", NULL);
-	const char *old_reason = NULL, *new_reason = NULL;
+	const json_t *old_ready, *new_ready;
+	const char *old_reason, *new_reason = NULL;
 	char why[512];
-	json_t *c;
-	size_t i;
 
 	if (json_equal(status, old))
 		return;
 	if (status_write(r->kc, &LL_TENANTS, r->name, status, STATUS_REPLACE,
 	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) < 0)
 		failf(r, "write status %s: %s", r->name, why);
-	json_array_foreach(jx_get(old, "conditions", NULL), i, c)
-		if (strcmp(jx_str(c, "type", NULL), "Ready") == 0)
-			old_reason = jx_str(c, "message", NULL);
-	json_array_foreach(json_object_get(status, "conditions"), i, c)
-		if (strcmp(jx_str(c, "type", NULL), "Ready") == 0 &&
-		    strcmp(jx_str(c, "status", NULL), "False") == 0)
-			new_reason = jx_str(c, "message", NULL);
+	old_ready = cond_find(jx_get(old, "conditions", NULL), "Ready");
+	new_ready = cond_find(json_object_get(status, "conditions"), "Ready");
+	old_reason = jx_str(old_ready, "message", NULL);
+	if (new_ready && strcmp(jx_str(new_ready, "status", NULL), "False") == 0)
+		new_reason = jx_str(new_ready, "message", NULL);
 	if (r->failed && new_reason && (!old_reason || strcmp(old_reason, new_reason) != 0))
 		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ApplyFailed",
 		             "%s", new_reason);

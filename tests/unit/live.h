@@ -135,6 +135,47 @@ static inline void live_namespace_delete(struct kc_client *c, const char *name)
 	kc_resp_release(&resp);
 }
 
+/* A suite's live state: a client and a namespace of its own (cmocka group state). */
+struct live_ns {
+	struct kcfg cfg;
+	struct kc_client *c;
+	char ns[64];
+};
+
+/**
+ * live_ns_setup() - cmocka group setup: *@state gets a connected client and a fresh namespace
+ * "<@prefix>-<six hex digits>", or NULL when no live cluster is configured (the live tests
+ * then skip). Returns 0, or -1 when the cluster is configured but the set-up failed.
+ */
+static inline int live_ns_setup(void **state, const char *prefix)
+{
+	struct live_ns *l;
+
+	*state = NULL;
+	if (live_kubeconfig() == NULL)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	*state = l;
+	if (live_connect(&l->cfg, NULL, &l->c) != 0)
+		return -1;
+	return live_namespace_create(l->c, prefix, l->ns, sizeof(l->ns));
+}
+
+/** live_ns_teardown() - delete the namespace (best effort) and free what setup made. */
+static inline int live_ns_teardown(void **state)
+{
+	struct live_ns *l = *state;
+
+	if (l == NULL)
+		return 0;
+	if (l->c && l->ns[0])
+		live_namespace_delete(l->c, l->ns);
+	kc_client_free(l->c);
+	kcfg_release(&l->cfg);
+	free(l);
+	return 0;
+}
+
 static inline void live_sleep_ms(long ms)
 {
 	clock_sleep_until(clock_mono_ns() + ms * CLOCK_NS_PER_MS);

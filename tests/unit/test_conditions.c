@@ -86,6 +86,19 @@ static void test_conditions__input_is_never_modified(void **state)
 	json_decref(copy);
 }
 
+static void test_conditions__find_by_type(void **state)
+{
+	json_t *conds = json_pack("[{s:s,s:s},{s:i},{s:s,s:s}]", "type", "Ready", "status", "True",
+	                          "type", 3, "type", "QuotaReady", "status", "False");
+
+	(void)state;
+	assert_string_equal(jx_str(cond_find(conds, "QuotaReady"), "status", NULL), "False");
+	assert_string_equal(jx_str(cond_find(conds, "Ready"), "status", NULL), "True");
+	assert_null(cond_find(conds, "AccessReady"));
+	assert_null(cond_find(NULL, "Ready"));
+	json_decref(conds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -93,6 +106,7 @@ int main(void)
 	        cmocka_unit_test(test_conditions__same_status_keeps_the_transition_time),
 	        cmocka_unit_test(test_conditions__a_changed_status_moves_the_transition_time),
 	        cmocka_unit_test(test_conditions__input_is_never_modified),
+	        cmocka_unit_test(test_conditions__find_by_type),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -460,42 +460,12 @@ static void test_kube_request__zeroed_resp_reused(void **state)
 
 /* ---------- live ---------- */
 
-struct live {
-	struct kcfg cfg;
-	struct kc_client *c;
-	char ns[64];
-	char role[80];
-};
-
 static int live_setup(void **state)
 {
-	struct live *l;
-
-	*state = NULL;
-	if (live_kubeconfig() == NULL)
-		return 0;
-	l = calloc(1, sizeof(*l));
-	if (live_connect(&l->cfg, NULL, &l->c) != 0 ||
-	    live_namespace_create(l->c, "kcreq", l->ns, sizeof(l->ns)) != 0)
-		return -1;
-	*state = l;
-	return 0;
+	return live_ns_setup(state, "kcreq");
 }
 
-static int live_teardown(void **state)
-{
-	struct live *l = *state;
-
-	if (l == NULL)
-		return 0;
-	live_namespace_delete(l->c, l->ns);
-	kc_client_free(l->c);
-	kcfg_release(&l->cfg);
-	free(l);
-	return 0;
-}
-
-static long live_status(struct live *l, const char *method, const char *path,
+static long live_status(struct live_ns *l, const char *method, const char *path,
                         const struct kc_header *hs, size_t n)
 {
 	struct kc_request rq = {.method = method, .path = path, .headers = hs, .n_headers = n};
@@ -510,7 +480,7 @@ static long live_status(struct live *l, const char *method, const char *path,
 	return status;
 }
 
-static void live_post(struct live *l, const char *path, const char *ctype, const char *body)
+static void live_post(struct live_ns *l, const char *path, const char *ctype, const char *body)
 {
 	struct kc_request rq = {.method = "POST",
 	                        .path = path,
@@ -527,7 +497,7 @@ static void live_post(struct live *l, const char *path, const char *ctype, const
 }
 
 /* A Role that reads configmaps, bound to the group kcreq-readers, in the suite's namespace. */
-static void live_reader_role(struct live *l)
+static void live_reader_role(struct live_ns *l)
 {
 	char path[160], body[1024];
 
@@ -550,7 +520,7 @@ static void live_reader_role(struct live *l)
 
 static bool live_cm_readable(void *arg)
 {
-	struct live *l = arg;
+	struct live_ns *l = arg;
 	const struct kc_header hs[] = {{"Impersonate-User", "alice"},
 	                               {"Impersonate-Group", "kcreq-readers"}};
 	char path[160];
@@ -561,7 +531,7 @@ static bool live_cm_readable(void *arg)
 
 static void test_kube_request__live_impersonation(void **state)
 {
-	struct live *l = *state;
+	struct live_ns *l = *state;
 	const struct kc_header alice[] = {{"Impersonate-User", "alice"},
 	                                  {"Impersonate-Group", "kcreq-other"},
 	                                  {"Impersonate-Group", "kcreq-readers"}};
@@ -582,7 +552,7 @@ static void test_kube_request__live_impersonation(void **state)
 
 static void test_kube_request__live_self_subject_review_shows_groups(void **state)
 {
-	struct live *l = *state;
+	struct live_ns *l = *state;
 	const struct kc_header hs[] = {{"Impersonate-User", "alice"},
 	                               {"Impersonate-Group", "kcreq-a"},
 	                               {"Impersonate-Group", "kcreq-b"},
@@ -623,7 +593,7 @@ static void test_kube_request__live_self_subject_review_shows_groups(void **stat
 
 static void test_kube_request__live_yaml_post_merge_and_apply_patch(void **state)
 {
-	struct live *l = *state;
+	struct live_ns *l = *state;
 	char path[160], item[200];
 	static const char merge[] = "{\"data\":{\"b\":\"2\"}}";
 	static const char apply[] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\n"
@@ -707,5 +677,5 @@ int main(void)
 	int failed = cmocka_run_group_tests_name("kube_request", unit, NULL, NULL);
 
 	return failed +
-	       cmocka_run_group_tests_name("kube_request_live", live, live_setup, live_teardown);
+	       cmocka_run_group_tests_name("kube_request_live", live, live_setup, live_ns_teardown);
 }

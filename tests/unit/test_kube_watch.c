@@ -374,38 +374,9 @@ static void test_kube_watch__watch_non_200_has_no_events(void **state)
 
 /* ---------- live ---------- */
 
-struct live {
-	struct kcfg cfg;
-	struct kc_client *c;
-	char ns[64];
-};
-
 static int live_setup(void **state)
 {
-	struct live *l;
-
-	*state = NULL;
-	if (live_kubeconfig() == NULL)
-		return 0;
-	l = calloc(1, sizeof(*l));
-	if (live_connect(&l->cfg, NULL, &l->c) != 0 ||
-	    live_namespace_create(l->c, "kcwatch", l->ns, sizeof(l->ns)) != 0)
-		return -1;
-	*state = l;
-	return 0;
-}
-
-static int live_teardown(void **state)
-{
-	struct live *l = *state;
-
-	if (l == NULL)
-		return 0;
-	live_namespace_delete(l->c, l->ns);
-	kc_client_free(l->c);
-	kcfg_release(&l->cfg);
-	free(l);
-	return 0;
+	return live_ns_setup(state, "kcwatch");
 }
 
 struct grep {
@@ -426,7 +397,7 @@ static int on_watch_bytes(const struct kc_resp *head, const char *p, size_t n, v
 
 static void test_kube_watch__live_raw_watch_receives_added_bytes(void **state)
 {
-	struct live *l = *state;
+	struct live_ns *l = *state;
 	struct grep g = {.got = BUF_INIT(4u << 20)};
 	char path[160];
 	struct kc_request rq = {.method = "GET",
@@ -477,5 +448,5 @@ int main(void)
 	int failed = cmocka_run_group_tests_name("kube_watch", unit, NULL, NULL);
 
 	return failed +
-	       cmocka_run_group_tests_name("kube_watch_live", live, live_setup, live_teardown);
+	       cmocka_run_group_tests_name("kube_watch_live", live, live_setup, live_ns_teardown);
 }

@@ -21,6 +21,7 @@
 
 #include "base/metrics.h"
 #include "fake_manager.h"
+#include "kube/conditions.h"
 #include "kube/kubeconfig.h"
 #include "tenancy/landlordconfig_current.h"
 
@@ -534,17 +535,6 @@ static void fake_config(struct fake_api *f, const char *name, const char *spec_t
 }
 
 /* The condition @type of @obj's status, or NULL (condition() fails the test instead). */
-static const json_t *find_cond(const json_t *obj, const char *type)
-{
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(jx_get(obj, "status", "conditions", NULL), i, c)
-		if (strcmp(jx_str(c, "type", NULL), type) == 0)
-			return c;
-	return NULL;
-}
-
 struct reason_want {
 	const char *name, *reason;
 };
@@ -553,7 +543,7 @@ static bool has_reason(struct fake_api *f, void *ud)
 {
 	const struct reason_want *w = ud;
 	json_t *obj = fake_api_get(f, LCFGS, NULL, w->name);
-	const json_t *c = find_cond(obj, "Accepted");
+	const json_t *c = cond_find(jx_get(obj, "status", "conditions", NULL), "Accepted");
 	bool ok = c && strcmp(jx_str(c, "reason", NULL), w->reason) == 0 &&
 	          jx_int(obj, -1, "status", "observedGeneration", NULL) == jx_generation(obj);
 

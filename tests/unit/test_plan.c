@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "fake_manager.h"
+#include "kube/conditions.h"
 
 #define TENANTS "tenants.landlord.dev"
 #define PLANS   "plans.landlord.dev"
@@ -79,22 +80,11 @@ struct want {
 	const char *cond, *status; /* and this condition with this status */
 };
 
-static const json_t *find_cond(const json_t *obj, const char *type)
-{
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(jx_get(obj, "status", "conditions", NULL), i, c)
-		if (strcmp(jx_str(c, "type", NULL), type) == 0)
-			return c;
-	return NULL;
-}
-
 static bool plan_says(struct fake_api *f, void *ud)
 {
 	const struct want *w = ud;
 	json_t *p = fake_api_get(f, PLANS, NULL, w->plan);
-	const json_t *c = find_cond(p, w->cond);
+	const json_t *c = cond_find(jx_get(p, "status", "conditions", NULL), w->cond);
 	bool ok = p && jx_int(p, -1, "status", "tenants", NULL) == w->tenants &&
 	          jx_int(p, -1, "status", "namespaces", NULL) == w->namespaces && c &&
 	          strcmp(jx_str(c, "status", NULL), w->status) == 0;
@@ -149,10 +139,18 @@ static void test_plan__more_namespaces_than_allowed_is_reported(void **state)
 	tenant(e->f, "globex", "small", 2);
 	wait_plan(e->f, &(struct want){"small", 2, 5, "WithinLimits", "False"});
 	p = fake_api_get(e->f, PLANS, NULL, "small");
-	assert_string_equal(jx_str(find_cond(p, "WithinLimits"), "reason", NULL),
-	                    "TooManyNamespaces");
-	assert_non_null(strstr(jx_str(find_cond(p, "WithinLimits"), "message", NULL), "acme"));
-	assert_null(strstr(jx_str(find_cond(p, "WithinLimits"), "message", NULL), "globex"));
+	assert_string_equal(
+	        jx_str(cond_find(jx_get(p, "status", "conditions", NULL), "WithinLimits"), "reason",
+	               NULL),
+	        "TooManyNamespaces");
+	assert_non_null(
+	        strstr(jx_str(cond_find(jx_get(p, "status", "conditions", NULL), "WithinLimits"),
+	                      "message", NULL),
+	               "acme"));
+	assert_null(
+	        strstr(jx_str(cond_find(jx_get(p, "status", "conditions", NULL), "WithinLimits"),
+	                      "message", NULL),
+	               "globex"));
 	json_decref(p);
 }
 
@@ -164,9 +162,12 @@ static void test_plan__bad_quantities_make_it_invalid(void **state)
 	plan(e->f, "broken", "lots", 2);
 	wait_plan(e->f, &(struct want){"broken", 0, 0, "Ready", "False"});
 	p = fake_api_get(e->f, PLANS, NULL, "broken");
-	assert_string_equal(jx_str(find_cond(p, "Ready"), "reason", NULL), "Invalid");
-	assert_non_null(
-	        strstr(jx_str(find_cond(p, "Ready"), "message", NULL), "spec.resourceQuota.hard"));
+	assert_string_equal(
+	        jx_str(cond_find(jx_get(p, "status", "conditions", NULL), "Ready"), "reason", NULL),
+	        "Invalid");
+	assert_non_null(strstr(jx_str(cond_find(jx_get(p, "status", "conditions", NULL), "Ready"),
+	                              "message", NULL),
+	                       "spec.resourceQuota.hard"));
 	json_decref(p);
 }
 

@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "fake_manager.h"
+#include "kube/conditions.h"
 #include "tenancy/landlordconfig_current.h"
 
 #define TENANTS "tenants.landlord.dev"
@@ -108,22 +109,11 @@ struct cond_want {
 	const char *tenant, *type, *status, *reason;
 };
 
-static const json_t *find_cond(const json_t *obj, const char *type)
-{
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(jx_get(obj, "status", "conditions", NULL), i, c)
-		if (strcmp(jx_str(c, "type", NULL), type) == 0)
-			return c;
-	return NULL;
-}
-
 static bool has_cond(struct fake_api *f, void *ud)
 {
 	const struct cond_want *w = ud;
 	json_t *t = fake_api_get(f, TENANTS, NULL, w->tenant);
-	const json_t *c = find_cond(t, w->type);
+	const json_t *c = cond_find(jx_get(t, "status", "conditions", NULL), w->type);
 	bool ok = c && strcmp(jx_str(c, "status", NULL), w->status) == 0 &&
 	          (w->reason == NULL || strcmp(jx_str(c, "reason", NULL), w->reason) == 0) &&
 	          jx_generation(t) == jx_int(t, 0, "status", "observedGeneration", NULL);
@@ -293,7 +283,9 @@ static void test_tenant__becomes_namespaces_quota_policies_and_access(void **sta
 	for (const char *const *c = (const char *const[]){"NamespacesReady", "QuotaReady",
 	                                                  "PoliciesReady", "AccessReady", NULL};
 	     *c; c++) {
-		if (strcmp(jx_str(find_cond(t, *c), "status", NULL), "True") != 0)
+		if (strcmp(jx_str(cond_find(jx_get(t, "status", "conditions", NULL), *c), "status",
+		                  NULL),
+		           "True") != 0)
 			why = json_dumps(jx_get(t, "status", NULL), JSON_INDENT(1));
 		assert_null(why);
 	}
