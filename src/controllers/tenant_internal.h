@@ -1,0 +1,153 @@
+/*
+ * tenant_internal.h - what the files of the Tenant controller share (not a public header).
+ *
+ * The controller is one reconcile split by responsibility:
+ *   tenant.c             informers, indexes, event mapping, the finalizer and the reconcile itself
+ *   tenant_write.c       every write: ensure (apply and revert others' additions), patch, delete
+ *   tenant_namespaces.c  the namespaces a tenant claims: create, adopt, keep metadata, let go
+ *   tenant_inside.c      what goes into each namespace: quota split, policies, then access
+ *   tenant_access.c      RoleBindings and the per-tenant ClusterRole
+ *   tenant_status.c      status and conditions
+ *
+ * Invariants: a struct rec lives for one reconcile of one Tenant and is touched by one thread;
+ * everything read comes from the informers in struct tenant_ctl (references, never copies of the
+ * cache, except the jansson copies tc_copy_of() names); writes go through tenant_write.c, which
+ * records the first failure in the rec (r->failed, r->fail_msg).
+ */
+#ifndef LANDLORD_TENANT_INTERNAL_H
+#define LANDLORD_TENANT_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "base/err.h"
+#include "controllers/controllers.h"
+#include "kube/informer.h"
+#include "tenancy/landlordconfig.h"
+#include "tenancy/tenant_model.h"
+
+#define IDX_TENANT     "tenant"      /* label landlord.dev/tenant */
+#define IDX_MANAGED    "managed-for" /* namespaces: the tenant in managed-metadata */
+#define IDX_CLAIMS     "claims"      /* tenants: the namespace names they claim */
+#define IDX_RELEASED   "released"    /* namespaces: landlord.dev/released-from */
+#define IDX_UNTENANTED "untenanted"  /* namespaces without a tenant label, under one value */
+#define UNTENANTED     "-"
+#define NOT_READY_POLL 30000 /* safety net while not Ready; drift comes by watch */
+
+/* The kinds landlord stamps into tenant namespaces, in the order they are torn down. */
+enum owned_kind { OWN_RB, OWN_NP, OWN_LR, OWN_RQ, N_OWNED };
+
+struct rec;
+
+/*
+ * One row per owned kind (TC_OWNED, in tenant.c). A kind with one object per namespace built
+ * from the tenant alone (a policy) names its object and its builder, and sync_policies() applies
+ * it: adding such a kind is a row in TC_OWNED, its builder in src/tenancy/tenant_model.c, and its
+ * verbs in deploy/rbac.yaml. RoleBindings and ResourceQuotas have steps of their own (access
+ * waits for quota; quota is split in two phases).
+ *
+ * Each row also says what its informer caches (keep): what reconcile compares, and every field
+ * that changes the object's meaning even where landlord sets nothing, so that drift repair
+ * sees, and reverts, what others add (tc_ensure()). Of the metadata, landlord reads the labels
+ * (the tenant index, the event mapping, the comparison) and the uid (delete preconditions);
+ * the informer adds the name, namespace, resourceVersion, apiVersion and kind itself.
+ */
+struct owned {
+	const struct kc_gvr *gvr;
+	const char *name;                                      /* the one object, or NULL */
+	json_t *(*build)(const struct rec *r, const char *ns); /* NULL: not wanted here */
+	bool (*delete_unwanted)(const struct rec *r);          /* delete it when not wanted? */
+	const char *const *keep;                               /* the informer's projection */
+};
+
+extern const struct owned TC_OWNED[N_OWNED];
+
+struct tenant_ctl {
+	struct controller *c;
+	struct inf *tenants, *plans, *namespaces, *owned[N_OWNED], *croles, *crbindings;
+};
+
+/* State of one reconcile. */
+struct rec {
+	struct tenant_ctl *t;
+	struct kc_client *kc;
+	const json_t *tenant;
+	const struct jdoc
+	        *doc; /* the cached Tenant (NULL when gone); claims' users point into it */
+	const char *name;
+	struct lcfg *cfg;
+	const json_t *plan; /* NULL: missing */
+	struct tm_claims claims;
+	json_t *active;     /* ns name -> cached (or just created) namespace object */
+	json_t *let_go;     /* ns name -> true: released or purged in this pass */
+	json_t *created;    /* names of the namespaces created in this pass */
+	json_t *collisions; /* [{name, reason}] */
+	json_t *released;   /* names */
+	json_t *privileged; /* sorted names of existing privileged namespaces */
+	json_t *quota_used;
+	bool ns_pending, quota_pending, access_pending, policies_pending, over_plan;
+	bool failed;
+	char fail_msg[512];
+};
+
+/* ---- reading the caches (tenant.c) ---- */
+
+/* A jansson copy of a cached object (NULL for NULL): only for the tenancy model's builders. */
+json_t *tc_copy_of(const struct jdoc *d);
+/* tc_copy_of() of the cached object @ns/@name, or NULL. */
+json_t *tc_cached_copy(struct inf *inf, const char *ns, const char *name);
+bool tc_doc_deleting(const struct jdoc *d);
+/* Both set and equal. */
+bool tc_str_eq(const char *a, const char *b);
+
+/* ---- writes (tenant_write.c); each returns whether it succeeded, and records a failure ---- */
+
+void tc_failf(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Did a write succeed? A 404 counts as success when @missing_ok (deletes). */
+bool tc_write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct ll_err *err,
+                 const char *what, const char *ns, const char *name, bool missing_ok);
+/* The merge patch removing what others added to @have beyond @want, or NULL (see the .c). */
+json_t *tc_added_by_others(struct jval have, const json_t *want, bool top);
+bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+                    const json_t *body);
+/* Bring the object to @desired (@cached: what the informer holds, or NULL). */
+bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+               const struct jdoc *cached);
+/* Delete @obj with its uid as precondition; gone already counts as done. */
+bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj);
+/* A patch of @type; the object as written goes to @result (a new reference) when asked. */
+bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+              enum kc_patch_type type, const json_t *body, json_t **result /* OUT */);
+
+/* ---- namespaces (tenant_namespaces.c) ---- */
+
+/* Create, adopt and update the claimed namespaces; let go of the ones no longer wanted. */
+void tc_sync_namespaces(struct rec *r);
+/* ns name -> jansson copy of every namespace this tenant labels or keeps bookkeeping on. */
+json_t *tc_owned_namespaces(struct rec *r);
+/* A namespace leaves the tenant: purge it, or release it. */
+void tc_let_go(struct rec *r, const json_t *ns);
+/* Delete landlord's objects of this tenant in @ns (NULL: in every namespace not in @keep). */
+void tc_delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active);
+
+/* ---- inside the namespaces (tenant_inside.c, tenant_access.c) ---- */
+
+/* Quota, policies and access in every active namespace; objects elsewhere removed. */
+void tc_sync_inside(struct rec *r);
+/* TC_OWNED builders and deletion rules (tenant_inside.c). */
+json_t *tc_build_isolation(const struct rec *r, const char *ns);
+json_t *tc_build_limits(const struct rec *r, const char *ns);
+bool tc_always(const struct rec *r);
+bool tc_plan_known(const struct rec *r);
+/* The RoleBindings of one namespace; granted only when @may_grant (quota and policies in force). */
+void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool may_grant);
+void tc_sync_tenant_role(struct rec *r);
+void tc_delete_tenant_role(struct rec *r);
+
+/* ---- status (tenant_status.c) ---- */
+
+json_t *tc_desired_status(struct rec *r, bool deleting);
+/* Write @status if it differs from the Tenant's; an ApplyFailed Event when the failure is new. */
+void tc_write_status(struct rec *r, json_t *status);
+
+#endif

@@ -1,0 +1,155 @@
+/* tenant_write.c - the Tenant controller's writes (see tenant_internal.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "controllers/tenant_internal.h"
+#include "kube/conditions.h"
+#include "kube/events.h"
+#include "kube/status.h"
+#include "tenancy/landlordconfig_current.h"
+#include "tenancy/quotaplan.h"
+
+void tc_failf(struct rec *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->failed) {
+		va_start(ap, fmt);
+		vsnprintf(r->fail_msg, sizeof(r->fail_msg), fmt, ap);
+		va_end(ap);
+	}
+	r->failed = true;
+}
+
+/* Did a write succeed? A 404 counts as success when @missing_ok (deletes). */
+bool tc_write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct ll_err *err,
+                 const char *what, const char *ns, const char *name, bool missing_ok)
+{
+	if (rc == 0 && (kc_resp_ok(resp) || (missing_ok && resp->http_status == 404)))
+		return true;
+	if (rc < 0)
+		tc_failf(r, "%s %s%s%s: %s", what, ns ? ns : "", ns ? "/" : "", name, err->msg);
+	else
+		tc_failf(r, "%s %s%s%s: %ld %s: %s", what, ns ? ns : "", ns ? "/" : "", name,
+		         resp->http_status, resp->status.reason, resp->status.message);
+	log_warn("tenant write failed", "{s:s,s:s,s:s}", "tenant", r->name, "action", what, "error",
+	         r->fail_msg);
+	return false;
+}
+
+/*
+ * What others added: null for every member of @have (an object) that @want lacks, and for
+ * such members of the objects both hold, recursively (spec.egress, spec.scopeSelector,
+ * spec.podSelector.matchLabels, aggregationRule). Arrays are compared by jval_has_subset(),
+ * which catches an added element; members added inside array elements are not looked at,
+ * since the server defaults some (a LimitRange's default from its max). At the top, metadata
+ * (others' labels stay), apiVersion, kind and status are not landlord's to compare. NULL when
+ * nothing was added.
+ */
+json_t *tc_added_by_others(struct jval have, const json_t *want, bool top)
+{
+	static const char *const not_compared[] = {"metadata", "apiVersion", "kind", "status"};
+	json_t *out = NULL, *sub;
+	const char *key;
+	struct jval v;
+	size_t i;
+
+	jval_foreach_member(have, i, key, v) {
+		const json_t *w = json_object_get(want, key);
+		bool skip = false;
+
+		for (size_t k = 0; top && k < sizeof(not_compared) / sizeof(*not_compared); k++)
+			skip |= strcmp(key, not_compared[k]) == 0;
+		if (skip)
+			continue;
+		sub = w == NULL ? json_null()
+		      : json_is_object(w) && jval_type(v) == JT_OBJECT
+		              ? tc_added_by_others(v, w, false)
+		              : NULL;
+		if (sub == NULL)
+			continue;
+		out = out ? out : json_object();
+		json_object_set_new(out, key, sub);
+	}
+	return out;
+}
+
+bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+                    const json_t *body)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok;
+	int rc = kc_patch(r->kc, gvr, ns, name, NULL, KC_PATCH_MERGE, body, LANDLORD_FIELD_MANAGER,
+	                  &resp, &err);
+
+	ok = tc_write_ok(r, rc, &resp, &err, "patch", ns, name, false);
+	kc_resp_release(&resp);
+	return ok;
+}
+
+/*
+ * Bring the object to @desired: server-side apply unless the cached object already holds
+ * it, then a merge patch removing what others added that changes its meaning (apply never
+ * touches fields landlord does not own).
+ */
+bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+               const struct jdoc *cached)
+{
+	const char *ns = jx_namespace(desired), *name = jx_name(desired);
+	json_t *added = cached ? tc_added_by_others(jdoc_root(cached), desired, true) : NULL;
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok = true;
+	int rc;
+
+	if (!cached || !jval_has_subset(jdoc_root(cached), desired)) {
+		rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true,
+		              &resp, &err);
+		ok = tc_write_ok(r, rc, &resp, &err, "apply", ns, name, false);
+		kc_resp_release(&resp);
+	}
+	if (ok && added) {
+		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
+		         "namespace", ns ? ns : "", "name", name, "removed", added);
+		ok = tc_merge_patch(r, gvr, ns, name, added);
+	}
+	json_decref(added);
+	return ok;
+}
+
+bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj)
+{
+	struct kc_delete_opts o = {.precondition_uid = jd_uid(obj), .grace_seconds = -1};
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok;
+	int rc;
+
+	rc = kc_delete(r->kc, gvr, jd_namespace(obj), jd_name(obj), &o, &resp, &err);
+	/* 409: the uid precondition failed, so it is a newer object; the next pass decides */
+	ok = tc_write_ok(r, rc, &resp, &err, "delete", jd_namespace(obj), jd_name(obj), true) ||
+	     resp.http_status == 409;
+	kc_resp_release(&resp);
+	return ok;
+}
+
+bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+              enum kc_patch_type type, const json_t *body, json_t **result /* OUT */)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool ok;
+	int rc = kc_patch(r->kc, gvr, ns, name, NULL, type, body, LANDLORD_FIELD_MANAGER, &resp,
+	                  &err);
+
+	ok = tc_write_ok(r, rc, &resp, &err, "patch", ns, name, false);
+	if (ok && result)
+		*result = json_incref(resp.body);
+	kc_resp_release(&resp);
+	return ok;
+}
