@@ -35,6 +35,8 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 #define LABEL_USERNAME   "landlord.dev/username"
 #define LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
 #define MANAGED_BY_VALUE "landlord"
+/* Pod Security Admission's namespace labels (enforce, warn, audit and their -version). */
+#define PSA_LABEL_PREFIX "pod-security.kubernetes.io/"
 
 /* Annotations landlord writes on tenant namespaces, and their values. */
 #define ANNOT_MANAGED_METADATA "landlord.dev/managed-metadata"

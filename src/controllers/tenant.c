@@ -87,19 +87,51 @@ bool tc_str_eq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
+bool tc_str_listed(const json_t *list, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v)
+		if (tc_str_eq(json_string_value(v), s))
+			return true;
+	return false;
+}
+
+bool tc_landlords(const struct rec *r, const struct jdoc *obj)
+{
+	return obj && tc_str_eq(jd_label(obj, LABEL_TENANT), r->name) &&
+	       tc_str_eq(jd_label(obj, LABEL_MANAGED_BY), MANAGED_BY_VALUE);
+}
+
 /* ---- index and mapping functions ---- */
 
-static void index_managed_for(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
-                              void *ud)
+/*
+ * Tenants: the namespaces their status lists. The status is written by landlord alone, so this
+ * is how a namespace someone else detached from a tenant (its label removed or changed by an
+ * administrator) is still found and let go; nothing a tenant can write decides it.
+ */
+static void index_had(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                      void *ud)
 {
-	const char *a = jd_annotation(obj, ANNOT_MANAGED_METADATA);
-	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
-	const char *t = json_string_value(json_object_get(m, "tenant"));
+	struct jval v;
+	size_t i;
 
 	(void)ud;
-	if (t)
-		emit(t, ctx);
-	json_decref(m);
+	jval_foreach(jd_get(obj, "status", "namespaces", NULL), i, v)
+		if (jval_str(v))
+			emit(jval_str(v), ctx);
+}
+
+/* Owned kinds: the tenant of an object landlord made (both labels; others are not indexed). */
+static void index_landlords(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                            void *ud)
+{
+	const char *tenant = jd_label(obj, LABEL_TENANT);
+
+	(void)ud;
+	if (tenant && tc_str_eq(jd_label(obj, LABEL_MANAGED_BY), MANAGED_BY_VALUE))
+		emit(tenant, ctx);
 }
 
 static void index_released(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
@@ -189,14 +221,35 @@ static void map_namespace(const struct jdoc *obj, void (*emit)(const char *, voi
 	if (jd_name(obj) == NULL)
 		return;
 	map_by_label(obj, emit, ctx, ud);
-	index_managed_for(obj, emit, ctx, ud);
 	index_released(obj, emit, ctx, ud);
-	/* a namespace someone claims appeared or went away */
+	/* a namespace someone claims, or a tenant had, appeared, changed or went away */
 	emit_all(inf_by_index_ref(t->tenants, IDX_CLAIMS, jd_name(obj)), emit, ctx);
+	emit_all(inf_by_index_ref(t->tenants, IDX_HAD, jd_name(obj)), emit, ctx);
 	cfg = lcfg_current();
 	if (jd_label(obj, LABEL_TENANT) == NULL && lcfg_is_privileged_namespace(cfg, jd_name(obj)))
 		emit_all(inf_list_ref(t->tenants, NULL), emit, ctx); /* the isolation allow-list */
 	lcfg_unref(cfg);
+}
+
+/*
+ * RoleBindings: landlord's go to their tenant; anyone else's to the tenant whose namespace holds
+ * it, or that released it (the membership rule and the quarantine, tenant_access.c).
+ */
+static void map_rolebinding(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                            void *ud)
+{
+	struct tenant_ctl *t = ud;
+	const struct jdoc *ns;
+
+	index_landlords(obj, emit, ctx, ud);
+	if (jd_namespace(obj) == NULL)
+		return;
+	ns = inf_get_ref(t->namespaces, NULL, jd_namespace(obj));
+	if (ns) {
+		map_by_label(ns, emit, ctx, ud);
+		index_released(ns, emit, ctx, ud);
+	}
+	jdoc_unref(ns);
 }
 
 static void on_config_change(void *ud)
@@ -217,19 +270,39 @@ static int add_index(struct inf *inf, const char *name, inf_index_fn fn, void *u
 	return rc == -EEXIST ? 0 : rc; /* another controller shares the informer */
 }
 
-static struct inf *managed_informer(struct mgr *m, const struct kc_gvr *gvr,
-                                    const char *const *keep)
+/* An informer of a kind landlord writes: only its own objects (@all: every object). */
+static struct inf *owned_informer(struct mgr *m, const struct kc_gvr *gvr, const char *const *keep,
+                                  bool all)
 {
 	struct inf_opts o = {.gvr = *gvr,
-	                     .label_selector =
-	                             LABEL_MANAGED_BY "=" MANAGED_BY_VALUE ",landlord.dev/"
-	                                              "tenant",
+	                     .label_selector = all ? NULL
+	                                           : LABEL_MANAGED_BY "=" MANAGED_BY_VALUE
+	                                                              "," LABEL_TENANT,
 	                     .keep = keep};
 	struct inf *inf = mgr_informer(m, &o);
 
-	if (inf && add_index(inf, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT) < 0)
+	if (inf && add_index(inf, IDX_TENANT, index_landlords, NULL) < 0)
 		return NULL;
 	return inf;
+}
+
+static int add_indexes(struct tenant_ctl *t)
+{
+	int rc = add_index(t->tenants, IDX_CLAIMS, index_claims, NULL);
+
+	if (rc == 0)
+		rc = add_index(t->tenants, IDX_HAD, index_had, NULL);
+	if (rc == 0)
+		rc = add_index(t->tenants, TM_INDEX_PLAN, tm_index_plan, NULL);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_RELEASED, index_released, NULL);
+	if (rc == 0)
+		rc = add_index(t->namespaces, IDX_UNTENANTED, index_untenanted, NULL);
+	if (rc == 0)
+		rc = add_index(t->owned[OWN_RB], IDX_NAMESPACE, inf_index_namespace, NULL);
+	return rc;
 }
 
 static int setup(struct controller *c, struct mgr *m, void *ud)
@@ -248,34 +321,27 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	t->tenants = mgr_informer(m, &tenants);
 	t->plans = mgr_informer(m, &plans);
 	t->namespaces = mgr_informer(m, &namespaces);
+	/* every RoleBinding: in tenant namespaces, others' too are judged (tenant_access.c) */
 	for (int k = 0; k < N_OWNED; k++)
-		t->owned[k] = managed_informer(m, TC_OWNED[k].gvr, TC_OWNED[k].keep);
-	t->croles = managed_informer(m, &KC_CLUSTERROLES, KEEP_CR);
-	t->crbindings = managed_informer(m, &KC_CLUSTERROLEBINDINGS, KEEP_CRB);
+		t->owned[k] = owned_informer(m, TC_OWNED[k].gvr, TC_OWNED[k].keep, k == OWN_RB);
+	t->croles = owned_informer(m, &KC_CLUSTERROLES, KEEP_CR, false);
+	t->crbindings = owned_informer(m, &KC_CLUSTERROLEBINDINGS, KEEP_CRB, false);
 	for (int k = 0; k < N_OWNED; k++)
 		if (!t->owned[k])
 			return -ENOMEM;
 	if (!t->tenants || !t->plans || !t->namespaces || !t->croles || !t->crbindings)
 		return -ENOMEM;
-	rc = add_index(t->tenants, IDX_CLAIMS, index_claims, NULL);
-	if (rc == 0)
-		rc = add_index(t->tenants, TM_INDEX_PLAN, tm_index_plan, NULL);
-	if (rc == 0)
-		rc = add_index(t->namespaces, IDX_TENANT, inf_index_label, (void *)LABEL_TENANT);
-	if (rc == 0)
-		rc = add_index(t->namespaces, IDX_MANAGED, index_managed_for, NULL);
-	if (rc == 0)
-		rc = add_index(t->namespaces, IDX_RELEASED, index_released, NULL);
-	if (rc == 0)
-		rc = add_index(t->namespaces, IDX_UNTENANTED, index_untenanted, NULL);
+	rc = add_indexes(t);
 	if (rc < 0)
 		return rc;
 	ctrl_watch_primary(c, t->tenants);
 	ctrl_watch_mapped(c, t->tenants, map_rivals, t);
 	ctrl_watch_mapped(c, t->plans, map_plan, t);
 	ctrl_watch_mapped(c, t->namespaces, map_namespace, t);
+	ctrl_watch_mapped(c, t->owned[OWN_RB], map_rolebinding, t);
 	for (int k = 0; k < N_OWNED; k++)
-		ctrl_watch_mapped(c, t->owned[k], map_by_label, t);
+		if (k != OWN_RB)
+			ctrl_watch_mapped(c, t->owned[k], index_landlords, t);
 	ctrl_watch_mapped(c, t->croles, map_by_label, t);
 	ctrl_watch_mapped(c, t->crbindings, map_by_label, t);
 	return lcfg_subscribe(on_config_change, t);
@@ -326,18 +392,25 @@ static bool set_finalizer(struct rec *r, bool present)
 
 /* ---- reconcile ---- */
 
+/*
+ * Nothing is left: no namespace carries the tenant's label, and no object of landlord's for it
+ * remains in a namespace that was the tenant's (objects labelled so elsewhere are not landlord's
+ * and must not hold the finalizer).
+ */
 static bool all_released(struct rec *r)
 {
-	json_t *owned = tc_owned_namespaces(r);
-	bool done = json_object_size(owned) == 0;
+	struct jdoc_list labelled = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
+	bool done = labelled.n == 0;
 
+	jdoc_list_release(&labelled);
 	for (int k = 0; done && k < N_OWNED; k++) {
 		struct jdoc_list objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
 
-		done = objs.n == 0;
+		for (size_t i = 0; done && i < objs.n; i++)
+			done = jd_namespace(objs.items[i]) == NULL ||
+			       !tc_namespace_was_ours(r, jd_namespace(objs.items[i]));
 		jdoc_list_release(&objs);
 	}
-	json_decref(owned);
 	return done;
 }
 
@@ -377,6 +450,7 @@ static struct ctrl_result provision(struct rec *r)
 	}
 	tc_sync_namespaces(r);
 	tc_sync_inside(r);
+	tc_quarantine_released(r);
 	tc_sync_tenant_role(r);
 	status = tc_desired_status(r, false);
 	tc_write_status(r, status);

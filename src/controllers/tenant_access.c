@@ -9,14 +9,188 @@
 #include "kube/events.h"
 #include "kube/status.h"
 #include "tenancy/landlordconfig_current.h"
-#include "tenancy/quotaplan.h"
+#include "tenancy/membership.h"
+
+/* ---- RoleBindings landlord did not make ---- */
+
+/*
+ * The tenant's namespaces, for ServiceAccount membership: those active in this pass, those its
+ * label or status names, and @extra (a namespace being released).
+ */
+static json_t *member_namespaces(struct rec *r, const char *extra)
+{
+	json_t *out = json_deep_copy(r->active), *v;
+	struct jdoc_list labelled = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
+	size_t i;
+
+	for (i = 0; i < labelled.n; i++)
+		if (jd_name(labelled.items[i]))
+			json_object_set_new(out, jd_name(labelled.items[i]), json_true());
+	jdoc_list_release(&labelled);
+	json_array_foreach(jx_get(r->tenant, "status", "namespaces", NULL), i, v)
+		if (json_is_string(v))
+			json_object_set_new(out, json_string_value(v), json_true());
+	if (extra)
+		json_object_set_new(out, extra, json_true());
+	return out;
+}
+
+static void record_removal(struct rec *r, const struct jdoc *rb, const json_t *subject,
+                           const char *why)
+{
+	char who[600];
+
+	tm_subject_describe(subject, who, sizeof(who));
+	event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "SubjectRemoved",
+	             "removed %s from RoleBinding %s/%s: %s", who, jd_namespace(rb), jd_name(rb),
+	             why);
+}
+
+/*
+ * Keep only @keep as @rb's subjects: a JSON patch guarded by the resourceVersion the verdicts
+ * were made on. Changing a binding needs the right to bind its role; where landlord lacks it
+ * (a Role of the tenant's own), the binding is deleted instead: it grants someone it must not.
+ */
+static bool keep_subjects(struct rec *r, const struct jdoc *rb, json_t *keep)
+{
+	json_t *body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:O}]", "op", "test", "path",
+	                         "/metadata/resourceVersion", "value", jd_resource_version(rb),
+	                         "op", "replace", "path", "/subjects", "value", keep);
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	int rc = kc_patch(r->kc, &KC_ROLEBINDINGS, jd_namespace(rb), jd_name(rb), NULL,
+	                  KC_PATCH_JSON, body, LANDLORD_FIELD_MANAGER, &resp, &err);
+	bool ok;
+
+	if (rc == 0 && resp.http_status == 403)
+		ok = tc_delete_obj(r, &KC_ROLEBINDINGS, rb);
+	else
+		ok = tc_write_ok(r, rc, &resp, &err, "patch", jd_namespace(rb), jd_name(rb),
+		                 true) ||
+		     resp.http_status == 409 || resp.http_status == 422; /* changed: next pass */
+	kc_resp_release(&resp);
+	json_decref(body);
+	return ok;
+}
+
+/* Remove from @rb every subject that is neither a member nor an exception. */
+static void judge_binding(struct rec *r, const struct jdoc *rb, const json_t *members)
+{
+	json_t *subjects = jval_to_json(jd_get(rb, "subjects", NULL)), *keep = json_array(), *s;
+	json_t *dropped = json_array();
+	size_t i;
+
+	json_array_foreach(subjects, i, s)
+		json_array_append(tm_subject_verdict(r->tenant, r->cfg, members, jd_namespace(rb),
+		                                     s) == TM_OUTSIDER
+		                          ? dropped
+		                          : keep,
+		                  s);
+	if (json_array_size(dropped) > 0 &&
+	    (json_array_size(keep) == 0 ? tc_delete_obj(r, &KC_ROLEBINDINGS, rb)
+	                                : keep_subjects(r, rb, keep)))
+		json_array_foreach(dropped, i, s)
+			record_removal(r, rb, s, "not a member of the tenant");
+	json_decref(dropped);
+	json_decref(keep);
+	json_decref(subjects);
+}
+
+/*
+ * The membership rule, applied continuously: in a tenant namespace, a RoleBinding that is not
+ * landlord's keeps only subjects who are members of the tenant or exceptions the LandlordConfig
+ * allows (one squatting a name of landlord's is also replaced, by tc_ensure()).
+ */
+static void enforce_membership(struct rec *r, const char *ns_name)
+{
+	struct jdoc_list rbs = inf_by_index_ref(r->t->owned[OWN_RB], IDX_NAMESPACE, ns_name);
+	json_t *members = member_namespaces(r, NULL);
+
+	for (size_t i = 0; i < rbs.n; i++) {
+		const struct jdoc *rb = rbs.items[i];
+
+		if (tc_landlords(r, rb) || tc_doc_deleting(rb))
+			continue; /* landlord's own: tc_ensure() and the deletion above */
+		judge_binding(r, rb, members);
+	}
+	json_decref(members);
+	jdoc_list_release(&rbs);
+}
+
+/* Does @rb grant a member of the tenant anything? */
+static bool grants_member(struct rec *r, const struct jdoc *rb, const json_t *members,
+                          json_t **who /* OUT: the first such subject, borrowed from @subjects */,
+                          json_t *subjects)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(subjects, i, s)
+		if (tm_subject_verdict(r->tenant, r->cfg, members, jd_namespace(rb), s) ==
+		    TM_MEMBER) {
+			*who = s;
+			return true;
+		}
+	return false;
+}
+
+void tc_revoke_members(struct rec *r, const char *ns_name)
+{
+	struct jdoc_list rbs = inf_by_index_ref(r->t->owned[OWN_RB], IDX_NAMESPACE, ns_name);
+	json_t *members = member_namespaces(r, ns_name);
+
+	for (size_t i = 0; i < rbs.n; i++) {
+		json_t *subjects = jval_to_json(jd_get(rbs.items[i], "subjects", NULL)), *who;
+
+		if (!tc_doc_deleting(rbs.items[i]) &&
+		    grants_member(r, rbs.items[i], members, &who, subjects) &&
+		    tc_delete_obj(r, &KC_ROLEBINDINGS, rbs.items[i]))
+			record_removal(r, rbs.items[i], who,
+			               "the namespace was released from the tenant, whose members "
+			               "keep no access there");
+		json_decref(subjects);
+	}
+	json_decref(members);
+	jdoc_list_release(&rbs);
+}
+
+void tc_quarantine_released(struct rec *r)
+{
+	struct jdoc_list released = inf_by_index_ref(r->t->namespaces, IDX_RELEASED, r->name);
+
+	for (size_t i = 0; i < released.n; i++) {
+		const char *name = jd_name(released.items[i]);
+
+		if (name && jd_label(released.items[i], LABEL_TENANT) == NULL &&
+		    !tc_doc_deleting(released.items[i]) && !tm_namespace_protected(r->cfg, name))
+			tc_revoke_members(r, name);
+	}
+	jdoc_list_release(&released);
+}
+
+/*
+ * The labels landlord gives @ns, which the custom role mapping's selectors are matched against:
+ * never the live labels, which others may add to (docs/internals/trust.md).
+ */
+static json_t *desired_labels(struct rec *r, const char *ns_name, const json_t *ns,
+                              const struct tm_ns *claim)
+{
+	const char *kind = jx_label(ns, LABEL_KIND);
+	json_t *meta =
+	        tm_namespace_metadata(r->tenant, r->cfg, jx_str(r->tenant, "spec", "plan", NULL),
+	                              ns_name, claim, kind ? kind : KIND_ADOPTED);
+	json_t *labels = json_incref(json_object_get(meta, "labels"));
+
+	json_decref(meta);
+	return labels;
+}
 
 void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool may_grant)
 {
 	const struct tm_ns *claim = tm_claims_find(&r->claims, ns_name);
 	bool private_sb = jx_bool(r->tenant, 0, "spec", "namespaces", "sandboxes", "private", NULL);
-	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name,
-	                               jx_get(ns, "metadata", "labels", NULL), claim, private_sb);
+	json_t *labels = desired_labels(r, ns_name, ns, claim);
+	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name, labels, claim, private_sb);
 	struct jdoc_list have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name);
 	const char *name;
 	json_t *rb;
@@ -24,7 +198,7 @@ void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool m
 	json_object_foreach(want, name, rb) {
 		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
 
-		if (cached || may_grant)
+		if (tc_landlords(r, cached) || may_grant)
 			tc_ensure(r, &KC_ROLEBINDINGS, rb, cached);
 		else
 			r->access_pending = true;
@@ -38,8 +212,10 @@ void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool m
 		    !json_object_get(want, hname))
 			tc_delete_obj(r, &KC_ROLEBINDINGS, have.items[i]);
 	}
+	enforce_membership(r, ns_name);
 	jdoc_list_release(&have);
 	json_decref(want);
+	json_decref(labels);
 }
 
 void tc_sync_tenant_role(struct rec *r)

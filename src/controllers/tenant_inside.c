@@ -108,7 +108,7 @@ static void sync_quota(struct rec *r)
 		const char *in_ns = jd_namespace(rqs.items[i]);
 
 		if (in_ns && !json_object_get(r->active, in_ns) &&
-		    tc_str_eq(jd_name(rqs.items[i]), QUOTA_NAME))
+		    tc_str_eq(jd_name(rqs.items[i]), QUOTA_NAME) && tc_namespace_was_ours(r, in_ns))
 			in[n++] = qp_in(in_ns, rqs.items[i], keep);
 	}
 	if (qp_compute(plan_hard, in, n, &res, &err) < 0) {

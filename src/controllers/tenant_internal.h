@@ -26,11 +26,12 @@
 #include "tenancy/landlordconfig.h"
 #include "tenancy/tenant_model.h"
 
-#define IDX_TENANT     "tenant"      /* label landlord.dev/tenant */
-#define IDX_MANAGED    "managed-for" /* namespaces: the tenant in managed-metadata */
-#define IDX_CLAIMS     "claims"      /* tenants: the namespace names they claim */
-#define IDX_RELEASED   "released"    /* namespaces: landlord.dev/released-from */
-#define IDX_UNTENANTED "untenanted"  /* namespaces without a tenant label, under one value */
+#define IDX_TENANT     "tenant"     /* label landlord.dev/tenant (owned kinds: landlord's only) */
+#define IDX_HAD        "had"        /* tenants: the namespaces their status lists */
+#define IDX_NAMESPACE  "namespace"  /* RoleBindings: their namespace */
+#define IDX_CLAIMS     "claims"     /* tenants: the namespace names they claim */
+#define IDX_RELEASED   "released"   /* namespaces: landlord.dev/released-from */
+#define IDX_UNTENANTED "untenanted" /* namespaces without a tenant label, under one value */
 #define UNTENANTED     "-"
 #define NOT_READY_POLL 30000 /* safety net while not Ready; drift comes by watch */
 
@@ -99,10 +100,17 @@ json_t *tc_cached_copy(struct inf *inf, const char *ns, const char *name);
 bool tc_doc_deleting(const struct jdoc *d);
 /* Both set and equal. */
 bool tc_str_eq(const char *a, const char *b);
+/* @s is a string element of the array @list. */
+bool tc_str_listed(const json_t *list, const char *s);
+/* @obj (may be NULL) carries landlord's labels for this tenant (managed-by and tenant). */
+bool tc_landlords(const struct rec *r, const struct jdoc *obj);
 
 /* ---- writes (tenant_write.c); each returns whether it succeeded, and records a failure ---- */
 
 void tc_failf(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* May landlord write this object? Never into (or to) a system or privileged namespace, for any
+ * reason (tm_namespace_protected()); a refusal is logged. */
+bool tc_may_write(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name);
 /* Did a write succeed? A 404 counts as success when @missing_ok (deletes). */
 bool tc_write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct ll_err *err,
                  const char *what, const char *ns, const char *name, bool missing_ok);
@@ -127,8 +135,11 @@ void tc_sync_namespaces(struct rec *r);
 json_t *tc_owned_namespaces(struct rec *r);
 /* A namespace leaves the tenant: purge it, or release it. */
 void tc_let_go(struct rec *r, const json_t *ns);
-/* Delete landlord's objects of this tenant in @ns (NULL: in every namespace not in @keep). */
+/* Delete landlord's objects of this tenant in @ns (NULL: in every namespace that was the
+ * tenant's and is not in @keep_active). */
 void tc_delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active);
+/* Was @ns this tenant's (label, released-from, or listed in its status)? */
+bool tc_namespace_was_ours(struct rec *r, const char *ns);
 
 /* ---- inside the namespaces (tenant_inside.c, tenant_access.c) ---- */
 
@@ -142,6 +153,11 @@ bool tc_plan_known(const struct rec *r);
 /* The RoleBindings of one namespace; granted only when @may_grant (quota and policies in force). */
 void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool may_grant);
 void tc_sync_tenant_role(struct rec *r);
+/* Delete every RoleBinding in @ns that grants a member of the tenant (a released namespace). */
+void tc_revoke_members(struct rec *r, const char *ns_name);
+/* tc_revoke_members() again in every namespace released from the tenant (RoleBindings made
+ * there later, by anyone). */
+void tc_quarantine_released(struct rec *r);
 void tc_delete_tenant_role(struct rec *r);
 
 /* ---- status (tenant_status.c) ---- */

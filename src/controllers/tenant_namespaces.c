@@ -89,6 +89,13 @@ static json_t *sync_metadata(struct rec *r, const json_t *ns, const struct tm_ns
 	json_t *body = NULL, *updated = NULL;
 	json_t *prev = tm_managed_keys(ns);
 
+	if (tm_managed_metadata_ignored(ns))
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING,
+		             "ManagedMetadataIgnored",
+		             "namespace %s: the annotation " ANNOT_MANAGED_METADATA
+		             " does not name this tenant, which the namespace's label does; it was "
+		             "ignored and is rewritten",
+		             jx_name(ns));
 	if (claim == NULL && prev == NULL) {
 		/* adoption: guarded by a test of the tenant label, so it is never taken */
 		json_t *labels = json_deep_copy(jx_get(ns, "metadata", "labels", NULL));
@@ -121,7 +128,26 @@ static json_t *sync_metadata(struct rec *r, const json_t *ns, const struct tm_ns
 	return body ? NULL : jx_ref(ns);
 }
 
-/* Delete landlord's objects labelled for this tenant in @ns (NULL: in every namespace). */
+/*
+ * Was @ns this tenant's? Its label names the tenant, landlord released it from the tenant, or
+ * the tenant's status (landlord's alone to write) lists it. Objects carrying the tenant's labels
+ * anywhere else are not landlord's to touch: outside tenant namespaces no policy stops anyone
+ * from labelling their own objects so.
+ */
+bool tc_namespace_was_ours(struct rec *r, const char *ns)
+{
+	const struct jdoc *d = inf_get_ref(r->t->namespaces, NULL, ns);
+	bool ours = d && (tc_str_eq(jd_label(d, LABEL_TENANT), r->name) ||
+	                  tc_str_eq(jd_annotation(d, ANNOT_RELEASED_FROM), r->name));
+
+	if (d && !ours)
+		ours = tc_str_listed(jx_get(r->tenant, "status", "namespaces", NULL), ns);
+	jdoc_unref(d);
+	return ours;
+}
+
+/* Delete landlord's objects labelled for this tenant in @ns (NULL: in every namespace that was
+ * the tenant's and is neither in @keep_active nor let go in this pass). */
 void tc_delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active)
 {
 	for (int k = 0; k < N_OWNED; k++) {
@@ -134,7 +160,8 @@ void tc_delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active
 				continue;
 			if (ns ? strcmp(in, ns) == 0
 			       : !json_object_get(keep_active, in) &&
-			                    !json_object_get(r->let_go, in))
+			                    !json_object_get(r->let_go, in) &&
+			                    tc_namespace_was_ours(r, in))
 				tc_delete_obj(r, TC_OWNED[k].gvr, objs.items[i]);
 		}
 		jdoc_list_release(&objs);
@@ -150,56 +177,112 @@ static bool purgeable(struct rec *r, const json_t *ns)
 	       strcmp(jx_label(ns, LABEL_TENANT), r->name) == 0;
 }
 
-/* A namespace leaves the tenant: purge it, or strip what landlord put there. */
-void tc_let_go(struct rec *r, const json_t *ns)
+static void purge(struct rec *r, const json_t *ns)
+{
+	struct kc_delete_opts o = {.precondition_uid = jx_uid(ns), .grace_seconds = -1};
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	int rc = kc_delete(r->kc, &KC_NAMESPACES, NULL, jx_name(ns), &o, &resp, &err);
+
+	if (tc_write_ok(r, rc, &resp, &err, "delete namespace", NULL, jx_name(ns), true))
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL, "NamespacePurged",
+		             "deleting namespace %s (onDeletePurge)", jx_name(ns));
+	kc_resp_release(&resp);
+}
+
+/* Quarantine: landlord's objects and every RoleBinding granting a member go, Pod Security stays. */
+static void release(struct rec *r, const json_t *ns)
 {
 	const char *name = jx_name(ns);
 	json_t *body;
 
-	json_object_set_new(r->let_go, name, json_true());
-	if (jx_get(ns, "metadata", "deletionTimestamp", NULL))
-		return; /* purging already */
-	if (purgeable(r, ns)) {
-		struct kc_delete_opts o = {.precondition_uid = jx_uid(ns), .grace_seconds = -1};
-		struct kc_resp resp = {0};
-		struct ll_err err;
-		int rc = kc_delete(r->kc, &KC_NAMESPACES, NULL, name, &o, &resp, &err);
-
-		if (tc_write_ok(r, rc, &resp, &err, "delete namespace", NULL, name, true))
-			event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL,
-			             "NamespacePurged", "deleting namespace %s (onDeletePurge)",
-			             name);
-		kc_resp_release(&resp);
-		return;
-	}
 	tc_delete_owned_in(r, name, NULL);
+	tc_revoke_members(r, name);
 	body = tm_release_patch(ns, r->name);
 	if (tc_patch(r, &KC_NAMESPACES, NULL, name, KC_PATCH_MERGE, body, NULL)) {
 		json_array_append_new(r->released, json_string(name));
 		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_NORMAL,
 		             "NamespaceReleased",
-		             "released namespace %s: landlord's access, quota, policies and "
-		             "labels were removed; the namespace and its contents stay",
+		             "released namespace %s: every RoleBinding granting the tenant's "
+		             "members, landlord's quota, limits and network policy, and its labels "
+		             "were removed; Pod Security stays at the tenant's level",
 		             name);
 	}
 	json_decref(body);
 }
 
-/* Namespaces that carry this tenant's label or landlord's bookkeeping for it. */
+/*
+ * Landlord's mark for this tenant inside an unlabelled namespace its status lists: one of its
+ * objects there, or the bookkeeping annotation naming it. Without one, the namespace may be a
+ * new one of the same name, and is left alone.
+ */
+static bool marked_ours(struct rec *r, const json_t *ns)
+{
+	const char *a = jx_annotation(ns, ANNOT_MANAGED_METADATA);
+	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
+	bool marked = tc_str_eq(jx_str(m, "tenant", NULL), r->name);
+
+	json_decref(m);
+	for (int k = 0; !marked && k < N_OWNED; k++) {
+		struct jdoc_list objs = inf_by_index_ref(r->t->owned[k], IDX_TENANT, r->name);
+
+		for (size_t i = 0; i < objs.n && !marked; i++)
+			marked = tc_str_eq(jd_namespace(objs.items[i]), jx_name(ns));
+		jdoc_list_release(&objs);
+	}
+	return marked;
+}
+
+/*
+ * A namespace leaves the tenant. Labelled for it: purged (onDeletePurge, created from the spec)
+ * or released. Labelled for another tenant by an administrator: only this tenant's objects go;
+ * the other tenant adopts it. Unlabelled by an administrator: released, if landlord's mark for
+ * the tenant is still there. A system or privileged namespace is never written.
+ */
+void tc_let_go(struct rec *r, const json_t *ns)
+{
+	const char *name = jx_name(ns), *label = jx_label(ns, LABEL_TENANT);
+
+	json_object_set_new(r->let_go, name, json_true());
+	if (jx_get(ns, "metadata", "deletionTimestamp", NULL))
+		return; /* purging already */
+	if (tm_namespace_protected(r->cfg, name)) {
+		log_warn("not letting go of a protected namespace", "{s:s,s:s}", "tenant", r->name,
+		         "namespace", name);
+		return;
+	}
+	if (tc_str_eq(label, r->name) && purgeable(r, ns))
+		purge(r, ns);
+	else if (tc_str_eq(label, r->name))
+		release(r, ns);
+	else if (label)
+		tc_delete_owned_in(r, name, NULL);
+	else if (!tc_str_eq(jx_annotation(ns, ANNOT_RELEASED_FROM), r->name) && marked_ours(r, ns))
+		release(r, ns);
+}
+
+/*
+ * The namespaces this tenant has to look after: those its label names, and those its status
+ * lists (so that one detached by an administrator is still let go).
+ */
 json_t *tc_owned_namespaces(struct rec *r)
 {
-	json_t *out = json_object();
-	struct jdoc_list lists[2] = {inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name),
-	                             inf_by_index_ref(r->t->namespaces, IDX_MANAGED, r->name)};
+	json_t *out = json_object(), *v;
+	struct jdoc_list labelled = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
+	size_t i;
 
-	for (int l = 0; l < 2; l++) {
-		for (size_t i = 0; i < lists[l].n; i++) {
-			const char *name = jd_name(lists[l].items[i]);
+	for (i = 0; i < labelled.n; i++)
+		if (jd_name(labelled.items[i]))
+			json_object_set_new(out, jd_name(labelled.items[i]),
+			                    tc_copy_of(labelled.items[i]));
+	jdoc_list_release(&labelled);
+	json_array_foreach(jx_get(r->tenant, "status", "namespaces", NULL), i, v) {
+		json_t *ns = json_is_string(v) && !json_object_get(out, json_string_value(v))
+		                     ? tc_cached_copy(r->t->namespaces, NULL, json_string_value(v))
+		                     : NULL;
 
-			if (name && !json_object_get(out, name))
-				json_object_set_new(out, name, tc_copy_of(lists[l].items[i]));
-		}
-		jdoc_list_release(&lists[l]);
+		if (ns)
+			json_object_set_new(out, json_string_value(v), ns);
 	}
 	return out;
 }
@@ -222,8 +305,9 @@ static void sync_claim(struct rec *r, const struct tm_ns *claim)
 		if (ns && labelled_ours(r, ns) &&
 		    !jx_get(ns, "metadata", "deletionTimestamp", NULL))
 			json_object_set_new(r->active, claim->name, jx_ref(ns));
-	} else if (lcfg_is_privileged_namespace(r->cfg, claim->name)) {
-		collision(r, claim->name, "a privileged namespace; landlord never touches it");
+	} else if (tm_namespace_protected(r->cfg, claim->name)) {
+		collision(r, claim->name,
+		          "a system or privileged namespace; landlord never touches it");
 	} else if (ns && !labelled_ours(r, ns)) {
 		collision(r, claim->name,
 		          jx_label(ns, LABEL_TENANT) ? "exists and belongs to another tenant"
@@ -283,7 +367,7 @@ void tc_sync_namespaces(struct rec *r)
 		if (json_object_get(r->active, name) || tm_claims_find(&r->claims, name))
 			continue;
 		if (adopted && !jx_get(ns, "metadata", "deletionTimestamp", NULL) &&
-		    !lcfg_is_privileged_namespace(r->cfg, name)) {
+		    !tm_namespace_protected(r->cfg, name)) {
 			json_t *now = sync_metadata(r, ns, NULL);
 
 			json_object_set(r->active, name, now ? now : ns);

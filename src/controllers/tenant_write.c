@@ -1,4 +1,5 @@
 /* tenant_write.c - the Tenant controller's writes (see tenant_internal.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,36 +79,96 @@ json_t *tc_added_by_others(struct jval have, const json_t *want, bool top)
 	return out;
 }
 
+bool tc_may_write(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name)
+{
+	const char *target = gvr->namespaced                            ? ns
+	                     : strcmp(gvr->resource, "namespaces") == 0 ? name
+	                                                                : NULL;
+
+	if (target == NULL || !tm_namespace_protected(r->cfg, target))
+		return true;
+	log_warn("refusing to write in a system or privileged namespace", "{s:s,s:s,s:s,s:s}",
+	         "tenant", r->name, "namespace", target, "resource", gvr->resource, "name", name);
+	return false;
+}
+
 bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
                     const json_t *body)
 {
+	return tc_patch(r, gvr, ns, name, KC_PATCH_MERGE, body, NULL);
+}
+
+/* A new object: POST, never apply, so an object of the same name is never merged into. */
+static int create(struct rec *r, const struct kc_gvr *gvr, const json_t *desired)
+{
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	bool ok;
-	int rc = kc_patch(r->kc, gvr, ns, name, NULL, KC_PATCH_MERGE, body, LANDLORD_FIELD_MANAGER,
-	                  &resp, &err);
+	int rc = kc_create(r->kc, gvr, jx_namespace(desired), desired, &resp, &err);
 
-	ok = tc_write_ok(r, rc, &resp, &err, "patch", ns, name, false);
+	if (rc == 0 && resp.http_status == 409)
+		rc = -EEXIST;
+	else if (!tc_write_ok(r, rc, &resp, &err, "create", jx_namespace(desired), jx_name(desired),
+	                      false))
+		rc = -EIO;
 	kc_resp_release(&resp);
+	return rc;
+}
+
+/* The object of @desired's name as the API server has it now (NULL: none, or unreadable). */
+static struct jdoc *read_live(struct rec *r, const struct kc_gvr *gvr, const json_t *desired)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	struct jdoc *live = NULL;
+	int rc = kc_get(r->kc, gvr, jx_namespace(desired), jx_name(desired), &resp, &err);
+
+	if (rc == 0 && kc_resp_ok(&resp) && jdoc_from_json(resp.body, NULL, &live, &err) < 0)
+		live = NULL;
+	else if (!(rc == 0 && (kc_resp_ok(&resp) || resp.http_status == 404)))
+		tc_write_ok(r, rc, &resp, &err, "read", jx_namespace(desired), jx_name(desired),
+		            false);
+	kc_resp_release(&resp);
+	return live;
+}
+
+/* Why @have (an object of landlord's name) must be replaced, or NULL when it may be updated. */
+static const char *replace_reason(const struct rec *r, const struct jdoc *have,
+                                  const json_t *desired)
+{
+	const json_t *ref = json_object_get(desired, "roleRef");
+
+	if (!tc_landlords(r, have))
+		return "landlord did not create it";
+	if (ref && !jval_has_subset(jd_get(have, "roleRef", NULL), ref))
+		return "its roleRef, which cannot change, differs";
+	return NULL;
+}
+
+/* Delete @have (uid precondition) and create @desired in its place, with a Warning Event. */
+static bool replace(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+                    const struct jdoc *have, const char *why)
+{
+	bool ok = tc_delete_obj(r, gvr, have) && create(r, gvr, desired) == 0;
+
+	if (ok)
+		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ObjectReplaced",
+		             "replaced %s %s%s%s: %s", gvr->kind, jx_namespace(desired) ?: "",
+		             jx_namespace(desired) ? "/" : "", jx_name(desired), why);
 	return ok;
 }
 
-/*
- * Bring the object to @desired: server-side apply unless the cached object already holds
- * it, then a merge patch removing what others added that changes its meaning (apply never
- * touches fields landlord does not own).
- */
-bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-               const struct jdoc *cached)
+/* Apply @desired over @have (landlord's), then revert what others added that changes it. */
+static bool update(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+                   const struct jdoc *have)
 {
 	const char *ns = jx_namespace(desired), *name = jx_name(desired);
-	json_t *added = cached ? tc_added_by_others(jdoc_root(cached), desired, true) : NULL;
+	json_t *added = tc_added_by_others(jdoc_root(have), desired, true);
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	bool ok = true;
 	int rc;
 
-	if (!cached || !jval_has_subset(jdoc_root(cached), desired)) {
+	if (!jval_has_subset(jdoc_root(have), desired)) {
 		rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true,
 		              &resp, &err);
 		ok = tc_write_ok(r, rc, &resp, &err, "apply", ns, name, false);
@@ -122,6 +183,36 @@ bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
 	return ok;
 }
 
+/*
+ * Bring the object to @desired. landlord owns its names: a missing object is created (POST);
+ * one that is not landlord's (its labels), or whose immutable fields differ, is replaced;
+ * landlord's own is applied, and what others added that changes its meaning is reverted.
+ */
+bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+               const struct jdoc *cached)
+{
+	struct jdoc *live = NULL;
+	const struct jdoc *have = cached;
+	const char *why;
+	bool ok;
+	int rc;
+
+	if (!tc_may_write(r, gvr, jx_namespace(desired), jx_name(desired)))
+		return false;
+	if (have == NULL) {
+		rc = create(r, gvr, desired);
+		if (rc != -EEXIST)
+			return rc == 0;
+		have = live = read_live(r, gvr, desired); /* a stranger's, or a cache behind */
+		if (have == NULL)
+			return false;
+	}
+	why = replace_reason(r, have, desired);
+	ok = why ? replace(r, gvr, desired, have, why) : update(r, gvr, desired, have);
+	jdoc_unref(live);
+	return ok;
+}
+
 bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj)
 {
 	struct kc_delete_opts o = {.precondition_uid = jd_uid(obj), .grace_seconds = -1};
@@ -130,10 +221,12 @@ bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *o
 	bool ok;
 	int rc;
 
+	if (!tc_may_write(r, gvr, jd_namespace(obj), jd_name(obj)))
+		return false;
 	rc = kc_delete(r->kc, gvr, jd_namespace(obj), jd_name(obj), &o, &resp, &err);
 	/* 409: the uid precondition failed, so it is a newer object; the next pass decides */
-	ok = tc_write_ok(r, rc, &resp, &err, "delete", jd_namespace(obj), jd_name(obj), true) ||
-	     resp.http_status == 409;
+	ok = (rc == 0 && resp.http_status == 409) ||
+	     tc_write_ok(r, rc, &resp, &err, "delete", jd_namespace(obj), jd_name(obj), true);
 	kc_resp_release(&resp);
 	return ok;
 }
@@ -144,9 +237,11 @@ bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const cha
 	struct kc_resp resp = {0};
 	struct ll_err err;
 	bool ok;
-	int rc = kc_patch(r->kc, gvr, ns, name, NULL, type, body, LANDLORD_FIELD_MANAGER, &resp,
-	                  &err);
+	int rc;
 
+	if (!tc_may_write(r, gvr, ns, name))
+		return false;
+	rc = kc_patch(r->kc, gvr, ns, name, NULL, type, body, LANDLORD_FIELD_MANAGER, &resp, &err);
 	ok = tc_write_ok(r, rc, &resp, &err, "patch", ns, name, false);
 	if (ok && result)
 		*result = json_incref(resp.body);

@@ -269,9 +269,9 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 	json_object_set_new(labels, LABEL_KIND, json_string(ns ? ns->kind : adopted_kind));
 	json_object_set_new(labels, LABEL_PLAN, json_string(plan_label));
 	json_object_set_new(labels, LABEL_MANAGED_BY, json_string(MANAGED_BY_VALUE));
-	json_object_set_new(labels, "pod-security.kubernetes.io/enforce", json_string(level));
-	json_object_set_new(labels, "pod-security.kubernetes.io/warn", json_string(level));
-	json_object_set_new(labels, "pod-security.kubernetes.io/audit", json_string(level));
+	json_object_set_new(labels, PSA_LABEL_PREFIX "enforce", json_string(level));
+	json_object_set_new(labels, PSA_LABEL_PREFIX "warn", json_string(level));
+	json_object_set_new(labels, PSA_LABEL_PREFIX "audit", json_string(level));
 	json_object_set_new(annots, ANNOT_SOURCE, json_string(ns ? SOURCE_SPEC : SOURCE_ADOPTED));
 	if (user) {
 		json_object_set_new(labels, LABEL_USERNAME, json_string(user_label));
@@ -287,7 +287,8 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 	return out;
 }
 
-json_t *tm_managed_keys(const json_t *namespace_obj)
+/* The annotation as written, if it is an object naming a tenant (a new reference), or NULL. */
+static json_t *managed_annotation(const json_t *namespace_obj)
 {
 	const char *a = jx_annotation(namespace_obj, ANNOT_MANAGED_METADATA);
 	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
@@ -297,6 +298,37 @@ json_t *tm_managed_keys(const json_t *namespace_obj)
 		m = NULL;
 	}
 	return m;
+}
+
+json_t *tm_managed_keys(const json_t *namespace_obj)
+{
+	json_t *m = managed_annotation(namespace_obj);
+	const char *label = jx_label(namespace_obj, LABEL_TENANT);
+
+	if (m && (label == NULL || strcmp(label, jx_str(m, "tenant", NULL)) != 0)) {
+		json_decref(
+		        m); /* not the tenant the protected label names: not landlord's record */
+		m = NULL;
+	}
+	return m;
+}
+
+bool tm_managed_metadata_ignored(const json_t *namespace_obj)
+{
+	json_t *m;
+
+	if (jx_annotation(namespace_obj, ANNOT_MANAGED_METADATA) == NULL)
+		return false;
+	m = tm_managed_keys(namespace_obj);
+	json_decref(m);
+	return m == NULL;
+}
+
+bool tm_namespace_protected(const struct lcfg *cfg, const char *name)
+{
+	return strncmp(name, "kube-", 5) == 0 || strcmp(name, "default") == 0 ||
+	       strcmp(name, LANDLORD_SYSTEM_NAMESPACE) == 0 ||
+	       lcfg_is_privileged_namespace(cfg, name);
 }
 
 /* Add to @patch_map: desired values that differ, and null for keys no longer wanted. */
@@ -360,9 +392,16 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
 	return patch;
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 json_t *tm_release_patch(const json_t *current, const char *tenant)
 {
-	json_t *patch = tm_metadata_patch(current, NULL), *meta;
+	json_t *patch = tm_metadata_patch(current, NULL), *meta, *labels, *annots, *v;
+	const char *k;
+	void *tmp;
 
 	if (patch == NULL)
 		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
@@ -370,8 +409,18 @@ json_t *tm_release_patch(const json_t *current, const char *tenant)
 	meta = json_object_get(patch, "metadata");
 	if (json_object_get(meta, "annotations") == NULL)
 		json_object_set_new(meta, "annotations", json_object());
-	json_object_set_new(json_object_get(meta, "annotations"), ANNOT_RELEASED_FROM,
-	                    json_string(tenant));
+	annots = json_object_get(meta, "annotations");
+	labels = json_object_get(meta, "labels");
+	/* the Pod Security level stays until an administrator changes it (quarantine) */
+	json_object_foreach_safe(labels, tmp, k, v)
+		if (has_prefix(k, PSA_LABEL_PREFIX))
+			json_object_del(labels, k);
+	if (labels && json_object_size(labels) == 0)
+		json_object_del(meta, "labels");
+	json_object_foreach((json_t *)jx_get(current, "metadata", "annotations", NULL), k, v)
+		if (has_prefix(k, LANDLORD_KEY_PREFIX))
+			json_object_set_new(annots, k, json_null());
+	json_object_set_new(annots, ANNOT_RELEASED_FROM, json_string(tenant));
 	return patch;
 }
 

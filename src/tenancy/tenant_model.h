@@ -69,10 +69,20 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 
 /**
  * tm_managed_keys() - parse a namespace's landlord.dev/managed-metadata annotation.
- * Return: {"tenant":T,"labels":[...],"annotations":[...]} (new reference) or NULL when absent
- * or malformed.
+ * Return: {"tenant":T,"labels":[...],"annotations":[...]} (new reference) or NULL when absent,
+ * malformed, or naming a tenant other than the namespace's landlord.dev/tenant label: only the
+ * record of the tenant the protected label names is landlord's (docs/internals/trust.md).
  */
 json_t *tm_managed_keys(const json_t *namespace_obj);
+/** tm_managed_metadata_ignored() - the annotation is there, but tm_managed_keys() refuses it. */
+bool tm_managed_metadata_ignored(const json_t *namespace_obj);
+
+/**
+ * tm_namespace_protected() - a namespace landlord never provisions, labels, releases or writes
+ * into, for any reason: kube-*, default, landlord's own (landlord-system) and the LandlordConfig's
+ * privileged namespaces.
+ */
+bool tm_namespace_protected(const struct lcfg *cfg, const char *name);
 
 /**
  * tm_metadata_patch() - a merge patch turning @current (the namespace as cached) into one
@@ -84,9 +94,10 @@ json_t *tm_managed_keys(const json_t *namespace_obj);
 json_t *tm_metadata_patch(const json_t *current, const json_t *desired);
 
 /**
- * tm_release_patch() - tm_metadata_patch(@current, NULL), plus the annotation
- * landlord.dev/released-from: @tenant, which is how the tenant's status.released is known
- * (it survives restarts and stale caches). Never NULL.
+ * tm_release_patch() - tm_metadata_patch(@current, NULL) except the Pod Security labels, which
+ * stay at the tenant's level until an administrator changes them; every landlord.dev/...
+ * annotation goes, and landlord.dev/released-from: @tenant is set, which is how the tenant's
+ * status.released is known (it survives restarts and stale caches). Never NULL.
  */
 json_t *tm_release_patch(const json_t *current, const char *tenant);
 

@@ -450,8 +450,9 @@ static void test_tenant__fields_others_add_are_reverted(void **state)
 static void test_tenant__an_injected_500_is_retried_and_reported(void **state)
 {
 	struct env *e = *state;
-	int rule = fake_api_rule_add(e->f, &(struct fake_rule){.method = "PATCH",
-	                                                       .path_contains = "/networkpolicies/",
+	/* landlord creates its objects with POST (tc_ensure: it owns its names) */
+	int rule = fake_api_rule_add(e->f, &(struct fake_rule){.method = "POST",
+	                                                       .path_contains = "/networkpolicies",
 	                                                       .action = FAKE_ANSWER,
 	                                                       .status = 500});
 

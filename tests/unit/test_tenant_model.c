@@ -205,6 +205,82 @@ static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(voi
 	json_decref(ns);
 }
 
+/* The bookkeeping annotation counts only for the tenant the protected label names. */
+static void test_tenant_model__a_forged_bookkeeping_annotation_is_ignored(void **state)
+{
+	/* written by someone who may patch the namespace: names another tenant and the labels
+	 * that would detach the namespace */
+	json_t *forged = js("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"3\","
+	                    "\"labels\":{\"landlord.dev/tenant\":\"acme\","
+	                    "\"pod-security.kubernetes.io/enforce\":\"restricted\"},"
+	                    "\"annotations\":{\"landlord.dev/managed-metadata\":"
+	                    "\"{\\\"tenant\\\":\\\"globex\\\",\\\"labels\\\":"
+	                    "[\\\"landlord.dev/tenant\\\",\\\"pod-security.kubernetes.io/"
+	                    "enforce\\\"]}\"}}}");
+	json_t *unlabelled = js("{\"metadata\":{\"name\":\"kube-system\",\"annotations\":{"
+	                        "\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":"
+	                        "\\\"globex\\\",\\\"labels\\\":[]}\"}}}");
+	json_t *p;
+
+	(void)state;
+	assert_null(tm_managed_keys(forged));
+	assert_true(tm_managed_metadata_ignored(forged));
+	assert_null(tm_managed_keys(unlabelled));
+	assert_true(tm_managed_metadata_ignored(unlabelled));
+	/* the record of another tenant removes nothing it lists */
+	p = tm_metadata_patch(forged, NULL);
+	assert_null(jx_get(p, "metadata", "labels", "pod-security.kubernetes.io/enforce", NULL));
+	json_decref(p);
+	json_decref(forged);
+	json_decref(unlabelled);
+}
+
+/* A release keeps the Pod Security level and takes every landlord.dev annotation. */
+static void test_tenant_model__a_release_quarantines_the_namespace(void **state)
+{
+	json_t *ns = js("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"7\","
+	                "\"labels\":{\"landlord.dev/tenant\":\"acme\",\"team\":\"a\","
+	                "\"pod-security.kubernetes.io/enforce\":\"restricted\","
+	                "\"pod-security.kubernetes.io/warn\":\"restricted\"},"
+	                "\"annotations\":{\"landlord.dev/source\":\"spec\","
+	                "\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":\\\"acme\\\","
+	                "\\\"labels\\\":[\\\"landlord.dev/tenant\\\",\\\"team\\\","
+	                "\\\"pod-security.kubernetes.io/enforce\\\",\\\"pod-security."
+	                "kubernetes.io/warn\\\"],\\\"annotations\\\":[]}\"}}}");
+	json_t *p = tm_release_patch(ns, "acme");
+
+	(void)state;
+	assert_null(jx_get(p, "metadata", "labels", "pod-security.kubernetes.io/enforce", NULL));
+	assert_null(jx_get(p, "metadata", "labels", "pod-security.kubernetes.io/warn", NULL));
+	assert_true(json_is_null(jx_get(p, "metadata", "labels", "team", NULL)));
+	assert_true(json_is_null(jx_get(p, "metadata", "labels", LABEL_TENANT, NULL)));
+	assert_true(json_is_null(jx_get(p, "metadata", "annotations", ANNOT_SOURCE, NULL)));
+	assert_true(
+	        json_is_null(jx_get(p, "metadata", "annotations", ANNOT_MANAGED_METADATA, NULL)));
+	assert_string_equal(jx_str(p, "metadata", "annotations", ANNOT_RELEASED_FROM, NULL),
+	                    "acme");
+	json_decref(p);
+	json_decref(ns);
+}
+
+static void test_tenant_model__system_and_privileged_namespaces_are_protected(void **state)
+{
+	struct lcfg *cfg = config("{\"spec\":{\"privileged\":{\"namespaces\":[\"monitoring\"]}}}");
+	static const char *const protected_ns[] = {"kube-system", "kube-public",     "kube-x",
+	                                           "default",     "landlord-system", "monitoring"};
+	static const char *const free_ns[] = {"acme-dev", "kube", "defaults", "monitoring-2",
+	                                      "my-kube-system"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(protected_ns) / sizeof(*protected_ns); i++)
+		if (!tm_namespace_protected(cfg, protected_ns[i]))
+			fail_msg("%s is not protected", protected_ns[i]);
+	for (size_t i = 0; i < sizeof(free_ns) / sizeof(*free_ns); i++)
+		if (tm_namespace_protected(cfg, free_ns[i]))
+			fail_msg("%s is protected", free_ns[i]);
+	lcfg_unref(cfg);
+}
+
 static void test_tenant_model__rolebindings_follow_the_role_mapping(void **state)
 {
 	json_t *t = js(ACME), *rbs, *prod_labels = js("{\"landlord.dev/kind\":\"prod\"}");
@@ -327,6 +403,9 @@ int main(void)
 	        cmocka_unit_test(test_tenant_model__a_sandbox_and_a_prefixed_name_collide),
 	        cmocka_unit_test(test_tenant_model__metadata_layers_and_landlord_keys_win),
 	        cmocka_unit_test(test_tenant_model__metadata_patch_removes_only_what_landlord_set),
+	        cmocka_unit_test(test_tenant_model__a_forged_bookkeeping_annotation_is_ignored),
+	        cmocka_unit_test(test_tenant_model__a_release_quarantines_the_namespace),
+	        cmocka_unit_test(test_tenant_model__system_and_privileged_namespaces_are_protected),
 	        cmocka_unit_test(test_tenant_model__rolebindings_follow_the_role_mapping),
 	        cmocka_unit_test(test_tenant_model__policies_and_quota_are_canonical),
 	        cmocka_unit_test(test_tenant_model__tenant_role_grants_get_and_watch_on_itself),

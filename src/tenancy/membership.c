@@ -1,0 +1,138 @@
+/* membership.c - who belongs to a tenant (see membership.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/json.h"
+#include "tenancy/membership.h"
+
+#define SA_USER_PREFIX  "system:serviceaccount:"
+#define SA_GROUP_PREFIX "system:serviceaccounts:"
+
+static const char *const ROLES[] = {"owners", "editors", "viewers"};
+
+static bool str_listed(const json_t *list, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return true;
+	return false;
+}
+
+/* Listed under @what ("users" or "groups") for any of the three roles? */
+static bool named_in_spec(const json_t *tenant, const char *what, const char *name)
+{
+	for (size_t r = 0; r < 3; r++)
+		if (str_listed(jx_get(tenant, "spec", "accessControl", ROLES[r], what, NULL), name))
+			return true;
+	return false;
+}
+
+static bool sa_in_spec(const json_t *tenant, const char *ns, const char *name)
+{
+	for (size_t r = 0; r < 3; r++) {
+		const json_t *list =
+		        jx_get(tenant, "spec", "accessControl", ROLES[r], "serviceAccounts", NULL);
+		json_t *v;
+		size_t i;
+
+		json_array_foreach(list, i, v)
+			if (jx_str(v, "namespace", NULL) && jx_str(v, "name", NULL) &&
+			    strcmp(jx_str(v, "namespace", NULL), ns) == 0 &&
+			    strcmp(jx_str(v, "name", NULL), name) == 0)
+				return true;
+	}
+	return false;
+}
+
+static bool sa_member(const json_t *tenant, const json_t *namespaces, const char *ns,
+                      const char *name)
+{
+	return json_object_get(namespaces, ns) != NULL || sa_in_spec(tenant, ns, name);
+}
+
+/* "system:serviceaccount:<ns>:<name>" split into @ns; returns the name, or NULL. */
+static const char *sa_user(const char *user, char ns[256])
+{
+	const char *rest, *colon;
+
+	if (strncmp(user, SA_USER_PREFIX, strlen(SA_USER_PREFIX)) != 0)
+		return NULL;
+	rest = user + strlen(SA_USER_PREFIX);
+	colon = strchr(rest, ':');
+	if (colon == NULL || colon == rest || (size_t)(colon - rest) >= 256 || colon[1] == '\0' ||
+	    strchr(colon + 1, ':'))
+		return NULL;
+	memcpy(ns, rest, (size_t)(colon - rest));
+	ns[colon - rest] = '\0';
+	return colon + 1;
+}
+
+static enum tm_verdict user_verdict(const json_t *tenant, const struct lcfg *cfg,
+                                    const json_t *namespaces, const char *name)
+{
+	char ns[256];
+	const char *sa = sa_user(name, ns);
+
+	if (named_in_spec(tenant, "users", name) || (sa && sa_member(tenant, namespaces, ns, sa)))
+		return TM_MEMBER;
+	return lcfg_is_privileged_user(cfg, name, NULL, 0) ? TM_EXCEPTION : TM_OUTSIDER;
+}
+
+static enum tm_verdict group_verdict(const json_t *tenant, const struct lcfg *cfg,
+                                     const json_t *namespaces, const char *name)
+{
+	const char *ns = name + strlen(SA_GROUP_PREFIX);
+
+	if (named_in_spec(tenant, "groups", name) ||
+	    (strncmp(name, SA_GROUP_PREFIX, strlen(SA_GROUP_PREFIX)) == 0 &&
+	     json_object_get(namespaces, ns)))
+		return TM_MEMBER;
+	return lcfg_is_privileged_user(cfg, NULL, &name, 1) ? TM_EXCEPTION : TM_OUTSIDER;
+}
+
+static enum tm_verdict sa_verdict(const json_t *tenant, const struct lcfg *cfg,
+                                  const json_t *namespaces, const char *ns, const char *name)
+{
+	char user[600];
+
+	if (sa_member(tenant, namespaces, ns, name))
+		return TM_MEMBER;
+	/* privileged.serviceAccounts is matched through the ServiceAccount's user name */
+	if ((size_t)snprintf(user, sizeof(user), SA_USER_PREFIX "%s:%s", ns, name) >= sizeof(user))
+		return TM_OUTSIDER;
+	return lcfg_is_privileged_user(cfg, user, NULL, 0) ? TM_EXCEPTION : TM_OUTSIDER;
+}
+
+enum tm_verdict tm_subject_verdict(const json_t *tenant, const struct lcfg *cfg,
+                                   const json_t *namespaces, const char *binding_ns,
+                                   const json_t *subject)
+{
+	const char *kind = jx_str(subject, "kind", NULL), *name = jx_str(subject, "name", NULL);
+	const char *ns = jx_str(subject, "namespace", NULL);
+
+	if (kind == NULL || name == NULL || *name == '\0')
+		return TM_OUTSIDER;
+	if (strcmp(kind, "User") == 0)
+		return user_verdict(tenant, cfg, namespaces, name);
+	if (strcmp(kind, "Group") == 0)
+		return group_verdict(tenant, cfg, namespaces, name);
+	if (strcmp(kind, "ServiceAccount") == 0)
+		return sa_verdict(tenant, cfg, namespaces, ns && *ns ? ns : binding_ns, name);
+	return TM_OUTSIDER;
+}
+
+void tm_subject_describe(const json_t *subject, char *out, size_t size)
+{
+	const char *kind = jx_str(subject, "kind", NULL), *ns = jx_str(subject, "namespace", NULL);
+
+	if (ns && *ns)
+		snprintf(out, size, "%s %s/%s", kind ? kind : "?", ns,
+		         jx_str(subject, "name", NULL) ?: "?");
+	else
+		snprintf(out, size, "%s %s", kind ? kind : "?",
+		         jx_str(subject, "name", NULL) ?: "?");
+}
