@@ -157,16 +157,20 @@ def test_owners_editors_viewers_and_outsiders_get_exactly_their_roles(kit):
     alice = k8s.CoreV1Api(kit.client("alice"))
     alice_rbac = k8s.RbacAuthorizationV1Api(kit.client("alice"))
     alice.create_namespaced_config_map(ns, configmap("by-alice"))
-    alice_rbac.create_namespaced_role(ns, {"metadata": {"name": "cm-reader"}, "rules": [{
-        "apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]})
+    # Her own Roles and RoleBindings work for members of the tenant (dave views through
+    # team-b, which may not read secrets).
+    alice.create_namespaced_secret(ns, {"metadata": {"name": "by-alice"},
+                                        "stringData": {"k": "v"}})
+    alice_rbac.create_namespaced_role(ns, {"metadata": {"name": "secret-reader"}, "rules": [{
+        "apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}]})
     alice_rbac.create_namespaced_role_binding(ns, {
-        "metadata": {"name": "bob-reads"},
-        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "cm-reader"},
-        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "bob"}]})
-    bob = k8s.CoreV1Api(kit.client("bob"))
-    kit.cluster.wait_for(lambda: ignore_404(bob.read_namespaced_config_map, "by-alice", ns)
-                         if kit.can_i("bob", "get", "configmaps", ns) else None,
-                         what="bob to read through alice's own RoleBinding")
+        "metadata": {"name": "dave-reads"},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "secret-reader"},
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "dave"}]})
+    dave_core = k8s.CoreV1Api(kit.client("dave"))
+    kit.cluster.wait_for(lambda: ignore_404(dave_core.read_namespaced_secret, "by-alice", ns)
+                         if kit.can_i("dave", "get", "secrets", ns) else None,
+                         what="dave to read through alice's own RoleBinding")
     alice.list_namespaced_pod(ns)
 
     carol = k8s.CoreV1Api(kit.client("carol"))
@@ -638,11 +642,11 @@ def test_tenant_users_cannot_change_landlords_labels_or_objects(kit):
                          configmap("fake", {MANAGED_BY: "landlord"}))
         assert OBJ_POLICY in body, body
 
-        # Her own objects stay self-service.
+        # Her own objects stay self-service (for members of her tenant: herself here).
         alice_rbac.create_namespaced_role_binding(ns, {
             "metadata": {"name": "mine"},
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "view"},
-            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "bob"}]})
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "alice"}]})
         alice_rbac.delete_namespaced_role_binding("mine", ns)
 
         assert kit.labels(ns) == labels
