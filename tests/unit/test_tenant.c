@@ -564,6 +564,174 @@ static void test_tenant__deletion_with_purge_waits_for_the_namespaces(void **sta
 	wait_events(e->f, "NamespacePurged", "Normal", 2);
 }
 
+/* ---- what landlord trusts (docs/internals/trust.md) ---- */
+
+struct subjects_want {
+	const char *ns, *name;
+	size_t n; /* subjects left; 0: the binding is gone */
+};
+
+static bool subjects_are(struct fake_api *f, void *ud)
+{
+	const struct subjects_want *w = ud;
+	json_t *rb = fake_api_get(f, RB, w->ns, w->name);
+	bool ok = w->n == 0 ? rb == NULL : json_array_size(jx_get(rb, "subjects", NULL)) == w->n;
+
+	json_decref(rb);
+	return ok;
+}
+
+static void wait_subjects(struct fake_api *f, const char *ns, const char *name, size_t n)
+{
+	struct subjects_want w = {ns, name, n};
+
+	if (!fake_api_wait(f, subjects_are, &w))
+		fail_msg("RoleBinding %s/%s does not have %zu subject(s)", ns, name, n);
+}
+
+#define STRANGER_RB(name, role, subjects)                                                      \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"acme-dev\"},\"roleRef\":{"       \
+	"\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"" role \
+	"\"},\"subjects\":[" subjects "]}"
+#define USER(name) "{\"kind\":\"User\",\"name\":\"" name "\"}"
+
+/* Others' bindings keep members only; one squatting landlord's name is replaced. */
+static void test_tenant__outsiders_are_removed_and_squatters_replaced(void **state)
+{
+	struct env *e = *state;
+	json_t *rb, *t;
+
+	provisioned(e);
+	put(e->f, RB, STRANGER_RB("mine", "view", USER("alice") "," USER("mallory")));
+	wait_subjects(e->f, "acme-dev", "mine", 1);
+	rb = fake_api_get(e->f, RB, "acme-dev", "mine");
+	assert_string_equal(subject(rb, 0, "name"), "alice");
+	json_decref(rb);
+	wait_events(e->f, "SubjectRemoved", "Warning", 1);
+	put(e->f, RB,
+	    STRANGER_RB("everyone", "view",
+	                "{\"kind\":\"Group\",\"name\":"
+	                "\"system:authenticated\"}"));
+	wait_subjects(e->f, "acme-dev", "everyone", 0);
+
+	put(e->f, RB, STRANGER_RB("landlord-editors-edit", "admin", USER("alice")));
+	t = fake_api_get(e->f, TENANTS, NULL, "acme");
+	json_object_set_new(json_object_get(jx_get(t, "spec", NULL), "accessControl"), "editors",
+	                    js("{\"users\":[\"bob\"]}"));
+	fake_api_put(e->f, TENANTS, t);
+	json_decref(t);
+	wait_events(e->f, "ObjectReplaced", "Warning", 1);
+	rb = fake_api_get(e->f, RB, "acme-dev", "landlord-editors-edit");
+	assert_string_equal(jx_str(rb, "roleRef", "name", NULL), "edit");
+	assert_string_equal(subject(rb, 0, "name"), "bob");
+	assert_string_equal(jx_label(rb, "app.kubernetes.io/managed-by"), "landlord");
+	json_decref(rb);
+}
+
+/* A binding landlord may not change (it cannot bind its role) is deleted instead. */
+static void test_tenant__a_binding_landlord_may_not_change_is_deleted(void **state)
+{
+	struct env *e = *state;
+	int rule =
+	        fake_api_rule_add(e->f, &(struct fake_rule){.method = "PATCH",
+	                                                    .path_contains = "/rolebindings/mixed",
+	                                                    .action = FAKE_ANSWER,
+	                                                    .status = 403});
+
+	provisioned(e);
+	put(e->f, RB, STRANGER_RB("mixed", "view", USER("alice") "," USER("mallory")));
+	wait_subjects(e->f, "acme-dev", "mixed", 0);
+	assert_true(fake_api_rule_hits(e->f, rule) >= 1);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+}
+
+static bool record_names_acme(struct fake_api *f, void *ud)
+{
+	json_t *ns = fake_api_get(f, "namespaces", NULL, "acme-dev");
+	const char *a = jx_annotation(ns, "landlord.dev/managed-metadata");
+	bool ok = a && strstr(a, "\"tenant\":\"acme\"");
+
+	(void)ud;
+	json_decref(ns);
+	return ok;
+}
+
+/* The bookkeeping annotation naming another tenant is ignored, reported and rewritten. */
+static void test_tenant__a_forged_bookkeeping_annotation_is_ignored(void **state)
+{
+	struct env *e = *state;
+	json_t *ns;
+
+	provisioned(e);
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	json_object_set_new(json_object_get(json_object_get(ns, "metadata"), "annotations"),
+	                    "landlord.dev/managed-metadata",
+	                    json_string("{\"tenant\":\"globex\",\"labels\":[\"landlord.dev/"
+	                                "tenant\",\"pod-security.kubernetes.io/enforce\"]}"));
+	fake_api_put(e->f, "namespaces", ns);
+	json_decref(ns);
+	wait_events(e->f, "ManagedMetadataIgnored", "Warning", 1);
+	if (!fake_api_wait(e->f, record_names_acme, NULL))
+		fail_msg("the bookkeeping annotation was not rewritten");
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_string_equal(jx_label(ns, "landlord.dev/tenant"), "acme");
+	assert_string_equal(jx_label(ns, "pod-security.kubernetes.io/enforce"), "restricted");
+	json_decref(ns);
+}
+
+/* A released namespace loses every binding of a member; Pod Security stays. */
+static void test_tenant__a_release_is_a_quarantine(void **state)
+{
+	struct env *e = *state;
+	json_t *t, *ns;
+
+	provisioned(e);
+	put(e->f, RB, STRANGER_RB("alice-admin", "admin", USER("alice")));
+	put(e->f, RB, STRANGER_RB("ops", "view", "{\"kind\":\"Group\",\"name\":\"ops\"}"));
+	t = fake_api_get(e->f, TENANTS, NULL, "acme");
+	json_object_set_new(json_object_get(json_object_get(t, "spec"), "namespaces"),
+	                    "withTenantPrefix", js("[\"prod\"]"));
+	fake_api_put(e->f, TENANTS, t);
+	json_decref(t);
+	wait_events(e->f, "NamespaceReleased", "Normal", 1);
+	wait_subjects(e->f, "acme-dev", "alice-admin", 0);
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_null(jx_label(ns, "landlord.dev/tenant"));
+	assert_string_equal(jx_label(ns, "pod-security.kubernetes.io/enforce"), "restricted");
+	assert_string_equal(jx_annotation(ns, "landlord.dev/released-from"), "acme");
+	assert_null(jx_annotation(ns, "landlord.dev/source"));
+	json_decref(ns);
+	ns = fake_api_get(e->f, RB, "acme-dev", "ops"); /* an outsider's: not the tenant's */
+	assert_non_null(ns);
+	json_decref(ns);
+}
+
+/* A namespace landlord must never write: claimed, or named in a forged annotation. */
+static void test_tenant__system_namespaces_are_never_written(void **state)
+{
+	struct env *e = *state;
+	json_t *ks;
+
+	put(e->f, "namespaces",
+	    "{\"metadata\":{\"name\":\"kube-system\",\"labels\":{\"probe\":\"x\"},"
+	    "\"annotations\":{\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":\\\"acme\\\","
+	    "\\\"labels\\\":[\\\"probe\\\"]}\"}}}");
+	put(e->f, PLANS, GOLD);
+	put(e->f, TENANTS,
+	    "{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\","
+	    "\"namespaces\":{\"withoutTenantPrefix\":[\"kube-system\",\"default\","
+	    "\"landlord-system\",\"acme-ok\"]}}}");
+	wait_cond(e->f, "acme", "NamespacesReady", "False", "Collision");
+	wait_obj(e->f, "namespaces", NULL, "acme-ok", true);
+	assert_null(fake_api_get(e->f, "namespaces", NULL, "default"));
+	assert_null(fake_api_get(e->f, "namespaces", NULL, "landlord-system"));
+	ks = fake_api_get(e->f, "namespaces", NULL, "kube-system");
+	assert_string_equal(jx_label(ks, "probe"), "x");
+	assert_null(jx_label(ks, "landlord.dev/tenant"));
+	assert_null(jx_annotation(ks, "landlord.dev/released-from"));
+	json_decref(ks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +756,16 @@ int main(void)
 	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__deletion_with_purge_waits_for_the_namespaces, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__outsiders_are_removed_and_squatters_replaced, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_binding_landlord_may_not_change_is_deleted, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_forged_bookkeeping_annotation_is_ignored, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__a_release_is_a_quarantine, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__system_namespaces_are_never_written,
+	                                        setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
