@@ -157,16 +157,16 @@ def test_owners_editors_viewers_and_outsiders_get_exactly_their_roles(kit):
     alice = k8s.CoreV1Api(kit.client("alice"))
     alice_rbac = k8s.RbacAuthorizationV1Api(kit.client("alice"))
     alice.create_namespaced_config_map(ns, configmap("by-alice"))
-    # Her own Roles and RoleBindings work for members of the tenant (dave views through
-    # team-b, which may not read secrets).
+    # Her own Roles and RoleBindings work for members of the tenant (the viewers' group team-b,
+    # dave's, which may not read secrets otherwise).
     alice.create_namespaced_secret(ns, {"metadata": {"name": "by-alice"},
                                         "stringData": {"k": "v"}})
     alice_rbac.create_namespaced_role(ns, {"metadata": {"name": "secret-reader"}, "rules": [{
         "apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}]})
     alice_rbac.create_namespaced_role_binding(ns, {
-        "metadata": {"name": "dave-reads"},
+        "metadata": {"name": "team-b-reads"},
         "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "secret-reader"},
-        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "dave"}]})
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": "team-b"}]})
     dave_core = k8s.CoreV1Api(kit.client("dave"))
     kit.cluster.wait_for(lambda: ignore_404(dave_core.read_namespaced_secret, "by-alice", ns)
                          if kit.can_i("dave", "get", "secrets", ns) else None,
