@@ -103,3 +103,19 @@ def test_landlord_cannot_bind_cluster_admin_nor_a_role_it_does_not_hand_out(inst
         for name in created:
             ignore_404(admin.delete_cluster_role_binding, name)
         admin.delete_cluster_role(secrets)
+
+
+def test_every_authenticated_user_may_ask_what_it_may_do(installed):
+    # landlord's check (a SelfSubjectAccessReview) needs no grant of ours: Kubernetes gives it to
+    # every authenticated user through system:basic-user; deploy/rbac.yaml states it anyway.
+    basic = k8s.RbacAuthorizationV1Api(installed.client("admin")).read_cluster_role(
+        "system:basic-user")
+    assert any("selfsubjectaccessreviews" in (r.resources or []) and "create" in r.verbs
+               for r in basic.rules), basic.rules
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+              "spec": {"resourceAttributes": {"verb": "bind", "group": RBAC_GROUP,
+                                              "resource": "clusterroles", "name": "admin"}}}
+    for user, allowed in (("alice", False), ("landlord", True)):
+        api = k8s.AuthorizationV1Api(installed.client(user))
+        answer = api.create_self_subject_access_review(review)
+        assert answer.status.allowed is allowed, (user, answer.status)
