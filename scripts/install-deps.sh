@@ -26,8 +26,8 @@ if ! python3 -c 'import kubernetes, pytest' >/dev/null 2>&1; then
 	echo "[deps] installing Python test packages"
 	python3 -m pip install -q -r tests/e2e/requirements.txt
 fi
-if ! command -v lizard >/dev/null; then
-	echo "[deps] installing lizard (function length and complexity, scripts/check-functions.sh)"
+if ! command -v lizard >/dev/null || ! python3 -c 'import yaml' >/dev/null 2>&1; then
+	echo "[deps] installing lizard (scripts/check-functions.sh) and PyYAML (scripts/render-rbac.py)"
 	python3 -m pip install -q -r scripts/requirements.txt
 fi
 

@@ -12,7 +12,9 @@ if [[ -n ${KUBECONFIG:-} ]]; then
 	kubectl=(kubectl)
 	command -v kubectl >/dev/null || kubectl=("$HOME/.cache/landlord/k8s/$(. tests/cluster/versions.env; echo "$K8S_VERSION")/kubectl")
 	echo "[run] using the cluster in KUBECONFIG=$KUBECONFIG"
-	"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/rbac.yaml -f deploy/policies/
+	"${kubectl[@]}" apply -f deploy/namespace.yaml -f deploy/crds/ -f deploy/policies/
+	# deploy/rbac.yaml with bind on every role the sample LandlordConfig maps
+	scripts/render-rbac.py samples/landlordconfig.yaml | "${kubectl[@]}" apply -f -
 	# kubectl wait errors (instead of waiting) while a new CRD has no conditions yet: retry.
 	for _ in $(seq 1 60); do
 		"${kubectl[@]}" wait --for condition=established --timeout=60s crd -l app.kubernetes.io/managed-by=landlord >/dev/null 2>&1 && break
@@ -24,6 +26,9 @@ fi
 
 scripts/cluster-up.sh "$dir"
 source "$dir/env"
+# deploy/rbac.yaml (applied by cluster-up.sh) with bind on every role the sample LandlordConfig
+# maps: landlord rejects a configuration naming a role it may not bind (docs/config.md)
+scripts/render-rbac.py samples/landlordconfig.yaml | "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG" apply -f - >/dev/null
 "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG" apply -f samples/ >/dev/null
 cat <<MSG
 

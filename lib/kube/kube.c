@@ -41,6 +41,8 @@ const struct kc_gvr KC_NETWORKPOLICIES = {"networking.k8s.io", "v1", "networkpol
                                           "NetworkPolicy", true};
 const struct kc_gvr KC_CRDS = {"apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                "CustomResourceDefinition", false};
+const struct kc_gvr KC_SELFSUBJECTACCESSREVIEWS = {
+        "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false};
 
 /*
  * A request on @path (a path and query, built by the caller; cut at its '?'); @obj (or NULL) is
@@ -86,6 +88,39 @@ int kc_create(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, con
 	rc = rc ? kc__path_error(resp, err)
 	        : object_request(c, "CREATE", "POST", &path, NULL, obj, resp, err);
 	buf_release(&path);
+	return rc;
+}
+
+/* Set @key of @obj to @value unless it is NULL or "". */
+static void set_attr(json_t *obj, const char *key, const char *value)
+{
+	if (value != NULL && *value != '\0')
+		json_object_set_new(obj, key, json_string(value));
+}
+
+int kc_self_review(struct kc_client *c, const struct kc_access *a, bool *allowed,
+                   struct kc_resp *resp, struct ll_err *err)
+{
+	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
+	json_t *attrs = json_object(), *review;
+	int rc;
+
+	*allowed = false;
+	set_attr(attrs, "verb", a->verb);
+	set_attr(attrs, "group", a->group);
+	set_attr(attrs, "resource", a->resource);
+	set_attr(attrs, "subresource", a->subresource);
+	set_attr(attrs, "name", a->name);
+	set_attr(attrs, "namespace", a->ns);
+	review = json_pack("{s:s,s:s,s:{s:o}}", "apiVersion", "authorization.k8s.io/v1", "kind",
+	                   "SelfSubjectAccessReview", "spec", "resourceAttributes", attrs);
+	rc = kc_path(&path, &KC_SELFSUBJECTACCESSREVIEWS, NULL, NULL, NULL);
+	rc = rc ? kc__path_error(resp, err)
+	        : object_request(c, "REVIEW", "POST", &path, NULL, review, resp, err);
+	if (rc == 0 && kc_resp_ok(resp))
+		*allowed = json_is_true(jx_get(resp->body, "status", "allowed", NULL));
+	buf_release(&path);
+	json_decref(review);
 	return rc;
 }
 

@@ -74,6 +74,7 @@ extern const struct kc_gvr KC_CLUSTERROLES;
 extern const struct kc_gvr KC_CLUSTERROLEBINDINGS;
 extern const struct kc_gvr KC_NETWORKPOLICIES;
 extern const struct kc_gvr KC_CRDS;
+extern const struct kc_gvr KC_SELFSUBJECTACCESSREVIEWS;
 
 struct kc_opts {
 	double qps;              /* default 50; <0 disables the limit */
@@ -167,7 +168,8 @@ struct kc_request {
 	unsigned flags;           /* KC_REQ_* */
 	atomic_int *cancel;       /* kc_stream: optional, ends it with -ECANCELED */
 	const char *verb;         /* metrics label among GET LIST WATCH CREATE UPDATE
-	                           * PATCH APPLY DELETE HEAD; NULL or another: derived
+	                           * PATCH APPLY DELETE HEAD REVIEW (a POST that stores
+	                           * nothing); NULL or another: derived
 	                           * from the method, OTHER for unusual methods */
 	long timeout_ms;          /* kc_do: 0 is kc_opts.timeout_ms */
 	long idle_timeout_ms;     /* kc_stream's watchdog: no bytes for this long ends
@@ -227,6 +229,32 @@ int kc_replace(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, co
 int kc_apply(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
              const char *subresource, const json_t *obj, const char *field_manager, bool force,
              struct kc_resp *resp /* OUT */, struct ll_err *err);
+
+/**
+ * struct kc_access - what a SelfSubjectAccessReview asks: its spec.resourceAttributes. Strings
+ * are borrowed; NULL or "" leaves the attribute out (@ns: cluster-wide, or every namespace;
+ * @name: every object).
+ */
+struct kc_access {
+	const char *verb;     /* "get", "bind", "create"... */
+	const char *group;    /* "" or NULL for the core group */
+	const char *resource; /* plural, e.g. "clusterroles" */
+	const char *subresource;
+	const char *name;
+	const char *ns;
+};
+
+/**
+ * kc_self_review() - may this client's own identity do @a? One SelfSubjectAccessReview
+ * (authorization.k8s.io/v1): a POST that stores nothing, so its metrics verb is REVIEW and
+ * kc_test_crash_after_writes() does not count it. Kubernetes lets every authenticated user create
+ * one (the ClusterRole system:basic-user).
+ * Return: 0 when the server answered: @resp holds the answer and *@allowed is true only when it
+ * is a 2xx review whose status.allowed is true (use kc_resp_ok(@resp) to tell a denial from a
+ * refused review, e.g. 403); or a negative errno as kc_do() (then *@allowed is false).
+ */
+int kc_self_review(struct kc_client *c, const struct kc_access *a, bool *allowed /* OUT */,
+                   struct kc_resp *resp /* OUT */, struct ll_err *err);
 
 enum kc_patch_type {
 	KC_PATCH_MERGE,     /* application/merge-patch+json */

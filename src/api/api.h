@@ -55,8 +55,12 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 #define ISOLATION_NAME "landlord-isolation"
 /* RoleBindings are "landlord-<role>-<clusterrole>"; the per-tenant ClusterRole and its binding
  * are "landlord:tenant:<tenant>". */
-#define ROLEBINDING_PREFIX     "landlord-"
-#define TENANT_CLUSTERROLE_FMT "landlord:tenant:%s"
+#define ROLEBINDING_PREFIX        "landlord-"
+#define TENANT_CLUSTERROLE_FMT    "landlord:tenant:%s"
+#define TENANT_CLUSTERROLE_PREFIX "landlord:tenant:"
+/* The ClusterRole deploy/rbac.yaml grants landlord: its bind rule lists the roles landlord may
+ * hand out (scripts/render-rbac.py), so a change to it re-checks the LandlordConfig. */
+#define LANDLORD_CLUSTERROLE "landlord"
 
 /* Where landlord keeps what outlives a process. */
 #define LANDLORD_SYSTEM_NAMESPACE "landlord-system"

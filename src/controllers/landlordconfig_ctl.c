@@ -10,8 +10,13 @@
  *  - A valid "landlord" is installed, persisted (server-side apply, only when the stored text
  *    differs) and reported Accepted=True with lastAppliedGeneration = generation.
  *  - An invalid one changes nothing in force; status lists every problem (status.invalid) and
- *    says Accepted=False, reason Invalid (lcfg_parse() failed) or UnknownClusterRole (it parsed,
- *    but tenantRoles names a ClusterRole the clusterroles cache does not hold).
+ *    says Accepted=False, reason Invalid (lcfg_parse() failed), UnknownClusterRole (it parsed,
+ *    but tenantRoles names a ClusterRole the clusterroles cache does not hold) or
+ *    RoleNotBindable (every role exists, but the API server says landlord may not bind one).
+ *  - Bindability is asked with a SelfSubjectAccessReview (verb bind, clusterroles, the role's
+ *    name, cluster-wide) per mapped role in each reconcile of "landlord", and only there: the
+ *    answers live for that reconcile (role_probe), the Tenant controller never asks. A review
+ *    without an answer leaves everything as it is and retries with back-off.
  *  - No "landlord" object (deleted, or never created): the defaults are in force and persisted,
  *    exactly as if an empty LandlordConfig had been accepted.
  *  - Any other name is never read; its status says Accepted=False, reason IgnoredName.
@@ -23,10 +28,13 @@
  * starts, and when no LandlordConfig exists, nothing else would ever reconcile "landlord" (the
  * defaults must replace a configuration persisted before the object was deleted). A ClusterRole
  * key enqueues "landlord" (de-duplicated by the work queue) only when the configuration in force
- * or the current object names that role, so the per-tenant ClusterRoles the Tenant controller
- * creates cost no reconcile of "landlord"; admin, edit and view, which the defaults name, start
- * one on every leadership. One worker: "landlord" is the only key that writes the ConfigMap and
- * installs configuration.
+ * or the current object names that role, or it is landlord's own ClusterRole (its bind rule may
+ * have changed), so the per-tenant ClusterRoles the Tenant controller creates cost no reconcile
+ * of "landlord"; admin, edit and view, which the defaults name, start one on every leadership.
+ * While "landlord" is rejected as RoleNotBindable, any other ClusterRole re-checks it too (the
+ * bind may come from a new role), and it is requeued every NOT_BINDABLE_RECHECK_MS: a new
+ * ClusterRoleBinding, or the authorizer's cache catching up, changes no ClusterRole. One worker:
+ * "landlord" is the only key that writes the ConfigMap and installs configuration.
  *
  * The ConfigMap is read with a GET in each reconcile of "landlord" that would write it: landlord
  * may get it by name but not list or watch ConfigMaps, and a copy in memory could be stale after
@@ -66,6 +74,8 @@ static const char *verdict_reason(enum verdict v)
 		return "Invalid";
 	case VERDICT_UNKNOWN_ROLE:
 		return "UnknownClusterRole";
+	case VERDICT_NOT_BINDABLE:
+		return "RoleNotBindable";
 	case VERDICT_IGNORED_NAME:
 		return "IgnoredName";
 	}
@@ -112,46 +122,58 @@ char *lcfgctl_invalid_summary(const json_t *invalid)
 	return out;
 }
 
-static void check_role(const json_t *roles, const char *key, const char *field,
-                       role_exists_fn exists, void *ud, json_t *out)
+static void check_role(const json_t *roles, const char *key, const char *field, role_check_fn check,
+                       void *ud, json_t *out, bool *missing)
 {
 	const char *name = jx_str(roles, key, NULL);
+	enum role_state state;
 	char *path, *msg;
 
-	if (name == NULL || *name == '\0' || exists(name, ud))
+	if (name == NULL || *name == '\0')
 		return;
+	state = check(name, ud);
+	if (state == ROLE_OK)
+		return;
+	*missing |= state == ROLE_MISSING;
 	path = xasprintf("%s.%s", field, key);
-	msg = xasprintf("ClusterRole \"%s\" does not exist", name);
+	msg = state == ROLE_MISSING ? xasprintf("ClusterRole \"%s\" does not exist", name)
+	                            : xasprintf(NOT_BINDABLE_FMT, name);
 	json_array_append_new(out, json_pack("{s:s,s:s}", "field", path, "message", msg));
 	free(path);
 	free(msg);
 }
 
 /*
- * lcfgctl_missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg
- * naming a ClusterRole for which @exists says no; empty when all exist. Fields are those of the
- * normalized spec: the default roles are always listed (spec.tenantRoles.default.owner), custom
- * entries only where they name a role of their own (spec.tenantRoles.custom[1].viewer).
+ * lcfgctl_judge_roles() - check every ClusterRole a tenantRoles entry of @cfg names; *@invalid
+ * lists those that are not ROLE_OK (NULL when none). See landlordconfig_ctl_internal.h.
  */
-json_t *lcfgctl_missing_roles(const struct lcfg *cfg, role_exists_fn exists, void *ud)
+enum verdict lcfgctl_judge_roles(const struct lcfg *cfg, role_check_fn check, void *ud,
+                                 json_t **invalid)
 {
 	static const char *const keys[] = {"owner", "editor", "viewer"};
 	json_t *doc = lcfg_to_json(cfg), *out = json_array(), *entry;
 	const json_t *tr = jx_get(doc, "spec", "tenantRoles", NULL);
+	bool missing = false;
 	size_t i, k;
 
 	for (k = 0; k < 3; k++)
-		check_role(jx_get(tr, "default", NULL), keys[k], "spec.tenantRoles.default", exists,
-		           ud, out);
+		check_role(jx_get(tr, "default", NULL), keys[k], "spec.tenantRoles.default", check,
+		           ud, out, &missing);
 	json_array_foreach(jx_get(tr, "custom", NULL), i, entry) {
 		char *field = xasprintf("spec.tenantRoles.custom[%zu]", i);
 
 		for (k = 0; k < 3; k++)
-			check_role(entry, keys[k], field, exists, ud, out);
+			check_role(entry, keys[k], field, check, ud, out, &missing);
 		free(field);
 	}
 	json_decref(doc);
-	return out;
+	*invalid = NULL;
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return VERDICT_ACCEPTED;
+	}
+	*invalid = out;
+	return missing ? VERDICT_UNKNOWN_ROLE : VERDICT_NOT_BINDABLE;
 }
 
 /*
@@ -206,6 +228,7 @@ json_t *lcfgctl_desired_status(const json_t *obj, enum verdict v, const json_t *
 		break;
 	case VERDICT_INVALID:
 	case VERDICT_UNKNOWN_ROLE:
+	case VERDICT_NOT_BINDABLE:
 		summary = lcfgctl_invalid_summary(invalid);
 		msg = xasprintf("generation %lld is not in force; the configuration in force is "
 		                "unchanged. %s",
@@ -317,6 +340,8 @@ struct lcfg_ctl {
 	struct inf *configs;
 	struct inf *roles;  /* metadata only: existence is all that is read */
 	atomic_bool loaded; /* the persisted configuration was read (or found absent) */
+	/* "landlord" was last judged VERDICT_NOT_BINDABLE: any ClusterRole change re-checks it */
+	atomic_bool not_bindable;
 };
 
 static void log_rejected_answer(const char *msg, const struct kc_resp *resp)
@@ -485,21 +510,82 @@ static json_t *config_copy(struct lcfg_ctl *ctl, const char *key)
 	return obj;
 }
 
-/* Parse @obj and check its ClusterRoles. *@cfg is set only when accepted. */
-static enum verdict judge(struct lcfg_ctl *ctl, const json_t *obj, struct lcfg **cfg /* OUT */,
-                          json_t **invalid /* OUT */)
+/*
+ * Ask the API server whether landlord may bind ClusterRole @role (cluster-wide, as deploy/rbac.yaml
+ * grants it). Return: true with *@allowed set when it answered; false (logged) when it did not.
+ */
+static bool may_bind(struct kc_client *kc, const char *role, bool *allowed /* OUT */)
 {
-	if (lcfg_parse(obj, cfg, invalid) < 0)
-		return VERDICT_INVALID;
-	*invalid = lcfgctl_missing_roles(*cfg, role_in_cache, ctl->roles);
-	if (json_array_size(*invalid) > 0) {
-		lcfg_unref(*cfg);
-		*cfg = NULL;
-		return VERDICT_UNKNOWN_ROLE;
+	struct kc_access a = {.verb = "bind",
+	                      .group = "rbac.authorization.k8s.io",
+	                      .resource = "clusterroles",
+	                      .name = role};
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	bool answered = false;
+
+	if (kc_self_review(kc, &a, allowed, &resp, &err) < 0)
+		log_warn("cannot ask whether landlord may bind a ClusterRole", "{s:s,s:s}",
+		         "clusterrole", role, "error", err.msg);
+	else if (!kc_resp_ok(&resp))
+		log_warn("cannot ask whether landlord may bind a ClusterRole", "{s:s,s:i,s:s,s:s}",
+		         "clusterrole", role, "code", (int)resp.http_status, "reason",
+		         resp.status.reason, "message", resp.status.message);
+	else
+		answered = true;
+	kc_resp_release(&resp);
+	return answered;
+}
+
+/* One reconcile's view of the ClusterRoles a configuration maps. */
+struct role_probe {
+	struct lcfg_ctl *ctl;
+	struct kc_client *kc;
+	json_t *answers; /* role name -> may bind (true/false): one review per role per reconcile */
+	bool failed;     /* a review got no answer: no verdict this time */
+};
+
+/* role_check_fn: existence from the cache, bindability from one review per role. After a review
+ * failed, no more are asked and unknown roles pass (the verdict is dropped anyway). */
+static enum role_state probe_role(const char *name, void *ud)
+{
+	struct role_probe *p = ud;
+	const json_t *known;
+	bool allowed;
+
+	if (!role_in_cache(name, p->ctl->roles))
+		return ROLE_MISSING;
+	known = json_object_get(p->answers, name);
+	if (known == NULL && !p->failed) {
+		if (may_bind(p->kc, name, &allowed))
+			json_object_set_new(p->answers, name, json_boolean(allowed));
+		else
+			p->failed = true;
+		known = json_object_get(p->answers, name);
 	}
-	json_decref(*invalid);
-	*invalid = NULL;
-	return VERDICT_ACCEPTED;
+	return known == NULL || json_is_true(known) ? ROLE_OK : ROLE_NOT_BINDABLE;
+}
+
+/*
+ * Parse @obj and check its ClusterRoles into *@v; *@cfg is set only when accepted. Return: false
+ * when there is no verdict (a review got no answer; logged): try again later.
+ */
+static bool judge(struct lcfg_ctl *ctl, struct kc_client *kc, const json_t *obj,
+                  enum verdict *v /* OUT */, struct lcfg **cfg /* OUT */,
+                  json_t **invalid /* OUT */)
+{
+	struct role_probe p = {ctl, kc, json_object(), false};
+
+	*v = VERDICT_INVALID;
+	if (lcfg_parse(obj, cfg, invalid) == 0) {
+		*v = lcfgctl_judge_roles(*cfg, probe_role, &p, invalid);
+		if (*v != VERDICT_ACCEPTED) {
+			lcfg_unref(*cfg);
+			*cfg = NULL;
+		}
+	}
+	json_decref(p.answers);
+	return !p.failed;
 }
 
 static struct ctrl_result worst(struct ctrl_result a, struct ctrl_result b)
@@ -507,19 +593,37 @@ static struct ctrl_result worst(struct ctrl_result a, struct ctrl_result b)
 	return a.outcome == CTRL_RETRY ? a : b;
 }
 
+static void log_rejected(const json_t *obj, enum verdict v, const json_t *invalid)
+{
+	char *summary = lcfgctl_invalid_summary(invalid);
+
+	log_warn("LandlordConfig rejected; the configuration in force is unchanged",
+	         "{s:I,s:s,s:s}", "generation", (json_int_t)jx_generation(obj), "reason",
+	         verdict_reason(v), "problems", summary);
+	free(summary);
+}
+
+/* What a reconcile that wrote everything it had to returns: a rejection for a role landlord may
+ * not bind is checked again after a while (a new binding is noticed no other way). */
+static struct ctrl_result settled(enum verdict v)
+{
+	return v == VERDICT_NOT_BINDABLE ? CTRL_RESULT_AFTER(NOT_BINDABLE_RECHECK_MS)
+	                                 : CTRL_RESULT_DONE;
+}
+
 static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_ctl *ctl)
 {
 	struct kc_client *kc = mgr_client(ctrl_mgr(c));
-	struct ctrl_result r = CTRL_RESULT_DONE, written;
+	struct ctrl_result r = CTRL_RESULT_RETRY, written;
 	json_t *obj = NULL, *invalid = NULL, *status = NULL;
 	struct lcfg *cfg = NULL;
 	enum verdict v;
-	char *summary;
 
 	if (!atomic_load(&ctl->loaded) && load_persisted(kc, ctl) < 0)
 		return CTRL_RESULT_RETRY;
 	obj = config_copy(ctl, LANDLORD_CONFIG_NAME);
 	if (obj == NULL) {
+		atomic_store(&ctl->not_bindable, false);
 		cfg = lcfg_defaults();
 		if (lcfg_install(cfg))
 			log_info("no LandlordConfig named landlord: the defaults are in force",
@@ -527,7 +631,10 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 		r = persist(kc, cfg);
 		goto out;
 	}
-	v = judge(ctl, obj, &cfg, &invalid);
+	if (!judge(ctl, kc, obj, &v, &cfg, &invalid))
+		goto out; /* retried: nothing changes without a verdict */
+	atomic_store(&ctl->not_bindable, v == VERDICT_NOT_BINDABLE);
+	r = settled(v);
 	if (v == VERDICT_ACCEPTED) {
 		if (lcfg_install(cfg))
 			log_info("LandlordConfig accepted and in force", "{s:I}", "generation",
@@ -538,13 +645,8 @@ static struct ctrl_result reconcile_singleton(struct controller *c, struct lcfg_
 	status = lcfgctl_desired_status(obj, v, invalid);
 	if (lcfgctl_status_matches(status, jx_get(obj, "status", NULL)))
 		goto out;
-	if (v != VERDICT_ACCEPTED) {
-		summary = lcfgctl_invalid_summary(invalid);
-		log_warn("LandlordConfig rejected; the configuration in force is unchanged",
-		         "{s:I,s:s,s:s}", "generation", (json_int_t)jx_generation(obj), "reason",
-		         verdict_reason(v), "problems", summary);
-		free(summary);
-	}
+	if (v != VERDICT_ACCEPTED)
+		log_rejected(obj, v, invalid);
 	written = write_status(kc, LANDLORD_CONFIG_NAME, status);
 	if (written.outcome == CTRL_DONE)
 		record_verdict(kc, obj, v, status);
@@ -557,15 +659,24 @@ out:
 	return r;
 }
 
-/* Could ClusterRole @name coming or going change the verdict on "landlord"? */
+/*
+ * Could ClusterRole @name coming, changing or going change the verdict on "landlord"? Yes for the
+ * roles it maps and for landlord's own ClusterRole (its bind rule); while it is rejected for a
+ * role landlord may not bind, for any role but the per-tenant ones (the bind may come from any).
+ */
 static bool role_matters(struct lcfg_ctl *ctl, const char *name)
 {
-	struct lcfg *cur = lcfg_current();
+	struct lcfg *cur;
 	const char *const *names;
 	json_t *obj = NULL;
 	bool found = false;
 	size_t n, i;
 
+	if (strcmp(name, LANDLORD_CLUSTERROLE) == 0 ||
+	    (atomic_load(&ctl->not_bindable) &&
+	     strncmp(name, TENANT_CLUSTERROLE_PREFIX, strlen(TENANT_CLUSTERROLE_PREFIX)) != 0))
+		return true;
+	cur = lcfg_current();
 	lcfg_role_names(cur, &names, &n);
 	for (i = 0; i < n && !found; i++)
 		found = strcmp(names[i], name) == 0;
@@ -614,6 +725,7 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	struct inf_opts roles = {.gvr = KC_CLUSTERROLES, .metadata_only = true, .keep = role_keep};
 
 	atomic_store(&ctl->loaded, false);
+	atomic_store(&ctl->not_bindable, false);
 	/* Before anything else reads the configuration; a failure is retried by reconcile. */
 	load_persisted(mgr_client(m), ctl);
 	ctl->configs = mgr_informer(m, &configs);

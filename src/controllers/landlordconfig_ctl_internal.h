@@ -20,10 +20,15 @@
 #define SUMMARY_SHOWN     3
 #define SUMMARY_MAX_BYTES 1024
 
+/* While a configuration is rejected because landlord may not bind a role it maps, it is checked
+ * again this often (besides ClusterRole changes): a new binding is not seen otherwise. */
+#define NOT_BINDABLE_RECHECK_MS 10000
+
 enum verdict {
 	VERDICT_ACCEPTED,
 	VERDICT_INVALID,      /* lcfg_parse() listed problems */
 	VERDICT_UNKNOWN_ROLE, /* valid, but names a ClusterRole that does not exist */
+	VERDICT_NOT_BINDABLE, /* valid, every role exists, but landlord may not bind one */
 	VERDICT_IGNORED_NAME, /* not the singleton */
 };
 
@@ -34,14 +39,31 @@ enum verdict {
  */
 char *lcfgctl_invalid_summary(const json_t *invalid);
 
-typedef bool (*role_exists_fn)(const char *name, void *ud);
+/* What landlord can do with a ClusterRole a configuration maps. */
+enum role_state {
+	ROLE_OK,           /* it exists and landlord may bind it */
+	ROLE_MISSING,      /* no such ClusterRole */
+	ROLE_NOT_BINDABLE, /* it exists, but landlord may not bind it */
+};
+/* The message of a ROLE_NOT_BINDABLE problem: names the role and the line to add. */
+#define NOT_BINDABLE_FMT                                                                         \
+	"landlord may not bind ClusterRole \"%s\": add it to resourceNames of the bind rule in " \
+	"ClusterRole landlord (deploy/rbac.yaml), or render it with scripts/render-rbac.py"
+
+typedef enum role_state (*role_check_fn)(const char *name, void *ud);
 /*
- * lcfgctl_missing_roles() - a new array of {field, message} for every tenantRoles entry of @cfg
- * naming a ClusterRole for which @exists says no; empty when all exist. Fields are those of the
- * normalized spec: the default roles are always listed (spec.tenantRoles.default.owner), custom
- * entries only where they name a role of their own (spec.tenantRoles.custom[1].viewer).
+ * lcfgctl_judge_roles() - check every ClusterRole that a tenantRoles entry of @cfg names with
+ * @check, once per entry (a role named twice is checked twice: @check caches if it must).
+ * *@invalid: a new array of {field, message}, one for every entry whose role is not ROLE_OK
+ * ('ClusterRole "x" does not exist', or NOT_BINDABLE_FMT), or NULL when there is none. Fields
+ * are those of the normalized spec: the default roles are always checked
+ * (spec.tenantRoles.default.owner), custom entries only where they name a role of their own
+ * (spec.tenantRoles.custom[1].viewer).
+ * Return: VERDICT_ACCEPTED when every role is ROLE_OK, else VERDICT_UNKNOWN_ROLE when one is
+ * missing, else VERDICT_NOT_BINDABLE.
  */
-json_t *lcfgctl_missing_roles(const struct lcfg *cfg, role_exists_fn exists, void *ud);
+enum verdict lcfgctl_judge_roles(const struct lcfg *cfg, role_check_fn check, void *ud,
+                                 json_t **invalid /* OUT */);
 /*
  * lcfgctl_spec_names_role() - does @obj (a LandlordConfig as written, borrowed, may be NULL)
  * name the ClusterRole @role in spec.tenantRoles? An unset or empty default role names the
@@ -51,8 +73,8 @@ bool lcfgctl_spec_names_role(const json_t *obj, const char *role);
 /*
  * lcfgctl_desired_status() - the status @v calls for on @obj (borrowed; its current conditions
  * keep their lastTransitionTime where the status stays). @invalid lists the problems for
- * VERDICT_INVALID and VERDICT_UNKNOWN_ROLE (borrowed). A null member means "remove" (merge
- * patch); see lcfgctl_status_matches(). New reference.
+ * VERDICT_INVALID, VERDICT_UNKNOWN_ROLE and VERDICT_NOT_BINDABLE (borrowed). A null member means
+ * "remove" (merge patch); see lcfgctl_status_matches(). New reference.
  */
 json_t *lcfgctl_desired_status(const json_t *obj, enum verdict v, const json_t *invalid);
 /*

@@ -11,9 +11,11 @@ Plans. Use it through the `kit` fixture (conftest.py).
 import contextlib
 import copy
 import json
+import subprocess
 import time
 
 import pytest
+import yaml
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
@@ -29,6 +31,8 @@ POLICY_DIR = REPO / "deploy" / "policies"
 NS_POLICY = "ValidatingAdmissionPolicy 'landlord-tenant-namespace-labels'"
 OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
 TIMEOUT = 60
+RENDER_RBAC = REPO / "scripts" / "render-rbac.py"
+LANDLORD_SA = {"kind": "ServiceAccount", "name": "landlord", "namespace": "landlord-system"}
 
 
 def install(cluster):
@@ -39,6 +43,60 @@ def install(cluster):
     cluster.wait_crds_established("tenants.landlord.dev", "plans.landlord.dev",
                                   "landlordconfigs.landlord.dev")
     return cluster
+
+
+# ---------- landlord's bind rule (deploy/rbac.yaml, scripts/render-rbac.py) ----------
+
+def shipped_bind_roles():
+    """The resourceNames of the bind rule in deploy/rbac.yaml's ClusterRole landlord."""
+    for doc in yaml.safe_load_all((REPO / "deploy/rbac.yaml").read_text()):
+        if doc and doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == "landlord":
+            binds = [r for r in doc["rules"] if "bind" in r["verbs"]]
+            assert len(binds) == 1, binds
+            return binds[0].get("resourceNames")
+    pytest.fail("deploy/rbac.yaml has no ClusterRole landlord")
+
+
+def rendered_roles(config=None):
+    """The roles scripts/render-rbac.py lets landlord bind for a LandlordConfig file (None: the
+    defaults)."""
+    r = subprocess.run([str(RENDER_RBAC), "--roles", *([str(config)] if config else [])],
+                       capture_output=True, text=True, check=True)
+    return r.stdout.split()
+
+
+def allow_landlord_to_bind(cluster, role):
+    """Test-only RBAC, as an administrator grants it (docs/config.md, "Letting landlord bind a
+    role"): a ClusterRole whose one rule is bind on ClusterRole @role by resourceNames, bound to
+    landlord's service account. The binding is created first, so that the ClusterRole's creation
+    (a change landlord watches) finds the grant complete; returns once landlord's own identity
+    may bind @role. Returns the name of both objects (forbid_landlord_to_bind() removes them)."""
+    name = f"e2e-bind-{short_id()}"
+    rbac = k8s.RbacAuthorizationV1Api(cluster.client("admin"))
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
+        "subjects": [LANDLORD_SA]})
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": [{
+        "apiGroups": [RBAC_GROUP], "resources": ["clusterroles"], "verbs": ["bind"],
+        "resourceNames": [role]}]})
+    cluster.wait_for(lambda: landlord_can_i(cluster, "bind", f"clusterroles/{role}"),
+                     TIMEOUT, interval=0.2, what=f"landlord may bind {role}")
+    return name
+
+
+def forbid_landlord_to_bind(cluster, name):
+    """Remove what allow_landlord_to_bind() created (404s ignored)."""
+    rbac = k8s.RbacAuthorizationV1Api(cluster.client("admin"))
+    ignore_404(rbac.delete_cluster_role_binding, name)
+    ignore_404(rbac.delete_cluster_role, name)
+
+
+def landlord_can_i(cluster, verb, resource, ns=None):
+    """`kubectl auth can-i` as landlord's own identity."""
+    r = cluster.kubectl("landlord", "auth", "can-i", verb, resource, *(["-n", ns] if ns else []))
+    assert r.stdout.strip() in ("yes", "no"), (r.stdout, r.stderr)
+    return r.stdout.strip() == "yes"
 
 
 # ---------- Plans and Tenants, without a Kit ----------
@@ -455,6 +513,14 @@ class Kit:
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
             "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}]})
         self.cluster_bindings.append(name)
+
+    def allow_landlord_to_bind(self, role):
+        """Let landlord bind ClusterRole role, as an administrator would (module function of the
+        same name); removed after the test."""
+        name = allow_landlord_to_bind(self.cluster, role)
+        self.cluster_bindings.append(name)
+        self.cluster_roles.append(name)
+        return name
 
     # ---------- admission policies ----------
 

@@ -16,6 +16,8 @@ from kubernetes import client as k8s
 
 from kube import GROUP, VERSION, condition_of, core, custom, forbidden, ignore_404, short_id
 from procs import start_controllers
+from tenants import (allow_landlord_to_bind, forbid_landlord_to_bind, rendered_roles,
+                     shipped_bind_roles)
 
 PLURAL = "landlordconfigs"
 NAME = "landlord"
@@ -133,6 +135,10 @@ def test_without_a_config_the_defaults_are_persisted(landlord, installed):
     cm = wait_persisted(installed, DEFAULT_SPEC)
     assert cm.metadata.labels.get("app.kubernetes.io/managed-by") == "landlord"
     assert [m.manager for m in cm.metadata.managed_fields] == ["landlord"]
+    # landlord's own default roles (what it just persisted) are exactly those deploy/rbac.yaml
+    # lets it bind, and those scripts/render-rbac.py renders for the defaults.
+    roles = json.loads(cm.data["config.json"])["spec"]["tenantRoles"]["default"]
+    assert sorted(set(roles.values())) == shipped_bind_roles() == rendered_roles()
 
 
 def test_a_valid_config_is_accepted_put_in_force_and_persisted(landlord, installed):
@@ -238,6 +244,8 @@ def test_a_config_naming_a_missing_cluster_role_is_rejected_until_it_exists(land
     landlord()
     role = f"e2e-viewer-{short_id()}"
     rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
+    # landlord may bind it once it exists, as an administrator grants it.
+    grant = allow_landlord_to_bind(installed, role)
     wait_persisted(installed, DEFAULT_SPEC)
     gen = apply_spec(installed, {"tenantRoles": {"default": {"viewer": role}},
                                  "defaults": {"podSecurity": "baseline"}})
@@ -257,8 +265,61 @@ def test_a_config_naming_a_missing_cluster_role_is_rejected_until_it_exists(land
                            what="the config naming the new role persisted")
     finally:
         rbac.delete_cluster_role(role)
+        forbid_landlord_to_bind(installed, grant)
     # The role going away is noticed too.
     wait_verdict(installed, "UnknownClusterRole", gen)
+
+
+def not_bindable(role):
+    return (f'landlord may not bind ClusterRole "{role}": add it to resourceNames of the bind '
+            "rule in ClusterRole landlord (deploy/rbac.yaml), or render it with "
+            "scripts/render-rbac.py")
+
+
+def test_a_role_landlord_may_not_bind_is_rejected_until_an_administrator_allows_it(
+        landlord, kit, installed):
+    """The configuration is not put in force (tenants keep their RoleBindings) and says which
+    role and which line; once the administrator lets landlord bind the role, it is accepted
+    without anything else changing, and tenants get RoleBindings of it."""
+    rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
+    role = f"e2e-ops-admin-{short_id()}"
+    # A rule landlord does not hold: Kubernetes would refuse landlord's RoleBinding of it too.
+    rbac.create_cluster_role({"metadata": {"name": role}, "rules": [{
+        "apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]})
+    kit.cluster_roles.append(role)
+    kit.start()
+    tenant = kit.tenant(plan=kit.plan(), owners={"users": ["alice"]}, prefixed=["ops"])
+    ns = kit.expect_namespace(f"{tenant}-ops")
+    kit.wait_ready(tenant, [ns])
+    assert kit.rolebinding(ns, "landlord-owners-admin")
+    spec = {"defaults": {"podSecurity": "baseline"}, "tenantRoles": {"custom": [{
+        "labelSelector": {"matchLabels": {"landlord.dev/tenant": tenant}}, "owner": role}]}}
+    gen = apply_spec(installed, spec)
+    obj = wait_verdict(installed, "RoleNotBindable", gen)
+    assert obj["status"]["invalid"] == [{"field": "spec.tenantRoles.custom[0].owner",
+                                         "message": not_bindable(role)}]
+    accepted = condition_of(obj, "Accepted")
+    assert accepted["status"] == "False"
+    assert not_bindable(role) in accepted["message"], accepted["message"]
+    assert condition_of(obj, "Ready")["reason"] == "RoleNotBindable"
+    assert "lastAppliedGeneration" not in obj["status"]
+    events = installed.wait_for(lambda: "RoleNotBindable" in events_about(installed, obj) and
+                                events_about(installed, obj), TIMEOUT, what="the Event")
+    assert events["RoleNotBindable"][0] == "Warning"
+    # Nothing put in force: the defaults stay persisted, and the owners keep admin.
+    assert persisted_spec(installed) == DEFAULT_SPEC
+    assert kit.rolebinding(ns, "landlord-owners-admin")
+    assert not kit.rolebinding(ns, f"landlord-owners-{role}")
+
+    # The administrator adds the line: bind on that one role, by resourceNames.
+    kit.allow_landlord_to_bind(role)
+    obj = wait_verdict(installed, "Accepted", gen)
+    assert obj["status"]["lastAppliedGeneration"] == gen and "invalid" not in obj["status"]
+    installed.wait_for(lambda: (persisted_spec(installed) or {}).get("defaults", {})
+                       .get("podSecurity") == "baseline", TIMEOUT, what="the config persisted")
+    installed.wait_for(lambda: kit.rolebinding(ns, f"landlord-owners-{role}")
+                       and not kit.rolebinding(ns, "landlord-owners-admin"), TIMEOUT,
+                       interval=0.3, what=f"the owners' RoleBinding of {role}")
 
 
 def test_deleting_the_config_puts_the_defaults_in_force_and_persists_them(landlord, installed):

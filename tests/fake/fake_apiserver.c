@@ -74,7 +74,12 @@ static const struct {
         {"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true, false},
         {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
          false, true},
+        /* create only, answered by the access hook, never stored (do_review()) */
+        {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false,
+         false},
 };
+
+#define REVIEWS "selfsubjectaccessreviews.authorization.k8s.io"
 
 /* ---- answers ---- */
 
@@ -159,10 +164,12 @@ static size_t log_arrival(struct fake_api *f, const char *method, const char *ur
 	return json_array_size(f->log) - 1;
 }
 
-static void log_answer(struct fake_api *f, size_t idx, const char *method, int status)
+static void log_answer(struct fake_api *f, size_t idx, const char *method, const char *url,
+                       int status)
 {
 	json_object_set_new(json_array_get(f->log, idx), "status", json_integer(status));
-	if (strcmp(method, "GET") != 0)
+	/* an access review is a POST that stores nothing */
+	if (strcmp(method, "GET") != 0 && strstr(url, "/selfsubjectaccessreviews") == NULL)
 		f->writes++;
 	fake__changed(f);
 }
@@ -840,10 +847,35 @@ static struct answer do_delete(struct call *c, json_t *old)
 	return a;
 }
 
+/* A SelfSubjectAccessReview: the access hook decides (allowed when there is none); nothing is
+ * stored, as in the API server. */
+static struct answer do_review(struct call *c)
+{
+	json_t *obj = parse_body(c);
+	const json_t *spec = json_object_get(obj, "spec");
+	bool allowed;
+
+	if (strcmp(c->method, "POST") != 0 || c->t.name != NULL) {
+		json_decref(obj);
+		return fail(405, NULL, "method not allowed");
+	}
+	if (!json_is_object(spec)) {
+		json_decref(obj);
+		return fail(422, NULL, "spec: Required value");
+	}
+	allowed = c->f->access == NULL || c->f->access(spec, c->f->access_ud);
+	fill_new(c->t.r, obj, NULL);
+	json_object_set_new(obj, "status", json_pack("{s:b}", "allowed", allowed));
+	return ok(201, obj);
+}
+
 static struct answer dispatch(struct call *c)
 {
 	const char *m = c->method;
 	json_t *old;
+
+	if (c->t.r != NULL && strcmp(c->t.r->name, REVIEWS) == 0)
+		return do_review(c);
 
 	if (c->t.discovery) {
 		json_t *doc = strcmp(m, "GET") == 0 ? discovery(c->f, &c->t) : NULL;
@@ -924,7 +956,7 @@ static struct answer serve(struct fake_api *f, struct call *c, const char *url, 
 			a = dispatch(c);
 		a.corrupt = v == SERVE_CORRUPT && a.stream == NULL;
 	}
-	log_answer(f, idx, c->method, a.status);
+	log_answer(f, idx, c->method, url, a.status);
 	pthread_mutex_unlock(&f->mu);
 	free(path);
 	return a;
@@ -1243,6 +1275,14 @@ void fake_api_set_write_hook(struct fake_api *f, fake_write_hook hook, void *ud)
 	pthread_mutex_lock(&f->mu);
 	f->hook = hook;
 	f->hook_ud = ud;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void fake_api_set_access_hook(struct fake_api *f, fake_access_hook hook, void *ud)
+{
+	pthread_mutex_lock(&f->mu);
+	f->access = hook;
+	f->access_ud = ud;
 	pthread_mutex_unlock(&f->mu);
 }
 

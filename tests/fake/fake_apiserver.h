@@ -19,11 +19,16 @@
  *    deletionTimestamp until they are gone; a deleted namespace deletes its contents (without
  *    waiting for their finalizers), or stays Terminating until fake_api_finish_namespace() when
  *    fake_api_hold_namespaces() says so;
- *  - the status subresource: writes to /status change only status, other writes never do.
+ *  - the status subresource: writes to /status change only status, other writes never do;
+ *  - SelfSubjectAccessReviews (authorization.k8s.io/v1): a POST is answered 201 with
+ *    status.allowed as the access hook decides (fake_api_set_access_hook(); without one, every
+ *    review is allowed), and nothing is stored; other verbs are 405. A review is in the request
+ *    log but is not a write (fake_api_writes()).
  * A single global resourceVersion counter orders every change, as etcd's revision does.
  *
  * NOT implemented (a test that needs one of these needs a real cluster, tests/cluster):
- *  - authentication, authorization, admission (no webhooks, no quota enforcement, no
+ *  - authentication, authorization (no request is ever refused for who sent it; access reviews
+ *    answer only what the access hook says), admission (no webhooks, no quota enforcement, no
  *    validation beyond a name; CRD schemas are not checked, unknown fields are kept);
  *  - field ownership: apply merges like a merge patch; managedFields is never written, there
  *    are no apply conflicts, and fields another manager set are never removed by apply;
@@ -136,6 +141,16 @@ void fake_api_release(struct fake_api *f, int id);
  */
 typedef void (*fake_write_hook)(const char *verb, const char *res, json_t *obj, void *ud);
 void fake_api_set_write_hook(struct fake_api *f, fake_write_hook hook, void *ud);
+/**
+ * An access hook answers SelfSubjectAccessReviews: @spec is the review's spec as sent (borrowed;
+ * e.g. {"resourceAttributes": {"verb": "bind", "group": "rbac.authorization.k8s.io",
+ * "resource": "clusterroles", "name": "admin"}}); return status.allowed. It runs under the
+ * fake's lock on the fake's thread: it must not block or call the fake.
+ */
+typedef bool (*fake_access_hook)(const json_t *spec, void *ud);
+/** fake_api_set_access_hook() - install @hook (NULL: every review is allowed again). */
+void fake_api_set_access_hook(struct fake_api *f, fake_access_hook hook, void *ud);
+
 /** fake_api_quota_hook - a write hook that sets a ResourceQuota's status.hard to its spec.hard
  * (and status.used to zero for resources it has not seen). */
 void fake_api_quota_hook(const char *verb, const char *res, json_t *obj, void *ud);
@@ -145,7 +160,8 @@ void fake_api_quota_hook(const char *verb, const char *res, json_t *obj, void *u
 /** fake_api_requests() - requests received so far (held ones too) whose method matches (NULL:
  * any) and whose path contains @path_contains (NULL: any). A watch counts once. */
 int fake_api_requests(struct fake_api *f, const char *method, const char *path_contains);
-/** fake_api_writes() - POST, PUT, PATCH and DELETE requests answered so far. */
+/** fake_api_writes() - POST, PUT, PATCH and DELETE requests answered so far; access reviews
+ * (POSTs that store nothing) are not counted. */
 int fake_api_writes(struct fake_api *f);
 /** fake_api_log() - a new array of {method, path, query, status} in arrival order; status is 0
  * while a request is not answered yet. The query holds the parameters the fake reads. */

@@ -49,6 +49,8 @@ struct fake_api {
 	enum fake_list_layout list_layout;
 	fake_write_hook hook;
 	void *hook_ud;
+	fake_access_hook access;
+	void *access_ud;
 };
 
 static inline void fake__changed(struct fake_api *f)

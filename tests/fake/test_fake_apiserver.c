@@ -420,6 +420,77 @@ static void test_fake__metadata_only_and_discovery(void **state)
 	kc_resp_release(&resp);
 }
 
+/* The access hook: allowed only for bind on ClusterRole "admin". */
+static bool only_bind_admin(const json_t *spec, void *ud)
+{
+	const char *verb = jx_str(spec, "resourceAttributes", "verb", NULL),
+	           *name = jx_str(spec, "resourceAttributes", "name", NULL);
+
+	(*(int *)ud)++;
+	return verb && name && strcmp(verb, "bind") == 0 && strcmp(name, "admin") == 0;
+}
+
+static bool review(struct env *e, const char *verb, const char *name, long *status)
+{
+	struct kc_access a = {.verb = verb,
+	                      .group = "rbac.authorization.k8s.io",
+	                      .resource = "clusterroles",
+	                      .name = name};
+	struct kc_resp resp = {0};
+	bool allowed = true;
+
+	assert_int_equal(kc_self_review(e->c, &a, &allowed, &resp, NULL), 0);
+	*status = resp.http_status;
+	if (kc_resp_ok(&resp)) {
+		assert_string_equal(jx_str(resp.body, "kind", NULL), "SelfSubjectAccessReview");
+		assert_string_equal(jx_str(resp.body, "spec", "resourceAttributes", "name", NULL),
+		                    name);
+	}
+	kc_resp_release(&resp);
+	return allowed;
+}
+
+static void test_fake__access_reviews_are_answered_by_the_hook_and_stored_nowhere(void **state)
+{
+	struct env *e = *state;
+	struct kc_resp resp = {0};
+	long long rv = fake_api_resource_version(e->f);
+	json_t *stored;
+	long status;
+	int asked = 0;
+
+	/* No hook: the fake authorizes everything. */
+	assert_true(review(e, "bind", "cluster-admin", &status));
+	assert_int_equal(status, 201);
+	fake_api_set_access_hook(e->f, only_bind_admin, &asked);
+	assert_true(review(e, "bind", "admin", &status));
+	assert_false(review(e, "bind", "cluster-admin", &status));
+	assert_int_equal(status, 201);
+	assert_false(review(e, "escalate", "admin", &status));
+	assert_int_equal(asked, 3);
+	/* Nothing stored, no write, but in the request log. */
+	stored = fake_api_list(e->f, "selfsubjectaccessreviews.authorization.k8s.io", NULL);
+	assert_int_equal(json_array_size(stored), 0);
+	json_decref(stored);
+	assert_int_equal(fake_api_writes(e->f), 0);
+	assert_int_equal(fake_api_requests(e->f, "POST", "/selfsubjectaccessreviews"), 4);
+	assert_int_equal(fake_api_resource_version(e->f), rv);
+	/* Create only. */
+	assert_int_equal(kc_request(e->c, "GET",
+	                            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", NULL,
+	                            NULL, 0, NULL, &resp, NULL),
+	                 0);
+	assert_int_equal(resp.http_status, 405);
+	kc_resp_release(&resp);
+	/* An injected refusal is an answer: not allowed, and not 2xx. */
+	fake_api_rule_add(e->f, &(struct fake_rule){.path_contains = "/selfsubjectaccessreviews",
+	                                            .action = FAKE_ANSWER,
+	                                            .status = 403});
+	assert_false(review(e, "bind", "admin", &status));
+	assert_int_equal(status, 403);
+	fake_api_set_access_hook(e->f, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +510,9 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_fake__metadata_only_and_discovery, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_fake__access_reviews_are_answered_by_the_hook_and_stored_nowhere,
+	                setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

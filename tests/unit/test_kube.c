@@ -776,6 +776,63 @@ static int fake_list(struct fake_api *f, struct paged *p, char **rv, struct kc_r
 	return rc;
 }
 
+/* The access hook of test_kube__self_review_*: keeps the spec it was asked, allows "view". */
+static bool keep_spec(const json_t *spec, void *ud)
+{
+	json_t **seen = ud;
+
+	json_decref(*seen);
+	*seen = json_deep_copy(spec);
+	return strcmp(jx_str(spec, "resourceAttributes", "name", NULL), "view") == 0;
+}
+
+static double unit_reviews(const char *code)
+{
+	char labels[128];
+
+	return metrics_get("landlord_api_requests_total",
+	                   metrics_labels(labels, sizeof(labels), "client", "unit", "verb",
+	                                  "REVIEW", "code", code, NULL));
+}
+
+static void test_kube__self_review_asks_about_its_attributes_and_counts_as_review(void **state)
+{
+	struct fake_api *f = fake_api_start();
+	struct kc_client *c = local_client(fake_api_port(f), 20000);
+	struct kc_access a = {.verb = "bind",
+	                      .group = "rbac.authorization.k8s.io",
+	                      .resource = "clusterroles",
+	                      .subresource = "",
+	                      .name = "view"};
+	json_t *seen = NULL, *want;
+	struct kc_resp resp = {0};
+	double before = unit_reviews("201");
+	bool allowed = false;
+
+	fake_api_set_access_hook(f, keep_spec, &seen);
+	assert_int_equal(kc_self_review(c, &a, &allowed, &resp, NULL), 0);
+	assert_int_equal(resp.http_status, 201);
+	assert_true(allowed);
+	kc_resp_release(&resp);
+	/* "" and NULL attributes are left out */
+	want = json_pack("{s:{s:s,s:s,s:s,s:s}}", "resourceAttributes", "verb", "bind", "group",
+	                 "rbac.authorization.k8s.io", "resource", "clusterroles", "name", "view");
+	assert_true(json_equal(seen, want));
+	json_decref(want);
+	a.name = "cluster-admin";
+	a.ns = "team-a";
+	allowed = true;
+	assert_int_equal(kc_self_review(c, &a, &allowed, &resp, NULL), 0);
+	assert_false(allowed);
+	assert_string_equal(jx_str(seen, "resourceAttributes", "namespace", NULL), "team-a");
+	kc_resp_release(&resp);
+	assert_true(unit_reviews("201") == before + 2);
+	assert_int_equal(fake_api_writes(f), 0);
+	json_decref(seen);
+	kc_client_free(c);
+	fake_api_stop(f);
+}
+
 static void test_kube__list_requests_the_next_page_ahead(void **state)
 {
 	struct fake_api *f = paging_fake(23);
@@ -2029,6 +2086,8 @@ int main(void)
 	        cmocka_unit_test(test_kube__scan_continue_unsure_falls_back),
 	        cmocka_unit_test(test_kube__scan_continue_agrees_with_the_parser),
 	        cmocka_unit_test(test_kube__list_requests_the_next_page_ahead),
+	        cmocka_unit_test(
+	                test_kube__self_review_asks_about_its_attributes_and_counts_as_review),
 	        cmocka_unit_test(test_kube__list_parses_first_when_the_scan_is_unsure),
 	        cmocka_unit_test(test_kube__list_docs_pages_into_documents),
 	        cmocka_unit_test(test_kube__list_stop_cancels_the_page_in_flight),

@@ -438,6 +438,7 @@ static void test_kube_request__verb_labels(void **state)
 	assert_string_equal(kc__verb_label(NULL, "LIST", NULL), "OTHER");
 	assert_string_equal(kc__verb_label(NULL, "get", NULL), "OTHER");
 	assert_string_equal(kc__verb_label("WATCH", "GET", NULL), "WATCH");
+	assert_string_equal(kc__verb_label("REVIEW", "POST", NULL), "REVIEW");
 }
 
 static void test_kube_request__zeroed_resp_reused(void **state)

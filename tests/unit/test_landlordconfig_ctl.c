@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "live.h"
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "fake_manager.h"
 #include "kube/conditions.h"
@@ -250,40 +252,73 @@ static void test_landlordconfig_ctl__long_messages_are_cut_on_a_character_bounda
 	json_decref(arr);
 }
 
-static bool exists_in(const char *name, void *ud)
+static bool listed(const char *const *list, const char *name)
 {
-	for (const char *const *p = ud; *p; p++)
+	for (const char *const *p = list; *p; p++)
 		if (strcmp(*p, name) == 0)
 			return true;
 	return false;
 }
 
-static void
-test_landlordconfig_ctl__missing_roles_lists_each_field_naming_an_unknown_role(void **state)
+/* role_check_fn over two lists: the roles that exist and those landlord may bind. */
+struct roles_known {
+	const char *const *present, *const *bindable;
+	int asked;
+};
+
+static enum role_state check_in(const char *name, void *ud)
 {
-	static const char *const present[] = {"admin", "edit", "view", "team-edit", NULL};
+	struct roles_known *k = ud;
+
+	k->asked++;
+	if (!listed(k->present, name))
+		return ROLE_MISSING;
+	return listed(k->bindable, name) ? ROLE_OK : ROLE_NOT_BINDABLE;
+}
+
+static void
+test_landlordconfig_ctl__judge_roles_lists_every_missing_or_unbindable_role(void **state)
+{
+	static const char *const present[] = {"admin", "edit", "view", "team-edit", "ops", NULL};
+	static const char *const bindable[] = {"admin", "edit", "view", "team-edit", NULL};
+	struct roles_known k = {present, bindable, 0};
 	struct lcfg *cfg =
 	        config("{\"tenantRoles\":{\"default\":{\"viewer\":\"nope\"},"
 	               "\"custom\":[{\"labelSelector\":{},\"editor\":\"team-edit\"},"
-	               "{\"labelSelector\":{},\"owner\":\"gone\",\"viewer\":\"nope\"}]}}");
-	json_t *missing = lcfgctl_missing_roles(cfg, exists_in, (void *)present);
+	               "{\"labelSelector\":{},\"owner\":\"ops\",\"viewer\":\"nope\"}]}}");
+	json_t *invalid = NULL;
 	json_t *want = load("[{\"field\":\"spec.tenantRoles.default.viewer\","
 	                    "\"message\":\"ClusterRole \\\"nope\\\" does not exist\"},"
 	                    "{\"field\":\"spec.tenantRoles.custom[1].owner\","
-	                    "\"message\":\"ClusterRole \\\"gone\\\" does not exist\"},"
+	                    "\"message\":\"landlord may not bind ClusterRole \\\"ops\\\": add it "
+	                    "to resourceNames of the bind rule in ClusterRole landlord "
+	                    "(deploy/rbac.yaml), or render it with scripts/render-rbac.py\"},"
 	                    "{\"field\":\"spec.tenantRoles.custom[1].viewer\","
 	                    "\"message\":\"ClusterRole \\\"nope\\\" does not exist\"}]");
 
-	assert_true(json_equal(missing, want));
-	json_decref(missing);
+	/* Missing wins the reason; every problem is listed. */
+	assert_int_equal(lcfgctl_judge_roles(cfg, check_in, &k, &invalid), VERDICT_UNKNOWN_ROLE);
+	assert_true(json_equal(invalid, want));
+	/* default.owner, .editor, .viewer, then custom[0].editor, custom[1].owner and .viewer */
+	assert_int_equal(k.asked, 6);
+	json_decref(invalid);
 	json_decref(want);
 	lcfg_unref(cfg);
 
-	/* The defaults name admin, edit and view: nothing missing when they exist. */
+	/* Every role exists, one may not be bound. */
+	cfg = config("{\"tenantRoles\":{\"custom\":[{\"labelSelector\":{},\"owner\":\"ops\"}]}}");
+	assert_int_equal(lcfgctl_judge_roles(cfg, check_in, &k, &invalid), VERDICT_NOT_BINDABLE);
+	assert_int_equal(json_array_size(invalid), 1);
+	assert_string_equal(jx_str(json_array_get(invalid, 0), "field", NULL),
+	                    "spec.tenantRoles.custom[0].owner");
+	json_decref(invalid);
+	lcfg_unref(cfg);
+
+	/* The defaults name admin, edit and view: nothing to report when they exist and bind. */
 	cfg = lcfg_defaults();
-	missing = lcfgctl_missing_roles(cfg, exists_in, (void *)present);
-	assert_int_equal(json_array_size(missing), 0);
-	json_decref(missing);
+	invalid = (json_t *)&invalid;
+	assert_int_equal(lcfgctl_judge_roles(cfg, check_in, &k, &invalid), VERDICT_ACCEPTED);
+	assert_null(invalid);
 	lcfg_unref(cfg);
 }
 
@@ -379,6 +414,11 @@ test_landlordconfig_ctl__rejected_status_lists_every_problem_and_keeps_applied(v
 
 	st = lcfgctl_desired_status(obj, VERDICT_UNKNOWN_ROLE, five);
 	assert_condition(st, "Accepted", "False", "UnknownClusterRole", 7);
+	json_decref(st);
+	st = lcfgctl_desired_status(obj, VERDICT_NOT_BINDABLE, five);
+	assert_condition(st, "Accepted", "False", "RoleNotBindable", 7);
+	assert_condition(st, "Ready", "False", "RoleNotBindable", 7);
+	assert_true(json_equal(json_object_get(st, "invalid"), five));
 	json_decref(st);
 	json_decref(five);
 	json_decref(obj);
@@ -654,6 +694,174 @@ static void test_landlordconfig_ctl__fake_rejects_and_keeps_what_is_in_force(voi
 	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
 	assert_true(fake_api_wait(e->f, persisted_pod_security, "privileged"));
 	assert_in_force("privileged");
+}
+
+static void put_role(struct fake_api *f, const char *name)
+{
+	json_t *obj = json_pack("{s:{s:s}}", "metadata", "name", name);
+
+	fake_api_put(f, CRS, obj);
+	json_decref(obj);
+}
+
+/* The access hook: landlord may bind every ClusterRole but @deny (cluster-wide reviews of bind
+ * on clusterroles only; any other review is denied, so a malformed one fails the test). The
+ * hook runs on the fake's threads: counts are atomic, and a test swaps the whole struct with
+ * fake_api_set_access_hook() rather than changing @deny. */
+struct access {
+	const char *deny;
+	atomic_int denied_asked, edit_asked; /* reviews of @deny and of "edit" */
+};
+
+static bool access_hook(const json_t *spec, void *ud)
+{
+	struct access *a = ud;
+	const json_t *ra = json_object_get(spec, "resourceAttributes");
+	const char *name = jx_str(ra, "name", NULL), *verb = jx_str(ra, "verb", NULL),
+	           *group = jx_str(ra, "group", NULL), *res = jx_str(ra, "resource", NULL);
+
+	if (name == NULL || verb == NULL || group == NULL || res == NULL ||
+	    strcmp(verb, "bind") != 0 || strcmp(group, "rbac.authorization.k8s.io") != 0 ||
+	    strcmp(res, "clusterroles") != 0 || json_object_get(ra, "namespace") != NULL)
+		return false;
+	if (strcmp(name, "edit") == 0)
+		atomic_fetch_add(&a->edit_asked, 1);
+	if (a->deny == NULL || strcmp(name, a->deny) != 0)
+		return true;
+	atomic_fetch_add(&a->denied_asked, 1);
+	return false;
+}
+
+static double requeues(void)
+{
+	char labels[128];
+
+	return metrics_get("landlord_reconcile_total",
+	                   metrics_labels(labels, sizeof(labels), "controller", "landlordconfig",
+	                                  "result", "requeue", NULL));
+}
+
+static bool requeued_since(struct fake_api *f, void *ud)
+{
+	return requeues() > *(double *)ud;
+}
+
+#define OPS_ADMIN_MSG                                                                           \
+	"landlord may not bind ClusterRole \"ops-admin\": add it to resourceNames of the bind " \
+	"rule in ClusterRole landlord (deploy/rbac.yaml), or render it with "                   \
+	"scripts/render-rbac.py"
+
+/* Rejected as RoleNotBindable: both fields listed, the message names the role and the fix, the
+ * configuration in force is unchanged, an Event says so, and a re-check is scheduled. */
+static void expect_not_bindable(struct fenv *e, const char *in_force)
+{
+	json_t *obj = fake_wait_reason(e->f, "landlord", "RoleNotBindable");
+	const json_t *invalid = jx_get(obj, "status", "invalid", NULL);
+	const char *msg;
+
+	assert_int_equal(json_array_size(invalid), 2);
+	assert_string_equal(jx_str(json_array_get(invalid, 0), "field", NULL),
+	                    "spec.tenantRoles.default.owner");
+	assert_string_equal(jx_str(json_array_get(invalid, 1), "field", NULL),
+	                    "spec.tenantRoles.custom[0].owner");
+	assert_string_equal(jx_str(json_array_get(invalid, 0), "message", NULL), OPS_ADMIN_MSG);
+	msg = jx_str(condition(jx_get(obj, "status", NULL), "Accepted"), "message", NULL);
+	assert_non_null(strstr(msg, "is not in force; the configuration in force is unchanged. "
+	                            "2 problems: spec.tenantRoles.default.owner: " OPS_ADMIN_MSG));
+	json_decref(obj);
+	assert_in_force(in_force);
+	assert_true(persisted_pod_security(e->f, (void *)in_force));
+	assert_true(fake_api_wait(e->f, has_event, "RoleNotBindable"));
+}
+
+/* fake_api_put() of @role (e.g. landlord's own ClusterRole, as an administrator edits it) makes
+ * landlord accept the configuration in force at once, long before the timed re-check. */
+static void expect_accepted_after_role_change(struct fenv *e, const char *role,
+                                              const char *in_force)
+{
+	int64_t start = clock_mono_ms();
+
+	put_role(e->f, role);
+	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
+	assert_true(clock_mono_ms() - start < NOT_BINDABLE_RECHECK_MS / 2);
+	assert_true(fake_api_wait(e->f, persisted_pod_security, (void *)in_force));
+	assert_in_force(in_force);
+}
+
+#define MAPS_OPS_ADMIN(ps)                                                                    \
+	"{\"defaults\":{\"podSecurity\":\"" ps "\"},\"tenantRoles\":{\"default\":{\"owner\":" \
+	"\"ops-admin\"},\"custom\":[{\"labelSelector\":{},\"owner\":\"ops-admin\"}]}}"
+
+static void
+test_landlordconfig_ctl__fake_a_role_landlord_may_not_bind_is_rejected_until_it_may(void **state)
+{
+	struct fenv *e = *state;
+	/* static: the hook may still run after a failed assertion leaves this frame */
+	static struct access deny = {.deny = "ops-admin"}, allow = {.deny = NULL};
+	double before;
+	int denied, edit;
+
+	put_role(e->f, "ops-admin");
+	fake_api_set_access_hook(e->f, access_hook, &deny);
+	fake_config(e->f, "landlord", "{\"defaults\":{\"podSecurity\":\"baseline\"}}");
+	e->m = fake_start(e->f);
+	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
+	assert_true(fake_api_wait(e->f, persisted_pod_security, "baseline"));
+
+	before = requeues();
+	fake_config(e->f, "landlord", MAPS_OPS_ADMIN("privileged"));
+	expect_not_bindable(e, "baseline");
+	assert_true(fake_api_wait(e->f, requeued_since, &before));
+
+	/* One review per role per reconcile, though ops-admin is named twice. */
+	fake_mgr_stop(e->m);
+	denied = atomic_load(&deny.denied_asked);
+	edit = atomic_load(&deny.edit_asked);
+	before = fake_mgr_reconciles("landlordconfig");
+	e->m = fake_start(e->f); /* loads the persisted configuration: baseline */
+	assert_true(fake_mgr_wait_reconciles(e->f, "landlordconfig", before + 1));
+	fake_mgr_stop(e->m);
+	assert_true(atomic_load(&deny.denied_asked) > denied);
+	assert_int_equal(atomic_load(&deny.denied_asked) - denied,
+	                 atomic_load(&deny.edit_asked) - edit);
+
+	/* The administrator adds ops-admin to landlord's ClusterRole. */
+	before = fake_mgr_reconciles("landlordconfig");
+	e->m = fake_start(e->f);
+	assert_true(fake_mgr_wait_reconciles(e->f, "landlordconfig", before + 1));
+	expect_not_bindable(e, "baseline");
+	fake_api_set_access_hook(e->f, access_hook, &allow);
+	expect_accepted_after_role_change(e, "landlord", "privileged");
+
+	/* Or grants it through a new ClusterRole (and binding): any ClusterRole re-checks. */
+	fake_api_set_access_hook(e->f, access_hook, &deny);
+	fake_config(e->f, "landlord", MAPS_OPS_ADMIN("baseline"));
+	expect_not_bindable(e, "privileged");
+	fake_api_set_access_hook(e->f, access_hook, &allow);
+	expect_accepted_after_role_change(e, "landlord-binds-ops-admin", "baseline");
+}
+
+/* A review without an answer leaves everything as it is, and is retried. */
+static void test_landlordconfig_ctl__fake_a_failed_review_changes_nothing(void **state)
+{
+	struct fenv *e = *state;
+	int rule;
+	json_t *obj;
+
+	fake_config(e->f, "landlord", "{\"defaults\":{\"podSecurity\":\"baseline\"}}");
+	rule = fake_api_rule_add(e->f, &(struct fake_rule){.path_contains = "accessreviews",
+	                                                   .action = FAKE_ANSWER,
+	                                                   .status = 500,
+	                                                   .times = 3});
+	e->m = fake_start(e->f);
+	json_decref(fake_wait_reason(e->f, "landlord", "Accepted"));
+	assert_int_equal(fake_api_rule_hits(e->f, rule), 3);
+	assert_in_force("baseline");
+	obj = fake_api_get(e->f, LCFGS, NULL, "landlord");
+	assert_string_equal(
+	        jx_str(condition(jx_get(obj, "status", NULL), "Accepted"), "reason", NULL),
+	        "Accepted");
+	json_decref(obj);
 }
 
 static void test_landlordconfig_ctl__fake_other_names_are_ignored(void **state)
@@ -1036,7 +1244,7 @@ int main(void)
 	        cmocka_unit_test(
 	                test_landlordconfig_ctl__long_messages_are_cut_on_a_character_boundary),
 	        cmocka_unit_test(
-	                test_landlordconfig_ctl__missing_roles_lists_each_field_naming_an_unknown_role),
+	                test_landlordconfig_ctl__judge_roles_lists_every_missing_or_unbindable_role),
 	        cmocka_unit_test(
 	                test_landlordconfig_ctl__spec_names_role_reads_written_and_builtin_roles),
 	        cmocka_unit_test(
@@ -1056,6 +1264,12 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(
 	                test_landlordconfig_ctl__fake_rejects_and_keeps_what_is_in_force,
 	                fake_setup, fake_teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_landlordconfig_ctl__fake_a_role_landlord_may_not_bind_is_rejected_until_it_may,
+	                fake_setup, fake_teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_landlordconfig_ctl__fake_a_failed_review_changes_nothing, fake_setup,
+	                fake_teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_landlordconfig_ctl__fake_other_names_are_ignored, fake_setup,
 	                fake_teardown),
