@@ -349,9 +349,10 @@ static void diff_map(json_t *patch_map, const json_t *current, const json_t *des
 	}
 }
 
-json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
+/* tm_metadata_patch() with the record of what landlord set given (@prev, borrowed, or NULL). */
+static json_t *metadata_patch(const json_t *current, const json_t *desired, const json_t *prev)
 {
-	json_t *prev = tm_managed_keys(current), *empty = json_object();
+	json_t *empty = json_object();
 	json_t *labels = json_object(), *annots = json_object(), *patch = NULL;
 	const json_t *want_labels = desired ? json_object_get(desired, "labels") : empty;
 	const json_t *want_annots = desired ? json_object_get(desired, "annotations") : empty;
@@ -386,10 +387,36 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
 	}
 	json_decref(labels);
 	json_decref(annots);
-	json_decref(prev);
 	json_decref(prev_annots);
 	json_decref(empty);
 	return patch;
+}
+
+json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
+{
+	json_t *prev = tm_managed_keys(current), *patch = metadata_patch(current, desired, prev);
+
+	json_decref(prev);
+	return patch;
+}
+
+/*
+ * The record of what landlord set for @tenant on a namespace it releases: the tenant label, if
+ * still there, must name the tenant; one an administrator removed leaves the record to say. A
+ * forged record can then only remove keys that are not protected (the Pod Security labels stay
+ * and landlord.dev/ keys go anyway), which its writer could remove as well.
+ */
+static json_t *release_record(const json_t *ns, const char *tenant)
+{
+	json_t *m = managed_annotation(ns);
+	const char *label = jx_label(ns, LABEL_TENANT);
+
+	if (m && (strcmp(jx_str(m, "tenant", NULL), tenant) != 0 ||
+	          (label && strcmp(label, tenant) != 0))) {
+		json_decref(m);
+		m = NULL;
+	}
+	return m;
 }
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -399,9 +426,12 @@ static bool has_prefix(const char *s, const char *prefix)
 
 json_t *tm_release_patch(const json_t *current, const char *tenant)
 {
-	json_t *patch = tm_metadata_patch(current, NULL), *meta, *labels, *annots, *v;
+	json_t *record = release_record(current, tenant);
+	json_t *patch = metadata_patch(current, NULL, record), *meta, *labels, *annots, *v;
 	const char *k;
 	void *tmp;
+
+	json_decref(record);
 
 	if (patch == NULL)
 		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",

@@ -94,10 +94,12 @@ bool tm_namespace_protected(const struct lcfg *cfg, const char *name);
 json_t *tm_metadata_patch(const json_t *current, const json_t *desired);
 
 /**
- * tm_release_patch() - tm_metadata_patch(@current, NULL) except the Pod Security labels, which
- * stay at the tenant's level until an administrator changes them; every landlord.dev/...
- * annotation goes, and landlord.dev/released-from: @tenant is set, which is how the tenant's
- * status.released is known (it survives restarts and stale caches). Never NULL.
+ * tm_release_patch() - what releasing @current from @tenant removes: every landlord.dev/ label
+ * and annotation, and the keys landlord's record for @tenant lists (the record counts when it
+ * names @tenant and the tenant label, if still there, does too), except the Pod Security labels,
+ * which stay at the tenant's level until an administrator changes them. It sets
+ * landlord.dev/released-from: @tenant, which is how the tenant's status.released is known (it
+ * survives restarts and stale caches). Never NULL.
  */
 json_t *tm_release_patch(const json_t *current, const char *tenant);
 

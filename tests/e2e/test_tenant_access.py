@@ -18,6 +18,7 @@ from tenants import MANAGED_BY, NS_POLICY, OBJ_POLICY, RBAC_GROUP, TENANT_LABEL,
 
 LIMITS = [{"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "100m"}}]
 HARD = {"pods": "20"}
+PSA_LABELS = tuple(f"pod-security.kubernetes.io/{m}" for m in ("enforce", "warn", "audit"))
 LANDLORD_OBJECTS = (("ResourceQuota", "landlord-quota"), ("LimitRange", "landlord-limits"),
                     ("NetworkPolicy", "landlord-isolation"))
 
@@ -66,14 +67,16 @@ def wait_gone(kit, ns, timeout=90):
 
 
 def landlord_leftovers(kit, ns):
-    """Everything of landlord's still in namespace ns (empty once it is released)."""
+    """Everything of landlord's still in namespace ns (empty once it is released). The Pod
+    Security labels are not leftovers: a release keeps them at the tenant's level
+    (quarantine), which wait_released() checks."""
     left = []
     obj = kit.read_namespace(ns)
     labels = obj.metadata.labels or {}
     annotations = obj.metadata.annotations or {}
     left += [f"label {k}" for k in labels
-             if k.startswith("landlord.dev/") or k.startswith("pod-security.kubernetes.io/")
-             or (k == MANAGED_BY and labels[k] == "landlord")]
+             if k.startswith("landlord.dev/") or (k == MANAGED_BY and labels[k] == "landlord")]
+    left += [f"Pod Security label {k} missing" for k in PSA_LABELS if k not in labels]
     # landlord.dev/released-from is the one record a release leaves (docs/tenants.md)
     left += [f"annotation {k}" for k in annotations
              if k.startswith("landlord.dev/") and k != "landlord.dev/released-from"]
