@@ -1,11 +1,17 @@
 """deploy/policies: ValidatingAdmissionPolicies protecting tenant namespaces and landlord's objects.
 
-The module applies deploy/policies/ as admin, acts as real users (alice's token, landlord's
-client certificate, admin impersonating a member of landlord:privileged or a kube-system service
-account) and removes the policies again at the end, waiting until they are out of force so that
-later modules in the session are unaffected. Every denial asserted here is one that RBAC would
-allow: the test grants the rights first, so only the policy can be the reason.
+The module applies deploy/policies/ as admin, acts as real identities (alice's token, a
+ServiceAccount's token from the TokenRequest API, landlord's client certificate, admin
+impersonating a member of landlord:privileged, a kube-system service account or users with
+test-only grants) and removes the policies again at the end, waiting until they are out of force
+so that later modules in the session are unaffected. Every denial asserted here is one that RBAC
+would allow: the test grants the rights first, so only the policy can be the reason, and a
+positive control by the same identity shows it. Requests that must not take effect even if a
+policy failed (on kube-system) are dry runs: admission runs on them all the same.
 """
+
+import json
+import subprocess
 
 import pytest
 from kubernetes import client as k8s
@@ -21,6 +27,14 @@ MAY_NOT_CREATE = "only landlord may create objects labelled app.kubernetes.io/ma
 MAY_NOT_MODIFY = "only landlord and privileged users may modify objects managed by landlord"
 MAY_NOT_DELETE = "only landlord and privileged users may delete objects managed by landlord"
 MAY_NOT_LABEL = "only landlord and privileged users may add, change or remove the label(s)"
+MAY_NOT_ANNOTATE = \
+    "only landlord and privileged users may add, change or remove the annotation(s)"
+# landlord's bookkeeping annotation on its namespaces (docs/tenants.md)
+MANAGED_METADATA = "landlord.dev/managed-metadata"
+RELEASED_FROM = "landlord.dev/released-from"
+ENFORCE = "pod-security.kubernetes.io/enforce"
+SA_NAME = "ns-editor"            # the ServiceAccount in the tenant namespace
+FIELD_MANAGER = "tenant-tools"   # its field manager for server-side apply
 
 # kind -> (API class, method suffix, spec part of the body)
 KINDS = {
@@ -102,6 +116,151 @@ def binding(name, role_kind, role, subject_kind, subject, namespace=None):
                                                     "name": role}, "subjects": [subj]}
 
 
+def allowed(fn, *args, **kwargs):
+    """True when fn succeeds, False when the API server refuses it (403)."""
+    try:
+        fn(*args, **kwargs)
+        return True
+    except ApiException as e:
+        if e.status != 403:
+            raise
+        return False
+
+
+def token_client(cluster, token):
+    """An ApiClient that authenticates with a bearer token, as a pod's ServiceAccount does."""
+    cfg = k8s.Configuration()
+    cfg.host = cluster.api_url
+    cfg.ssl_ca_cert = cluster.ca
+    cfg.api_key = {"authorization": token}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    return k8s.ApiClient(cfg)
+
+
+def token_kubeconfig(cluster, token, path):
+    """A kubeconfig file (JSON is YAML) for kubectl with this bearer token."""
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+        "clusters": [{"name": "c", "cluster": {"server": cluster.api_url,
+                                               "certificate-authority": cluster.ca}}],
+        "users": [{"name": "sa", "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "sa"}}]}))
+    return path
+
+
+def json_pointer(key):
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+class NamespaceWriter:
+    """One identity writing a namespace's labels and annotations by every request shape.
+
+    change: {"labels": {key: value or None}, "annotations": {...}}, None removing the key.
+    Server-side apply removes a key by leaving it out, which removes it only when FIELD_MANAGER
+    owns it; the tests make it the owner first (set_owned)."""
+
+    SHAPES = ("update", "merge-patch", "json-patch", "strategic-merge-patch", "apply-kubectl",
+              "apply-client", "status", "finalize")
+
+    def __init__(self, cluster, api_client, kubeconfig):
+        self.cluster = cluster
+        self.api = api_client
+        self.core = k8s.CoreV1Api(api_client)
+        self.kubeconfig = kubeconfig
+
+    def write(self, shape, ns, change, dry_run=False):
+        """Make the change by shape; returns the namespace as the API server answered, a dict.
+        A refusal raises ApiException (kubectl's too, with its stderr as the body)."""
+        dry = {"dry_run": "All"} if dry_run else {}
+        if shape in ("update", "finalize"):
+            obj = self.core.read_namespace(ns)
+            for part in ("labels", "annotations"):
+                have = getattr(obj.metadata, part) or {}
+                for k, v in change.get(part, {}).items():
+                    if v is None:
+                        have.pop(k, None)
+                    else:
+                        have[k] = v
+                setattr(obj.metadata, part, have)
+            fn = self.core.replace_namespace if shape == "update" else \
+                self.core.replace_namespace_finalize
+            out = fn(ns, obj, **dry)
+        elif shape == "strategic-merge-patch":
+            out = self.core.patch_namespace(ns, {"metadata": change}, **dry)
+        elif shape == "status":
+            out = self.core.patch_namespace_status(ns, {"metadata": change}, **dry)
+        elif shape == "json-patch":
+            obj = self.core.read_namespace(ns).metadata
+            ops = []
+            for part in ("labels", "annotations"):
+                have = getattr(obj, part) or {}
+                for k, v in change.get(part, {}).items():
+                    op = "remove" if v is None else "replace" if k in have else "add"
+                    ops.append({"op": op, "path": f"/metadata/{part}/{json_pointer(k)}",
+                                **({} if v is None else {"value": v})})
+            out = self.core.patch_namespace(ns, ops, **dry)
+        elif shape == "merge-patch":
+            out = self._patch(ns, "application/merge-patch+json", {"metadata": change}, dry_run)
+        elif shape == "apply-client":
+            out = self._patch(ns, "application/apply-patch+yaml", self._manifest(ns, change),
+                              dry_run, apply=True)
+        elif shape == "apply-kubectl":
+            return self._kubectl_apply(ns, change, dry_run)
+        else:
+            raise ValueError(shape)
+        return self.api.sanitize_for_serialization(out)
+
+    @staticmethod
+    def _manifest(ns, change):
+        meta = {"name": ns}
+        for part in ("labels", "annotations"):
+            kept = {k: v for k, v in change.get(part, {}).items() if v is not None}
+            if kept:
+                meta[part] = kept
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+    def _patch(self, ns, content_type, body, dry_run, apply=False):
+        """PATCH with an explicit content type (the client picks strategic merge or JSON patch
+        by itself)."""
+        query = [("dryRun", "All")] if dry_run else []
+        if apply:
+            query += [("fieldManager", FIELD_MANAGER), ("force", "true")]
+        return self.api.call_api(
+            "/api/v1/namespaces/{name}", "PATCH", {"name": ns}, query,
+            {"Content-Type": content_type, "Accept": "application/json"}, body=body,
+            response_type="V1Namespace", auth_settings=["BearerToken"],
+            _return_http_data_only=True)
+
+    def _kubectl_apply(self, ns, change, dry_run):
+        args = [self.cluster.kubectl_bin, "--kubeconfig", str(self.kubeconfig), "apply",
+                "--server-side", "--force-conflicts", f"--field-manager={FIELD_MANAGER}",
+                "-o", "json", "-f", "-"] + (["--dry-run=server"] if dry_run else [])
+        r = subprocess.run(args, input=json.dumps(self._manifest(ns, change)),
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            e = ApiException(status=403 if "(Forbidden)" in r.stderr else 0)
+            e.body = r.stderr
+            raise e
+        return json.loads(r.stdout)
+
+
+def set_owned(cluster, ns, annotations):
+    """As admin, set these annotations with server-side apply as FIELD_MANAGER, so that an apply
+    by that manager that leaves one out removes it; None removes one (merge patch)."""
+    api = k8s.CoreV1Api(cluster.client("admin"))
+    api.patch_namespace(ns, {"metadata": {"annotations": {
+        k: None for k, v in annotations.items() if v is None}}})
+    kept = {k: v for k, v in annotations.items() if v is not None}
+    if kept:
+        NamespaceWriter(cluster, cluster.client("admin"), None)._patch(
+            ns, "application/apply-patch+yaml", NamespaceWriter._manifest(
+                ns, {"annotations": kept}), False, apply=True)
+
+
+def ns_annotations(cluster, ns):
+    return k8s.CoreV1Api(cluster.client("admin")).read_namespace(ns).metadata.annotations or {}
+
+
 class Env:
     """The namespaces, grants and clients every test uses (see the env fixture)."""
 
@@ -110,6 +269,7 @@ class Env:
         self.tenant = uniq("t")
         self.ns = self.tenant
         self.plain = None
+        self.released = None
         self.cluster_roles = []
         self.cluster_bindings = []
         self.extra_namespaces = []
@@ -117,11 +277,22 @@ class Env:
         self.alice = cluster.client("alice")
         self.landlord = cluster.client("landlord")
         self.privileged = impersonating(cluster, "pat", "landlord:privileged")
+        # test-only identities, each granted below what the policies are to refuse it
+        self.ns_manager = impersonating(cluster, "ns-manager")
+        self.sa = None         # NamespaceWriter: ServiceAccount ns-editor in the tenant namespace
 
     def probes_denied(self):
         """Dry-run requests from alice that the policies must deny; True once both do."""
         return [tenants.ns_policy_denies(self.alice, self.ns),
                 tenants.obj_policy_denies(self.alice, self.ns)]
+
+    def grants_in_force(self):
+        """The test-only grants have reached the authorizer: each identity may make an
+        unrelated dry-run write (RBAC reaches its cache asynchronously)."""
+        team = {"metadata": {"labels": {"team": "x"}}}
+        return (allowed(self.sa.core.patch_namespace, self.ns, team, dry_run="All") and
+                allowed(k8s.CoreV1Api(self.ns_manager).patch_namespace, "kube-system", team,
+                        dry_run="All"))
 
     def cluster_role(self, rules):
         name = uniq("policy-test")
@@ -136,8 +307,56 @@ class Env:
         self.cluster_bindings.append(body["metadata"]["name"])
 
 
+def grant(env):
+    """Test-only RBAC: every right the policies are tested against, so that RBAC never refuses
+    first."""
+    rbac = k8s.RbacAuthorizationV1Api(env.admin)
+    # alice: owner (admin) in both namespaces, plus what admin lacks.
+    for ns in (env.ns, env.plain):
+        rbac.create_namespaced_role_binding(
+            ns, binding("alice-admin", "ClusterRole", "admin", "User", "alice"))
+    rbac.create_namespaced_role(env.ns, {"metadata": {"name": "alice-extra"}, "rules": [{
+        "apiGroups": [""], "resources": ["resourcequotas", "resourcequotas/status",
+                                         "limitranges"],
+        "verbs": ["get", "list", "create", "update", "patch", "delete"]}]})
+    rbac.create_namespaced_role_binding(
+        env.ns, binding("alice-extra", "Role", "alice-extra", "User", "alice"))
+    alice_ns = env.cluster_role([
+        {"apiGroups": [""], "resources": ["namespaces", "namespaces/status"],
+         "resourceNames": [env.ns, env.plain], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]}])
+    env.cluster_bind(alice_ns, "User", "alice")
+    # the ServiceAccount: get, patch and update of its own namespace (and of the released one),
+    # by name, through every subresource that takes metadata; nothing else.
+    sa_ns = env.cluster_role([
+        {"apiGroups": [""], "resources": ["namespaces", "namespaces/status",
+                                          "namespaces/finalize"],
+         "resourceNames": [env.ns, env.released], "verbs": ["get", "patch", "update"]}])
+    env.cluster_bind(sa_ns, "ServiceAccount", SA_NAME, env.ns)
+    # someone who manages namespaces cluster-wide, without being privileged
+    env.cluster_bind(env.cluster_role([{"apiGroups": [""], "resources": ["namespaces"],
+                                        "verbs": ["get", "patch", "update"]}]),
+                     "User", "ns-manager")
+    # landlord and landlord:privileged: the writes landlord will do (the real RBAC is
+    # deploy/rbac.yaml).
+    writer = env.cluster_role([
+        {"apiGroups": [""], "resources": ["namespaces"], "resourceNames": [env.ns],
+         "verbs": ["get", "patch", "update"]},
+        {"apiGroups": [""], "resources": ["resourcequotas", "limitranges", "configmaps",
+                                          "secrets"],
+         "verbs": ["get", "create", "update", "patch", "delete"]},
+        {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"],
+         "verbs": ["get", "create", "update", "patch", "delete"]},
+        {"apiGroups": [RBAC_GROUP], "resources": ["rolebindings"],
+         "verbs": ["get", "create", "update", "patch", "delete"]},
+        {"apiGroups": [RBAC_GROUP], "resources": ["clusterroles"], "verbs": ["bind"],
+         "resourceNames": ["view", "admin"]}])
+    env.cluster_bind(writer, "ServiceAccount", "landlord", "landlord-system")
+    env.cluster_bind(writer, "Group", "landlord:privileged")
+
+
 @pytest.fixture(scope="module")
-def env(cluster):
+def env(cluster, tmp_path_factory):
     e = Env(cluster)
     core = k8s.CoreV1Api(e.admin)
     rbac = k8s.RbacAuthorizationV1Api(e.admin)
@@ -145,49 +364,29 @@ def env(cluster):
         core.create_namespace({"metadata": {"name": e.ns, "labels": {
             "landlord.dev/tenant": e.tenant, "landlord.dev/kind": "sandbox",
             "landlord.dev/plan": "small", "landlord.dev/username": "alice",
-            "pod-security.kubernetes.io/enforce": "baseline",
+            ENFORCE: "baseline",
             "pod-security.kubernetes.io/enforce-version": "latest",
             "pod-security.kubernetes.io/warn": "restricted",
-            "pod-security.kubernetes.io/warn-version": "latest"}}})
-        e.plain = cluster.create_namespace("plain", labels={
-            "pod-security.kubernetes.io/enforce": "baseline"})
-        # alice: owner (admin) in both namespaces, plus what admin lacks, so that RBAC allows
-        # every request the tests expect the policies to deny.
-        for ns in (e.ns, e.plain):
-            rbac.create_namespaced_role_binding(
-                ns, binding("alice-admin", "ClusterRole", "admin", "User", "alice"))
-        rbac.create_namespaced_role(e.ns, {"metadata": {"name": "alice-extra"}, "rules": [{
-            "apiGroups": [""], "resources": ["resourcequotas", "resourcequotas/status",
-                                             "limitranges"],
-            "verbs": ["get", "list", "create", "update", "patch", "delete"]}]})
-        rbac.create_namespaced_role_binding(
-            e.ns, binding("alice-extra", "Role", "alice-extra", "User", "alice"))
-        alice_ns = e.cluster_role([
-            {"apiGroups": [""], "resources": ["namespaces", "namespaces/status"],
-             "resourceNames": [e.ns, e.plain], "verbs": ["get", "patch", "update"]},
-            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]}])
-        e.cluster_bind(alice_ns, "User", "alice")
-        # landlord and landlord:privileged: the writes landlord will do (test-only grant; the
-        # real RBAC is deploy/rbac.yaml).
-        writer = e.cluster_role([
-            {"apiGroups": [""], "resources": ["namespaces"], "resourceNames": [e.ns],
-             "verbs": ["get", "patch", "update"]},
-            {"apiGroups": [""], "resources": ["resourcequotas", "limitranges", "configmaps",
-                                              "secrets"],
-             "verbs": ["get", "create", "update", "patch", "delete"]},
-            {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"],
-             "verbs": ["get", "create", "update", "patch", "delete"]},
-            {"apiGroups": [RBAC_GROUP], "resources": ["rolebindings"],
-             "verbs": ["get", "create", "update", "patch", "delete"]},
-            {"apiGroups": [RBAC_GROUP], "resources": ["clusterroles"], "verbs": ["bind"],
-             "resourceNames": ["view", "admin"]}])
-        e.cluster_bind(writer, "ServiceAccount", "landlord", "landlord-system")
-        e.cluster_bind(writer, "Group", "landlord:privileged")
+            "pod-security.kubernetes.io/warn-version": "latest"}, "annotations": {
+            MANAGED_METADATA: json.dumps({"tenant": e.tenant}), "note": "tenant"}}})
+        e.plain = cluster.create_namespace("plain", labels={ENFORCE: "baseline"})
+        # released from the tenant by landlord: no tenant label, its Pod Security level kept
+        e.released = uniq("released")
+        e.extra_namespaces.append(e.released)
+        core.create_namespace({"metadata": {"name": e.released, "labels": {
+            ENFORCE: "baseline", "pod-security.kubernetes.io/enforce-version": "latest"},
+            "annotations": {RELEASED_FROM: e.tenant, "note": "released"}}})
+        core.create_namespaced_service_account(e.ns, {"metadata": {"name": SA_NAME}})
+        token = core.create_namespaced_service_account_token(
+            SA_NAME, e.ns, {"spec": {"expirationSeconds": 3600}}).status.token
+        e.sa = NamespaceWriter(cluster, token_client(cluster, token), token_kubeconfig(
+            cluster, token, tmp_path_factory.mktemp("sa") / "sa.kubeconfig"))
+        grant(e)
 
         tenants.apply_policies(cluster)
         # Policies and RBAC reach the API server's caches asynchronously.
-        cluster.wait_for(lambda: all(e.probes_denied()), timeout=60,
-                         what="both policies to be in force")
+        cluster.wait_for(lambda: all(e.probes_denied()) and e.grants_in_force(), timeout=60,
+                         what="both policies and the test grants to be in force")
         yield e
     finally:
         tenants.remove_policies(cluster)
@@ -250,6 +449,11 @@ def test_tenant_keeps_her_own_namespace_labels_and_is_denied_through_status(clus
     labels = ns_labels(cluster, env.ns)
     assert labels["landlord.dev/kind"] == "sandbox"
     assert labels["pod-security.kubernetes.io/warn"] == "restricted"
+    # Labels and annotations together: the message names both.
+    msg = denied_by(NS_POLICY, core.patch_namespace, env.ns, {"metadata": {
+        "labels": {"landlord.dev/plan": "huge"}, "annotations": {MANAGED_METADATA: "{}"}}})
+    assert (f"{MAY_NOT_LABEL} landlord.dev/plan and the annotation(s) {MANAGED_METADATA} "
+            f"on namespace {env.ns}") in msg, msg
     # The status subresource accepts label changes as well.
     msg = denied_by(NS_POLICY, core.patch_namespace_status, env.ns,
                     {"metadata": {"labels": {"landlord.dev/tenant": "other"}}})
@@ -297,18 +501,97 @@ def test_namespace_without_tenant_label_is_unaffected(cluster, env):
 
 
 @pytest.mark.parametrize("who", ["admin", "landlord", "privileged"])
-def test_exempt_users_may_change_protected_namespace_labels(cluster, env, who):
+def test_exempt_users_may_change_protected_namespace_metadata(cluster, env, who):
+    """landlord, cluster admins and landlord:privileged change protected labels and
+    annotations."""
     core = k8s.CoreV1Api(getattr(env, who))
+    original = ns_annotations(cluster, env.ns)[MANAGED_METADATA]
     core.patch_namespace(env.ns, {"metadata": {"labels": {
-        "landlord.dev/plan": who, "pod-security.kubernetes.io/audit": "restricted"}}})
+        "landlord.dev/plan": who, "pod-security.kubernetes.io/audit": "restricted"},
+        "annotations": {MANAGED_METADATA: who}}})
     labels = ns_labels(cluster, env.ns)
     assert labels["landlord.dev/plan"] == who
     assert labels["pod-security.kubernetes.io/audit"] == "restricted"
+    assert ns_annotations(cluster, env.ns)[MANAGED_METADATA] == who
     core.patch_namespace(env.ns, {"metadata": {"labels": {
-        "landlord.dev/plan": "small", "pod-security.kubernetes.io/audit": None}}})
+        "landlord.dev/plan": "small", "pod-security.kubernetes.io/audit": None},
+        "annotations": {MANAGED_METADATA: original}}})
     labels = ns_labels(cluster, env.ns)
     assert "pod-security.kubernetes.io/audit" not in labels
     assert labels["landlord.dev/plan"] == "small"
+    assert ns_annotations(cluster, env.ns)[MANAGED_METADATA] == original
+
+
+# ---------- namespace annotations ----------
+
+@pytest.mark.parametrize("shape", NamespaceWriter.SHAPES)
+def test_service_account_cannot_add_change_or_remove_landlord_annotations(cluster, env, shape):
+    """A ServiceAccount that may get, patch and update its own tenant namespace (and nothing
+    else) is refused adding, changing and removing landlord.dev/managed-metadata by this request
+    shape, and may add an unrelated label and annotation by the same shape."""
+    ns, key = env.ns, MANAGED_METADATA
+    original = ns_annotations(cluster, ns)[key]
+    denial = f"{MAY_NOT_ANNOTATE} {key} on namespace {ns}"
+    try:
+        set_owned(cluster, ns, {key: None})
+        msg = denied_by(NS_POLICY, env.sa.write, shape, ns, {"annotations": {key: "{}"}})
+        assert denial in msg, msg
+        assert key not in ns_annotations(cluster, ns)
+        # Positive control: the shape carries metadata, and RBAC allows it.
+        out = env.sa.write(shape, ns, {"labels": {"team": "x"}, "annotations": {"team": "x"}},
+                           dry_run=True)
+        assert out["metadata"]["labels"]["team"] == "x", out["metadata"]
+        assert out["metadata"]["annotations"]["team"] == "x", out["metadata"]
+        set_owned(cluster, ns, {key: original})
+        for value in (json.dumps({"tenant": "forged"}), None):
+            msg = denied_by(NS_POLICY, env.sa.write, shape, ns, {"annotations": {key: value}})
+            assert denial in msg, (value, msg)
+            assert ns_annotations(cluster, ns)[key] == original
+    finally:
+        k8s.CoreV1Api(env.admin).patch_namespace(ns, {"metadata": {
+            "labels": {"team": None}, "annotations": {key: original, "team": None}}})
+
+
+@pytest.mark.parametrize("target", ["kube-system", "plain"])
+def test_namespace_manager_cannot_write_landlord_annotations_on_any_namespace(env, target):
+    """Someone who may patch every namespace, without being privileged, is refused landlord's
+    annotations on a namespace that has no landlord.dev key at all, kube-system included (dry
+    runs: nothing changes even if the policy failed)."""
+    ns = env.plain if target == "plain" else target
+    api = k8s.CoreV1Api(env.ns_manager)
+    msg = denied_by(NS_POLICY, api.patch_namespace, ns, {"metadata": {"annotations": {
+        MANAGED_METADATA: json.dumps({"tenant": env.tenant}), RELEASED_FROM: env.tenant}}},
+        dry_run="All")
+    assert f"{MAY_NOT_ANNOTATE} " in msg and f" on namespace {ns}" in msg, msg
+    assert MANAGED_METADATA in msg and RELEASED_FROM in msg, msg
+    out = api.patch_namespace(ns, {"metadata": {"annotations": {"team": "x"}}}, dry_run="All")
+    assert out.metadata.annotations["team"] == "x"
+
+
+# ---------- released namespaces ----------
+
+def test_released_namespace_keeps_its_pod_security_labels(cluster, env):
+    """On a namespace landlord released (annotated landlord.dev/released-from, no tenant label)
+    the Pod Security labels stay protected, the annotation cannot be removed to lift that, and
+    other labels stay free."""
+    ns, api = env.released, env.sa.core
+    labels, annotations = ns_labels(cluster, ns), ns_annotations(cluster, ns)
+    audit = "pod-security.kubernetes.io/audit"
+    try:
+        for change, key in (({ENFORCE: "privileged"}, ENFORCE), ({ENFORCE: None}, ENFORCE),
+                            ({audit: "restricted"}, audit)):
+            msg = denied_by(NS_POLICY, api.patch_namespace, ns, {"metadata": {"labels": change}})
+            assert f"{MAY_NOT_LABEL} {key} on namespace {ns}" in msg, msg
+        msg = denied_by(NS_POLICY, api.patch_namespace, ns,
+                        {"metadata": {"annotations": {RELEASED_FROM: None}}})
+        assert f"{MAY_NOT_ANNOTATE} {RELEASED_FROM} on namespace {ns}" in msg, msg
+        assert (ns_labels(cluster, ns), ns_annotations(cluster, ns)) == (labels, annotations)
+        api.patch_namespace(ns, {"metadata": {"labels": {"team": "x"}}})
+        assert ns_labels(cluster, ns) == {**labels, "team": "x"}
+    finally:
+        restore_ns_labels(cluster, ns, labels)
+        k8s.CoreV1Api(env.admin).patch_namespace(
+            ns, {"metadata": {"annotations": {RELEASED_FROM: annotations[RELEASED_FROM]}}})
 
 
 # ---------- objects landlord manages ----------
@@ -454,3 +737,4 @@ def test_deleting_a_tenant_namespace_still_removes_everything(cluster, env):
     env.extra_namespaces.append(ns)
     make_managed(env, ns)
     cluster.delete_namespace(ns, wait=True, timeout=90)
+
