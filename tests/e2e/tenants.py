@@ -28,6 +28,7 @@ TENANT_LABEL = "landlord.dev/tenant"
 POLICY_DIR = REPO / "deploy" / "policies"
 NS_POLICY = "ValidatingAdmissionPolicy 'landlord-namespace-metadata'"
 OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
+RESERVED_POLICY = "ValidatingAdmissionPolicy 'landlord-reserved-names'"
 TIMEOUT = 60
 
 

@@ -1,4 +1,5 @@
-"""deploy/policies: ValidatingAdmissionPolicies protecting tenant namespaces and landlord's objects.
+"""deploy/policies: ValidatingAdmissionPolicies protecting tenant namespaces, landlord's objects and
+the names landlord will use.
 
 The module applies deploy/policies/ as admin, acts as real identities (alice's token, a
 ServiceAccount's token from the TokenRequest API, landlord's client certificate, admin
@@ -7,7 +8,8 @@ test-only grants) and removes the policies again at the end, waiting until they 
 so that later modules in the session are unaffected. Every denial asserted here is one that RBAC
 would allow: the test grants the rights first, so only the policy can be the reason, and a
 positive control by the same identity shows it. Requests that must not take effect even if a
-policy failed (on kube-system) are dry runs: admission runs on them all the same.
+policy failed (on kube-system, cluster-wide RBAC) are dry runs: admission runs on them all the
+same.
 """
 
 import json
@@ -19,7 +21,7 @@ from kubernetes.client.rest import ApiException
 
 import tenants
 from kube import MANAGED_BY, RBAC_GROUP, api_error, forbidden, ignore_404, uniq
-from tenants import NS_POLICY, OBJ_POLICY
+from tenants import NS_POLICY, OBJ_POLICY, RESERVED_POLICY
 
 MANAGED = {MANAGED_BY: "landlord"}
 # the policies' messages (deploy/policies/*.yaml)
@@ -29,6 +31,7 @@ MAY_NOT_DELETE = "only landlord and privileged users may delete objects managed 
 MAY_NOT_LABEL = "only landlord and privileged users may add, change or remove the label(s)"
 MAY_NOT_ANNOTATE = \
     "only landlord and privileged users may add, change or remove the annotation(s)"
+RESERVED = "is reserved for landlord: only landlord and privileged users may create a"
 # landlord's bookkeeping annotation on its namespaces (docs/tenants.md)
 MANAGED_METADATA = "landlord.dev/managed-metadata"
 RELEASED_FROM = "landlord.dev/released-from"
@@ -61,18 +64,20 @@ class Objects:
         api_class, suffix, _ = KINDS[kind]
         return getattr(api_class(self.api_client), f"{verb}_namespaced_{suffix}")(*args, **kwargs)
 
-    def create(self, kind, ns, name, labels=None):
-        body = {"metadata": {"name": name, "labels": labels or {}}, **KINDS[kind][2]}
-        return self._call("create", kind, ns, body)
+    def create(self, kind, ns, name, labels=None, **kwargs):
+        """kwargs: dry_run="All" and the like; a name ending in "-" is a generateName."""
+        key = "generateName" if name.endswith("-") else "name"
+        body = {"metadata": {key: name, "labels": labels or {}}, **KINDS[kind][2]}
+        return self._call("create", kind, ns, body, **kwargs)
 
     def read(self, kind, ns, name):
         return self._call("read", kind, name, ns)
 
-    def patch_labels(self, kind, ns, name, labels):
-        return self._call("patch", kind, name, ns, {"metadata": {"labels": labels}})
+    def patch_labels(self, kind, ns, name, labels, **kwargs):
+        return self._call("patch", kind, name, ns, {"metadata": {"labels": labels}}, **kwargs)
 
-    def delete(self, kind, ns, name):
-        return self._call("delete", kind, name, ns)
+    def delete(self, kind, ns, name, **kwargs):
+        return self._call("delete", kind, name, ns, **kwargs)
 
     def labels(self, kind, ns, name):
         return self.read(kind, ns, name).metadata.labels or {}
@@ -125,6 +130,15 @@ def allowed(fn, *args, **kwargs):
         if e.status != 403:
             raise
         return False
+
+
+def denies(policy, fn, *args, **kwargs):
+    """True when policy refuses fn (RBAC refusing it first does not count)."""
+    try:
+        fn(*args, **kwargs)
+        return False
+    except ApiException as e:
+        return e.status == 403 and policy in e.body
 
 
 def token_client(cluster, token):
@@ -279,12 +293,15 @@ class Env:
         self.privileged = impersonating(cluster, "pat", "landlord:privileged")
         # test-only identities, each granted below what the policies are to refuse it
         self.ns_manager = impersonating(cluster, "ns-manager")
+        self.rbac_manager = impersonating(cluster, "rbac-manager")
         self.sa = None         # NamespaceWriter: ServiceAccount ns-editor in the tenant namespace
 
     def probes_denied(self):
-        """Dry-run requests from alice that the policies must deny; True once both do."""
+        """Dry-run requests that the policies must deny; all True once all three are in force."""
         return [tenants.ns_policy_denies(self.alice, self.ns),
-                tenants.obj_policy_denies(self.alice, self.ns)]
+                tenants.obj_policy_denies(self.alice, self.ns),
+                denies(RESERVED_POLICY, Objects(self.alice).create, "RoleBinding", self.ns,
+                       "landlord-probe", dry_run="All")]
 
     def grants_in_force(self):
         """The test-only grants have reached the authorizer: each identity may make an
@@ -292,7 +309,9 @@ class Env:
         team = {"metadata": {"labels": {"team": "x"}}}
         return (allowed(self.sa.core.patch_namespace, self.ns, team, dry_run="All") and
                 allowed(k8s.CoreV1Api(self.ns_manager).patch_namespace, "kube-system", team,
-                        dry_run="All"))
+                        dry_run="All") and
+                allowed(k8s.RbacAuthorizationV1Api(self.rbac_manager).create_cluster_role,
+                        {"metadata": {"name": uniq("probe")}}, dry_run="All"))
 
     def cluster_role(self, rules):
         name = uniq("policy-test")
@@ -337,6 +356,12 @@ def grant(env):
     env.cluster_bind(env.cluster_role([{"apiGroups": [""], "resources": ["namespaces"],
                                         "verbs": ["get", "patch", "update"]}]),
                      "User", "ns-manager")
+    # someone who may create cluster-wide RBAC
+    env.cluster_bind(env.cluster_role([
+        {"apiGroups": [RBAC_GROUP], "resources": ["clusterroles", "clusterrolebindings"],
+         "verbs": ["create"]},
+        {"apiGroups": [RBAC_GROUP], "resources": ["clusterroles"], "verbs": ["bind"]}]),
+        "User", "rbac-manager")
     # landlord and landlord:privileged: the writes landlord will do (the real RBAC is
     # deploy/rbac.yaml).
     writer = env.cluster_role([
@@ -386,7 +411,7 @@ def env(cluster, tmp_path_factory):
         tenants.apply_policies(cluster)
         # Policies and RBAC reach the API server's caches asynchronously.
         cluster.wait_for(lambda: all(e.probes_denied()) and e.grants_in_force(), timeout=60,
-                         what="both policies and the test grants to be in force")
+                         what="the three policies and the test grants to be in force")
         yield e
     finally:
         tenants.remove_policies(cluster)
@@ -737,4 +762,53 @@ def test_deleting_a_tenant_namespace_still_removes_everything(cluster, env):
     env.extra_namespaces.append(ns)
     make_managed(env, ns)
     cluster.delete_namespace(ns, wait=True, timeout=90)
+
+
+# ---------- names reserved for landlord ----------
+
+@pytest.mark.parametrize("kind,name", [
+    ("RoleBinding", "landlord-editors-edit"), ("RoleBinding", "landlord-owners-admin"),
+    ("RoleBinding", "landlord-"),  # generateName: the generated name is checked
+    ("NetworkPolicy", "landlord-isolation"), ("ResourceQuota", "landlord-quota"),
+    ("LimitRange", "landlord-limits")])
+def test_owner_cannot_take_landlords_names_in_a_tenant_namespace(env, kind, name):
+    """alice (admin in the tenant namespace, and may create quotas and limits there) is refused
+    a name landlord will use, and may create the same kind under another name (dry runs)."""
+    objs = Objects(env.alice)
+    msg = denied_by(RESERVED_POLICY, objs.create, kind, env.ns, name, dry_run="All")
+    assert f"the name {name}" in msg, msg
+    assert f"{RESERVED} {kind} named landlord-* in a tenant namespace ({env.ns})" in msg, msg
+    assert objs.create(kind, env.ns, uniq("mine"), dry_run="All").metadata.name.startswith("mine-")
+
+
+def test_names_outside_tenant_namespaces_and_other_names_stay_free(env):
+    """The reservation covers only tenant namespaces and landlord's prefix: alice creates
+    my-binding in the tenant namespace, and landlord-x and landlord-isolation in a plain one."""
+    objs = Objects(env.alice)
+    for kind, ns, name in (("RoleBinding", env.ns, "my-binding"),
+                           ("RoleBinding", env.plain, "landlord-x"),
+                           ("NetworkPolicy", env.plain, "landlord-isolation")):
+        objs.create(kind, ns, name)
+        assert objs.read(kind, ns, name).metadata.name == name
+        objs.delete(kind, ns, name)
+        objs.assert_gone(kind, ns, name)
+
+
+def test_cluster_roles_named_landlord_are_reserved(env):
+    """Someone who may create ClusterRoles and ClusterRoleBindings (and bind any role) is
+    refused the name landlord:tenant:foo for either, and may use other names (dry runs)."""
+    rbac = k8s.RbacAuthorizationV1Api(env.rbac_manager)
+    name = "landlord:tenant:foo"
+    msg = denied_by(RESERVED_POLICY, rbac.create_cluster_role, {"metadata": {"name": name}},
+                    dry_run="All")
+    assert f"the name {name} {RESERVED} ClusterRole named landlord:*" in msg, msg
+    msg = denied_by(RESERVED_POLICY, rbac.create_cluster_role_binding,
+                    binding(name, "ClusterRole", "view", "User", "rbac-manager"), dry_run="All")
+    assert f"the name {name} {RESERVED} ClusterRoleBinding named landlord:*" in msg, msg
+    for other in ("landlord-foo", "foo:landlord:tenant"):
+        assert rbac.create_cluster_role({"metadata": {"name": other}},
+                                        dry_run="All").metadata.name == other
+        assert rbac.create_cluster_role_binding(
+            binding(other, "ClusterRole", "view", "User", "rbac-manager"),
+            dry_run="All").metadata.name == other
 
