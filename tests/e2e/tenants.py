@@ -29,6 +29,7 @@ POLICY_DIR = REPO / "deploy" / "policies"
 NS_POLICY = "ValidatingAdmissionPolicy 'landlord-namespace-metadata'"
 OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
 RESERVED_POLICY = "ValidatingAdmissionPolicy 'landlord-reserved-names'"
+SELF_POLICY = "ValidatingAdmissionPolicy 'landlord-self-limits'"
 TIMEOUT = 60
 
 

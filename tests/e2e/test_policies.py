@@ -1,5 +1,5 @@
 """deploy/policies: ValidatingAdmissionPolicies protecting tenant namespaces, landlord's objects and
-the names landlord will use.
+names, and the cluster from landlord itself.
 
 The module applies deploy/policies/ as admin, acts as real identities (alice's token, a
 ServiceAccount's token from the TokenRequest API, landlord's client certificate, admin
@@ -8,8 +8,8 @@ test-only grants) and removes the policies again at the end, waiting until they 
 so that later modules in the session are unaffected. Every denial asserted here is one that RBAC
 would allow: the test grants the rights first, so only the policy can be the reason, and a
 positive control by the same identity shows it. Requests that must not take effect even if a
-policy failed (on kube-system, cluster-wide RBAC) are dry runs: admission runs on them all the
-same.
+policy failed (on kube-system, default, cluster-wide RBAC) are dry runs: admission runs on them
+all the same.
 """
 
 import json
@@ -21,7 +21,7 @@ from kubernetes.client.rest import ApiException
 
 import tenants
 from kube import MANAGED_BY, RBAC_GROUP, api_error, forbidden, ignore_404, uniq
-from tenants import NS_POLICY, OBJ_POLICY, RESERVED_POLICY
+from tenants import NS_POLICY, OBJ_POLICY, RESERVED_POLICY, SELF_POLICY
 
 MANAGED = {MANAGED_BY: "landlord"}
 # the policies' messages (deploy/policies/*.yaml)
@@ -32,6 +32,7 @@ MAY_NOT_LABEL = "only landlord and privileged users may add, change or remove th
 MAY_NOT_ANNOTATE = \
     "only landlord and privileged users may add, change or remove the annotation(s)"
 RESERVED = "is reserved for landlord: only landlord and privileged users may create a"
+LANDLORD_USER = "system:serviceaccount:landlord-system:landlord"
 # landlord's bookkeeping annotation on its namespaces (docs/tenants.md)
 MANAGED_METADATA = "landlord.dev/managed-metadata"
 RELEASED_FROM = "landlord.dev/released-from"
@@ -297,11 +298,13 @@ class Env:
         self.sa = None         # NamespaceWriter: ServiceAccount ns-editor in the tenant namespace
 
     def probes_denied(self):
-        """Dry-run requests that the policies must deny; all True once all three are in force."""
+        """Dry-run requests that the policies must deny; all True once all four are in force."""
         return [tenants.ns_policy_denies(self.alice, self.ns),
                 tenants.obj_policy_denies(self.alice, self.ns),
                 denies(RESERVED_POLICY, Objects(self.alice).create, "RoleBinding", self.ns,
-                       "landlord-probe", dry_run="All")]
+                       "landlord-probe", dry_run="All"),
+                denies(SELF_POLICY, k8s.CoreV1Api(self.landlord).patch_namespace, "kube-system",
+                       {"metadata": {"labels": {"landlord.dev/probe": "x"}}}, dry_run="All")]
 
     def grants_in_force(self):
         """The test-only grants have reached the authorizer: each identity may make an
@@ -378,10 +381,24 @@ def grant(env):
          "resourceNames": ["view", "admin"]}])
     env.cluster_bind(writer, "ServiceAccount", "landlord", "landlord-system")
     env.cluster_bind(writer, "Group", "landlord:privileged")
+    # landlord only: more than deploy/rbac.yaml gives it (escalate, any namespace), so that
+    # only landlord-self-limits can refuse what it is tested against.
+    env.cluster_bind(env.cluster_role([
+        {"apiGroups": [""], "resources": ["namespaces", "namespaces/status",
+                                          "namespaces/finalize"],
+         "verbs": ["get", "create", "update", "patch", "delete"]},
+        {"apiGroups": [RBAC_GROUP], "resources": ["clusterroles", "clusterrolebindings"],
+         "verbs": ["get", "create", "update", "patch", "delete"]},
+        {"apiGroups": [RBAC_GROUP], "resources": ["roles", "clusterroles"],
+         "verbs": ["bind", "escalate"]}]),
+        "ServiceAccount", "landlord", "landlord-system")
 
 
 @pytest.fixture(scope="module")
-def env(cluster, tmp_path_factory):
+def env(installed, tmp_path_factory):
+    """installed: landlord-system exists (the self-limits tests write into it) and landlord
+    has deploy/rbac.yaml (the Tenant test runs it)."""
+    cluster = installed
     e = Env(cluster)
     core = k8s.CoreV1Api(e.admin)
     rbac = k8s.RbacAuthorizationV1Api(e.admin)
@@ -411,7 +428,7 @@ def env(cluster, tmp_path_factory):
         tenants.apply_policies(cluster)
         # Policies and RBAC reach the API server's caches asynchronously.
         cluster.wait_for(lambda: all(e.probes_denied()) and e.grants_in_force(), timeout=60,
-                         what="the three policies and the test grants to be in force")
+                         what="the four policies and the test grants to be in force")
         yield e
     finally:
         tenants.remove_policies(cluster)
@@ -812,3 +829,256 @@ def test_cluster_roles_named_landlord_are_reserved(env):
             binding(other, "ClusterRole", "view", "User", "rbac-manager"),
             dry_run="All").metadata.name == other
 
+
+# ---------- what landlord itself may not do ----------
+# Acting as landlord's own identity, with a test-only grant beyond deploy/rbac.yaml (escalate,
+# bind on every role, every namespace), so that landlord-self-limits is the only possible reason
+# for a refusal. Every request is a dry run: nothing happens even if the policy failed.
+# Deleting default, kube-system and kube-public is refused by the API server's NamespaceLifecycle
+# plugin before any policy runs, so landlord-system and kube-node-lease stand in for them.
+
+SYSTEM_NS = "the namespaces default, landlord-system and kube-*, and what is in them, are the " \
+    "cluster administrator's"
+KUBE_RB = "system::extension-apiserver-authentication-reader"  # bootstrap RBAC, every cluster
+
+
+def _tenant_label(env):
+    return {"metadata": {"labels": {"landlord.dev/tenant": env.tenant}}}
+
+
+SYSTEM_WRITES = {
+    "label-kube-system": lambda env, core, objs: (
+        "change Namespace kube-system", core.patch_namespace, ("kube-system", _tenant_label(env))),
+    "label-default": lambda env, core, objs: (
+        "change Namespace default", core.patch_namespace, ("default", _tenant_label(env))),
+    "delete-landlord-system": lambda env, core, objs: (
+        "delete Namespace landlord-system", core.delete_namespace, ("landlord-system",)),
+    "delete-kube-node-lease": lambda env, core, objs: (
+        "delete Namespace kube-node-lease", core.delete_namespace, ("kube-node-lease",)),
+    "create-kube-namespace": lambda env, core, objs: (
+        "create Namespace kube-landlord", core.create_namespace,
+        ({"metadata": {"name": "kube-landlord", **_tenant_label(env)["metadata"]}},)),
+    "rolebinding-in-kube-system": lambda env, core, objs: (
+        "create RoleBinding kube-system/landlord-owners-admin", objs.create,
+        ("RoleBinding", "kube-system", "landlord-owners-admin")),
+    "change-kube-system-rolebinding": lambda env, core, objs: (
+        f"change RoleBinding kube-system/{KUBE_RB}", objs.patch_labels,
+        ("RoleBinding", "kube-system", KUBE_RB, {"touched": "landlord"})),
+    "delete-kube-system-rolebinding": lambda env, core, objs: (
+        f"delete RoleBinding kube-system/{KUBE_RB}", objs.delete,
+        ("RoleBinding", "kube-system", KUBE_RB)),
+    "quota-in-default": lambda env, core, objs: (
+        "create ResourceQuota default/landlord-quota", objs.create,
+        ("ResourceQuota", "default", "landlord-quota")),
+    "limits-in-kube-public": lambda env, core, objs: (
+        "create LimitRange kube-public/landlord-limits", objs.create,
+        ("LimitRange", "kube-public", "landlord-limits")),
+    "netpol-in-landlord-system": lambda env, core, objs: (
+        "create NetworkPolicy landlord-system/landlord-isolation", objs.create,
+        ("NetworkPolicy", "landlord-system", "landlord-isolation")),
+}
+
+
+@pytest.mark.parametrize("case", list(SYSTEM_WRITES))
+def test_landlord_may_not_touch_the_clusters_own_namespaces(env, case):
+    """landlord may not create, change or delete default, landlord-system or kube-*
+    namespaces, nor RoleBindings, ResourceQuotas, LimitRanges or NetworkPolicies in them."""
+    what, fn, args = SYSTEM_WRITES[case](env, k8s.CoreV1Api(env.landlord), Objects(env.landlord))
+    msg = denied_by(SELF_POLICY, fn, *args, dry_run="All")
+    assert f"landlord may not {what}: {SYSTEM_NS}" in msg, msg
+
+
+TENANT_ROLE_ONLY = "its ClusterRoles and ClusterRoleBindings are named landlord:tenant:*"
+READ_ONLY_ROLE = "a tenant's ClusterRole may only get, list and watch landlord.dev objects"
+
+
+def _role(name, rules=None, **extra):
+    return {"metadata": {"name": name}, "rules": rules or [], **extra}
+
+
+CLUSTER_WRITES = {
+    "tenant-binding-of-cluster-admin": lambda rbac: (
+        "create ClusterRoleBinding landlord:tenant:x: it binds ClusterRole cluster-admin, not "
+        "the ClusterRole landlord:tenant:x", rbac.create_cluster_role_binding,
+        (binding("landlord:tenant:x", "ClusterRole", "cluster-admin", "User", "eve"),)),
+    "tenant-binding-of-admin": lambda rbac: (
+        "create ClusterRoleBinding landlord:tenant:x: it binds ClusterRole admin",
+        rbac.create_cluster_role_binding,
+        (binding("landlord:tenant:x", "ClusterRole", "admin", "User", "eve"),)),
+    "binding-of-any-other-name": lambda rbac: (
+        f"create ClusterRoleBinding evil: {TENANT_ROLE_ONLY}", rbac.create_cluster_role_binding,
+        (binding("evil", "ClusterRole", "cluster-admin", "User", "eve"),)),
+    "binding-of-its-own-prefix": lambda rbac: (
+        f"create ClusterRoleBinding landlord:evil: {TENANT_ROLE_ONLY}",
+        rbac.create_cluster_role_binding,
+        (binding("landlord:evil", "ClusterRole", "landlord:evil", "User", "eve"),)),
+    "role-of-any-other-name": lambda rbac: (
+        f"create ClusterRole evil: {TENANT_ROLE_ONLY}", rbac.create_cluster_role,
+        (_role("evil", [{"apiGroups": ["landlord.dev"], "resources": ["tenants"],
+                         "verbs": ["get"]}]),)),
+    "tenant-role-granting-rbac": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x", [{"apiGroups": [RBAC_GROUP],
+                                      "resources": ["clusterrolebindings"],
+                                      "verbs": ["create"]}]),)),
+    "tenant-role-writing-tenants": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x", [{"apiGroups": ["landlord.dev"], "resources": ["tenants"],
+                                      "verbs": ["get", "update"]}]),)),
+    "tenant-role-aggregating": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x", aggregationRule={"clusterRoleSelectors": [{"matchLabels": {
+            "rbac.authorization.k8s.io/aggregate-to-admin": "true"}}]}),)),
+    "change-cluster-admin-binding": lambda rbac: (
+        f"change ClusterRoleBinding cluster-admin: {TENANT_ROLE_ONLY}",
+        rbac.patch_cluster_role_binding,
+        ("cluster-admin", {"subjects": [{"apiGroup": RBAC_GROUP, "kind": "User",
+                                         "name": "eve"}]})),
+    "delete-admin-role": lambda rbac: (
+        f"delete ClusterRole admin: {TENANT_ROLE_ONLY}", rbac.delete_cluster_role, ("admin",)),
+}
+
+
+@pytest.mark.parametrize("case", list(CLUSTER_WRITES))
+def test_landlord_may_not_grant_cluster_wide_rights(env, case):
+    """landlord's cluster-wide RBAC is the per-tenant ClusterRole landlord:tenant:<t>, which
+    only reads landlord.dev objects, and the binding of the same name to it; nothing else."""
+    what, fn, args = CLUSTER_WRITES[case](k8s.RbacAuthorizationV1Api(env.landlord))
+    msg = denied_by(SELF_POLICY, fn, *args, dry_run="All")
+    assert f"landlord may not {what}" in msg, msg
+
+
+@pytest.mark.parametrize("kind,name,ns", [
+    ("ServiceAccount", "landlord", "landlord-system"), ("User", LANDLORD_USER, None),
+    ("Group", "system:serviceaccounts", None),
+    ("Group", "system:serviceaccounts:landlord-system", None),
+    ("Group", "system:authenticated", None)])
+def test_landlord_may_not_bind_itself(env, kind, name, ns):
+    """No RoleBinding landlord writes may grant landlord itself, by any subject that names it;
+    the same binding for alice is allowed (dry runs)."""
+    rbac = k8s.RbacAuthorizationV1Api(env.landlord)
+    body = binding("landlord-owners-admin", "ClusterRole", "admin", kind, name, ns)
+    msg = denied_by(SELF_POLICY, rbac.create_namespaced_role_binding, env.ns, body,
+                    dry_run="All")
+    shown = f"{kind} {ns + '/' if ns else ''}{name}"
+    assert (f"landlord may not create RoleBinding {env.ns}/landlord-owners-admin: it would "
+            f"bind landlord itself ({shown})") in msg, msg
+    body = binding("landlord-owners-admin", "ClusterRole", "admin", "User", "alice")
+    assert rbac.create_namespaced_role_binding(env.ns, body, dry_run="All").subjects[0].name \
+        == "alice"
+
+
+def test_landlord_may_tidy_but_not_join_a_binding_that_names_it(env):
+    """A RoleBinding a tenant made that already names landlord (system:authenticated) may be
+    tidied or deleted by landlord, but landlord may not add itself to one (dry runs)."""
+    name = uniq("everyone")
+    body = binding(name, "ClusterRole", "view", "Group", "system:authenticated")
+    body["subjects"].append({"apiGroup": RBAC_GROUP, "kind": "User", "name": "bob"})
+    k8s.RbacAuthorizationV1Api(env.admin).create_namespaced_role_binding(env.ns, body)
+    rbac = k8s.RbacAuthorizationV1Api(env.landlord)
+    out = rbac.patch_namespaced_role_binding(
+        name, env.ns, [{"op": "remove", "path": "/subjects/1"}], dry_run="All")
+    assert [s.name for s in out.subjects] == ["system:authenticated"]
+    msg = denied_by(SELF_POLICY, rbac.patch_namespaced_role_binding, name, env.ns, [
+        {"op": "add", "path": "/subjects/-",
+         "value": {"kind": "ServiceAccount", "name": "landlord", "namespace": "landlord-system"}}],
+        dry_run="All")
+    assert (f"landlord may not change RoleBinding {env.ns}/{name}: it would bind landlord "
+            "itself (ServiceAccount landlord-system/landlord)") in msg, msg
+    rbac.delete_namespaced_role_binding(name, env.ns, dry_run="All")
+
+
+def test_landlord_stays_in_the_namespaces_it_manages(env):
+    """landlord may not take over a namespace that carries no landlord.dev key, nor write
+    inside one, except deleting its own labelled objects; it creates and deletes only
+    namespaces labelled landlord.dev/tenant (dry runs)."""
+    core = k8s.CoreV1Api(env.landlord)
+    objs = Objects(env.landlord)
+    no_keys = (f"namespace {env.plain} carries no landlord.dev/ label or annotation, and there "
+               "landlord may only delete objects labelled app.kubernetes.io/managed-by=landlord")
+    name = uniq("unlabelled")
+    for what, fn, args in (
+            (f"change Namespace {env.plain}: it changes only namespaces that carry a "
+             "landlord.dev/ label or annotation", core.patch_namespace,
+             (env.plain, _tenant_label(env))),
+            (f"delete Namespace {env.plain}: it deletes only namespaces labelled "
+             "landlord.dev/tenant", core.delete_namespace, (env.plain,)),
+            (f"delete Namespace {env.released}: it deletes only namespaces labelled "
+             "landlord.dev/tenant", core.delete_namespace, (env.released,)),
+            (f"create Namespace {name}: it creates only namespaces labelled landlord.dev/tenant",
+             core.create_namespace, ({"metadata": {"name": name}},)),
+            (f"create RoleBinding {env.plain}/landlord-owners-admin: {no_keys}", objs.create,
+             ("RoleBinding", env.plain, "landlord-owners-admin")),
+            (f"delete RoleBinding {env.plain}/alice-admin: {no_keys}", objs.delete,
+             ("RoleBinding", env.plain, "alice-admin"))):
+        msg = denied_by(SELF_POLICY, fn, *args, dry_run="All")
+        assert f"landlord may not {what}" in msg, msg
+    # its own objects left behind in a namespace an administrator took back
+    own = uniq("landlord-leftover")
+    Objects(env.admin).create("RoleBinding", env.plain, own, MANAGED)
+    objs.delete("RoleBinding", env.plain, own, dry_run="All")
+
+
+def test_landlord_may_do_its_work(env):
+    """Positive controls for landlord-self-limits: the writes landlord makes for a tenant pass
+    (dry runs)."""
+    core = k8s.CoreV1Api(env.landlord)
+    rbac = k8s.RbacAuthorizationV1Api(env.landlord)
+    role = f"landlord:tenant:{env.tenant}"
+    out = rbac.create_cluster_role(_role(role, [{
+        "apiGroups": ["landlord.dev"], "resources": ["tenants"], "resourceNames": [env.tenant],
+        "verbs": ["get", "watch"]}]), dry_run="All")
+    assert out.metadata.name == role
+    out = rbac.create_cluster_role_binding(binding(role, "ClusterRole", role, "User", "alice"),
+                                           dry_run="All")
+    assert out.role_ref.name == role
+    out = rbac.create_namespaced_role_binding(env.ns, binding(
+        "landlord-owners-admin", "ClusterRole", "admin", "User", "alice"), dry_run="All")
+    assert out.metadata.name == "landlord-owners-admin"
+    name = uniq("t")
+    assert core.create_namespace({"metadata": {"name": name, "labels": {
+        "landlord.dev/tenant": env.tenant}}}, dry_run="All").metadata.name == name
+    # release: the tenant label goes, released-from comes
+    out = core.patch_namespace(env.ns, {"metadata": {
+        "labels": {"landlord.dev/tenant": None},
+        "annotations": {RELEASED_FROM: env.tenant}}}, dry_run="All")
+    assert "landlord.dev/tenant" not in out.metadata.labels
+    core.delete_namespace(env.ns, dry_run="All")
+
+
+def test_landlord_provisions_adopts_releases_and_purges_under_the_policies(env, kit):
+    """With all four policies in force, landlord (its own identity and deploy/rbac.yaml) does
+    all of its namespace work: creates and provisions namespaces (quota, limits, isolation,
+    RoleBindings, the per-tenant ClusterRole and binding), adopts a labelled one, releases one by
+    spec and one an administrator unlabelled, purges one, and removes the Tenant; none of its
+    writes is refused."""
+    plan = kit.plan(hard={"pods": "8"}, limits=[
+        {"type": "Container", "default": {"cpu": "200m"}, "defaultRequest": {"cpu": "100m"}}])
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["a", "b"])
+    a, b = kit.expect_namespace(f"{t}-a"), kit.expect_namespace(f"{t}-b")
+    kit.start()
+    kit.wait_ready(t, [a, b])
+    kit.wait_provisioned(a, t)
+    assert kit.rbac.read_cluster_role_binding(f"landlord:tenant:{t}").role_ref.name == \
+        f"landlord:tenant:{t}"
+    adopted = kit.namespace(labels={tenants.TENANT_LABEL: t})
+    kit.wait_provisioned(adopted, t)
+
+    def released(ns):
+        kit.wait_tenant(t, lambda o: ns in (o["status"].get("released") or []),
+                        f"{ns} released")
+        assert kit.read_namespace(ns).metadata.annotations[RELEASED_FROM] == t
+    kit.patch_tenant(t, {"namespaces": {"withTenantPrefix": ["a"]}})
+    released(b)
+    kit.core.patch_namespace(adopted, {"metadata": {"labels": {tenants.TENANT_LABEL: None}}})
+    released(adopted)
+    kit.patch_tenant(t, {"namespaces": {"withTenantPrefix": [], "onDeletePurge": True}})
+    kit.cluster.wait_for(lambda: (kit.read_namespace(a) is None or
+                                  kit.read_namespace(a).metadata.deletion_timestamp),
+                         tenants.TIMEOUT, interval=0.2, what=f"{a} purged")
+    kit.delete_tenant(t)
+    kit.cluster.wait_for(lambda: kit.get_tenant(t) is None and not ignore_404(
+        kit.rbac.read_cluster_role, f"landlord:tenant:{t}"), tenants.TIMEOUT, interval=0.2,
+        what=f"tenant {t} and its ClusterRole removed")
+    log = kit.landlord.log_path.read_text()
+    assert "ValidatingAdmissionPolicy" not in log, log[-4000:]
