@@ -28,8 +28,10 @@ from procs import REPO, start_controllers
 FINALIZER = "landlord.dev/finalizer"
 TENANT_LABEL = "landlord.dev/tenant"
 POLICY_DIR = REPO / "deploy" / "policies"
-NS_POLICY = "ValidatingAdmissionPolicy 'landlord-tenant-namespace-labels'"
+NS_POLICY = "ValidatingAdmissionPolicy 'landlord-namespace-metadata'"
 OBJ_POLICY = "ValidatingAdmissionPolicy 'landlord-managed-objects'"
+RESERVED_POLICY = "ValidatingAdmissionPolicy 'landlord-reserved-names'"
+SELF_POLICY = "ValidatingAdmissionPolicy 'landlord-self-limits'"
 TIMEOUT = 60
 RENDER_RBAC = REPO / "scripts" / "render-rbac.py"
 LANDLORD_SA = {"kind": "ServiceAccount", "name": "landlord", "namespace": "landlord-system"}
@@ -208,7 +210,7 @@ def remove_policies(cluster):
 
 
 def ns_policy_denies(api_client, ns):
-    """True when the landlord-tenant-namespace-labels policy denies this client's dry-run
+    """True when the landlord-namespace-metadata policy denies this client's dry-run
     labelling of namespace ns with a landlord.dev/ label."""
     try:
         k8s.CoreV1Api(api_client).patch_namespace(
