@@ -363,3 +363,21 @@ def test_objects_labelled_for_a_tenant_outside_its_namespaces_are_not_landlords(
     forged = kit.quota(plain)
     assert forged and forged.spec.hard == {"pods": "9"}
     assert ignore_404(kit.core.read_namespace, plain)
+
+
+def test_what_landlord_reads_from_the_cluster_and_its_own_namespace_cannot_be_forged(kit):
+    """The API server keeps kubernetes.io/metadata.name equal to the name (the NetworkPolicy's
+    allow-list of privileged namespaces relies on it), and tenant users cannot write landlord's
+    Lease or its accepted configuration in landlord-system."""
+    t, (ns,) = provisioned_tenant(kit, owners={"users": ["alice"]})
+    kit.grant_namespace_patch("alice", [ns])
+    alice = k8s.CoreV1Api(kit.client("alice"))
+    kit.cluster.wait_for(lambda: _try(lambda: alice.patch_namespace(
+        ns, {"metadata": {"labels": {"team": "y"}}})), what="alice to patch her namespace")
+    _try(lambda: alice.patch_namespace(
+        ns, {"metadata": {"labels": {"kubernetes.io/metadata.name": "kube-system"}}}))
+    assert kit.labels(ns)["kubernetes.io/metadata.name"] == ns
+    forbidden(alice.patch_namespaced_config_map, "landlord-config-accepted", "landlord-system",
+              {"data": {"x": "y"}})
+    forbidden(k8s.CoordinationV1Api(kit.client("alice")).patch_namespaced_lease, "landlord",
+              "landlord-system", {"spec": {"holderIdentity": "alice"}})
