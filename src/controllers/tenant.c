@@ -493,6 +493,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	        .created = json_array(),
 	        .collisions = json_array(),
 	        .released = json_array(),
+	        .quota_now = json_object(),
 	};
 	struct ctrl_result res;
 
@@ -518,6 +519,7 @@ out:
 	json_decref(r.released);
 	json_decref(r.privileged);
 	json_decref(r.quota_used);
+	json_decref(r.quota_now);
 	json_decref((json_t *)r.plan);
 	json_decref((json_t *)empty_tenant);
 	json_decref(tenant);

@@ -199,7 +199,7 @@ void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool m
 		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RB], ns_name, name);
 
 		if (tc_landlords(r, cached) || may_grant)
-			tc_ensure(r, &KC_ROLEBINDINGS, rb, cached);
+			tc_ensure(r, &KC_ROLEBINDINGS, rb, cached, NULL);
 		else
 			r->access_pending = true;
 		jdoc_unref(cached);
@@ -227,9 +227,9 @@ void tc_sync_tenant_role(struct rec *r)
 	tm_tenant_role_name(r->name, name);
 	cr_cached = inf_get_ref(r->t->croles, NULL, name);
 	crb_cached = inf_get_ref(r->t->crbindings, NULL, name);
-	tc_ensure(r, &KC_CLUSTERROLES, cr, cr_cached);
+	tc_ensure(r, &KC_CLUSTERROLES, cr, cr_cached, NULL);
 	if (crb)
-		tc_ensure(r, &KC_CLUSTERROLEBINDINGS, crb, crb_cached);
+		tc_ensure(r, &KC_CLUSTERROLEBINDINGS, crb, crb_cached, NULL);
 	else if (crb_cached)
 		tc_delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
 	json_decref(cr);

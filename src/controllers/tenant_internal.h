@@ -5,7 +5,8 @@
  *   tenant.c             informers, indexes, event mapping, the finalizer and the reconcile itself
  *   tenant_write.c       every write: ensure (apply and revert others' additions), patch, delete
  *   tenant_namespaces.c  the namespaces a tenant claims: create, adopt, keep metadata, let go
- *   tenant_inside.c      what goes into each namespace: quota split, policies, then access
+ *   tenant_inside.c      what goes into each namespace, in order: quota, policies, then access
+ *   tenant_quota.c       the plan split over the namespaces, each share put in force at once
  *   tenant_access.c      RoleBindings and the per-tenant ClusterRole
  *   tenant_status.c      status and conditions
  *
@@ -86,6 +87,8 @@ struct rec {
 	json_t *released;   /* names */
 	json_t *privileged; /* sorted names of existing privileged namespaces */
 	json_t *quota_used;
+	json_t *quota_now; /* ns name -> its ResourceQuota as last written or read in this pass */
+	bool quotas_read;  /* quota_now holds a live read of every quota of the tenant */
 	bool ns_pending, quota_pending, access_pending, policies_pending, over_plan;
 	bool failed;
 	char fail_msg[512];
@@ -118,12 +121,16 @@ bool tc_write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct
 json_t *tc_added_by_others(struct jval have, const json_t *want, bool top);
 bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
                     const json_t *body);
-/* Bring the object to @desired (@cached: what the informer holds, or NULL). */
+/*
+ * Bring the object to @desired (@cached: what the informer holds, or NULL). When @written is
+ * not NULL, the object as the API server last wrote it replaces *@written (a new reference; left
+ * as it was when nothing had to be written).
+ */
 bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-               const struct jdoc *cached);
+               const struct jdoc *cached, json_t **written /* IN/OUT, or NULL */);
 /* Delete @obj with its uid as precondition; gone already counts as done. */
 bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj);
-/* A patch of @type; the object as written goes to @result (a new reference) when asked. */
+/* A patch of @type; the object as written replaces *@result (a new reference) when asked. */
 bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
               enum kc_patch_type type, const json_t *body, json_t **result /* OUT */);
 
@@ -145,6 +152,22 @@ bool tc_namespace_was_ours(struct rec *r, const char *ns);
 
 /* Quota, policies and access in every active namespace; objects elsewhere removed. */
 void tc_sync_inside(struct rec *r);
+
+/* ---- quota (tenant_quota.c) ---- */
+
+/* Split the plan over the namespaces and put every share in force (lowered ones first). */
+void tc_sync_quota(struct rec *r);
+/* Revert what others added to landlord's ResourceQuota in @ns (@cached: the informer's). */
+void tc_revert_quota_additions(struct rec *r, const char *ns, const struct jdoc *cached);
+/* Is @ns's quota in force at least as strictly as its spec.hard (status.hard covers it, every
+ * value no higher)? *@applied: exactly as spec.hard. Puts a pending spec.hard in force first. */
+bool tc_quota_in_force(struct rec *r, const char *ns, bool *applied /* OUT */);
+/* @rq's status.hard has every resource of spec.hard, none higher (NULL: false). */
+bool tc_quota_covers(const json_t *rq);
+/* @rq's status.hard equals its spec.hard (NULL: false). */
+bool tc_quota_applied(const json_t *rq);
+/* @ns's ResourceQuota: as written in this pass, else as cached (a new reference, or NULL). */
+json_t *tc_quota_now(struct rec *r, const char *ns);
 /* TC_OWNED builders and deletion rules (tenant_inside.c). */
 json_t *tc_build_isolation(const struct rec *r, const char *ns);
 json_t *tc_build_limits(const struct rec *r, const char *ns);

@@ -98,8 +98,17 @@ bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, con
 	return tc_patch(r, gvr, ns, name, KC_PATCH_MERGE, body, NULL);
 }
 
+/* Keep the object as the API server wrote it in *@written, when asked for. */
+static void keep_written(json_t **written, const struct kc_resp *resp)
+{
+	if (written) {
+		json_decref(*written);
+		*written = json_incref(resp->body);
+	}
+}
+
 /* A new object: POST, never apply, so an object of the same name is never merged into. */
-static int create(struct rec *r, const struct kc_gvr *gvr, const json_t *desired)
+static int create(struct rec *r, const struct kc_gvr *gvr, const json_t *desired, json_t **written)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err;
@@ -110,6 +119,8 @@ static int create(struct rec *r, const struct kc_gvr *gvr, const json_t *desired
 	else if (!tc_write_ok(r, rc, &resp, &err, "create", jx_namespace(desired), jx_name(desired),
 	                      false))
 		rc = -EIO;
+	else
+		keep_written(written, &resp);
 	kc_resp_release(&resp);
 	return rc;
 }
@@ -146,9 +157,9 @@ static const char *replace_reason(const struct rec *r, const struct jdoc *have,
 
 /* Delete @have (uid precondition) and create @desired in its place, with a Warning Event. */
 static bool replace(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-                    const struct jdoc *have, const char *why)
+                    const struct jdoc *have, const char *why, json_t **written)
 {
-	bool ok = tc_delete_obj(r, gvr, have) && create(r, gvr, desired) == 0;
+	bool ok = tc_delete_obj(r, gvr, have) && create(r, gvr, desired, written) == 0;
 
 	if (ok)
 		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ObjectReplaced",
@@ -159,7 +170,7 @@ static bool replace(struct rec *r, const struct kc_gvr *gvr, const json_t *desir
 
 /* Apply @desired over @have (landlord's), then revert what others added that changes it. */
 static bool update(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-                   const struct jdoc *have)
+                   const struct jdoc *have, json_t **written)
 {
 	const char *ns = jx_namespace(desired), *name = jx_name(desired);
 	json_t *added = tc_added_by_others(jdoc_root(have), desired, true);
@@ -172,12 +183,14 @@ static bool update(struct rec *r, const struct kc_gvr *gvr, const json_t *desire
 		rc = kc_apply(r->kc, gvr, ns, name, NULL, desired, LANDLORD_FIELD_MANAGER, true,
 		              &resp, &err);
 		ok = tc_write_ok(r, rc, &resp, &err, "apply", ns, name, false);
+		if (ok)
+			keep_written(written, &resp);
 		kc_resp_release(&resp);
 	}
 	if (ok && added) {
 		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
 		         "namespace", ns ? ns : "", "name", name, "removed", added);
-		ok = tc_merge_patch(r, gvr, ns, name, added);
+		ok = tc_patch(r, gvr, ns, name, KC_PATCH_MERGE, added, written);
 	}
 	json_decref(added);
 	return ok;
@@ -189,7 +202,7 @@ static bool update(struct rec *r, const struct kc_gvr *gvr, const json_t *desire
  * landlord's own is applied, and what others added that changes its meaning is reverted.
  */
 bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-               const struct jdoc *cached)
+               const struct jdoc *cached, json_t **written)
 {
 	struct jdoc *live = NULL;
 	const struct jdoc *have = cached;
@@ -200,7 +213,7 @@ bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
 	if (!tc_may_write(r, gvr, jx_namespace(desired), jx_name(desired)))
 		return false;
 	if (have == NULL) {
-		rc = create(r, gvr, desired);
+		rc = create(r, gvr, desired, written);
 		if (rc != -EEXIST)
 			return rc == 0;
 		have = live = read_live(r, gvr, desired); /* a stranger's, or a cache behind */
@@ -208,7 +221,8 @@ bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
 			return false;
 	}
 	why = replace_reason(r, have, desired);
-	ok = why ? replace(r, gvr, desired, have, why) : update(r, gvr, desired, have);
+	ok = why ? replace(r, gvr, desired, have, why, written)
+	         : update(r, gvr, desired, have, written);
 	jdoc_unref(live);
 	return ok;
 }
@@ -243,8 +257,8 @@ bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const cha
 		return false;
 	rc = kc_patch(r->kc, gvr, ns, name, NULL, type, body, LANDLORD_FIELD_MANAGER, &resp, &err);
 	ok = tc_write_ok(r, rc, &resp, &err, "patch", ns, name, false);
-	if (ok && result)
-		*result = json_incref(resp.body);
+	if (ok)
+		keep_written(result, &resp);
 	kc_resp_release(&resp);
 	return ok;
 }

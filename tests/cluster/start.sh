@@ -212,14 +212,18 @@ wait_for 120 "$APISERVER_PID" kube-apiserver admin_curl "$API_URL/readyz"
 wait_for 30 "$APISERVER_PID" kube-apiserver admin_curl "$API_URL/api/v1/namespaces/default"
 
 # ---------- kube-controller-manager ----------
+# The flags go to STATE_DIR/kcm.args, one a line, so that kcm.sh can stop and start it again
+# (with another client QPS, for the quota benchmark).
 KCFG=$D/kubeconfigs/kcm.kubeconfig
-setsid "$BIN_DIR/kube-controller-manager" \
+printf '%s\n' \
 	--kubeconfig="$KCFG" --authentication-kubeconfig="$KCFG" --authorization-kubeconfig="$KCFG" \
-	--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller \
+	--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-cert-publisher \
 	--service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
 	--use-service-account-credentials=false --leader-elect=false --authentication-skip-lookup=true \
 	--kube-api-qps=200 --kube-api-burst=400 \
-	--bind-address=127.0.0.1 --secure-port="$KCM_PORT" --v=1 \
+	--bind-address=127.0.0.1 --secure-port="$KCM_PORT" --v=1 >"$D/kcm.args"
+mapfile -t kcm_args <"$D/kcm.args"
+setsid "$BIN_DIR/kube-controller-manager" "${kcm_args[@]}" \
 	>"$D/logs/kube-controller-manager.log" 2>&1 </dev/null &
 KCM_PID=$!
 write_env

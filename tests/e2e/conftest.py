@@ -153,6 +153,18 @@ class Cluster:
         run_script("restart-apiserver.sh", self.state_dir)
         self.reload_env()
 
+    def stop_kcm(self):
+        """Stop kube-controller-manager (by the PID start.sh recorded). Start it again with
+        start_kcm() before the test ends: the cluster is shared by the session."""
+        run_script("kcm.sh", self.state_dir, "stop")
+        self.reload_env()
+
+    def start_kcm(self, *flags):
+        """(Re)start kube-controller-manager with start.sh's flags plus flags (later ones win,
+        e.g. "--kube-api-qps=20")."""
+        run_script("kcm.sh", self.state_dir, "start", *flags)
+        self.reload_env()
+
     def etcd_compact(self):
         """Compact etcd to its current revision; returns that revision."""
         return int(run_script("etcd-compact.sh", self.state_dir).stdout.strip())

@@ -148,7 +148,13 @@ def test_tenant_quota_holds_under_concurrent_pod_creation(kit):
             w.join(30)
         observer.join(30)
     assert not errors, errors
-    assert not violations, violations[:10]
+    if violations:
+        pods = live_pods(admin, label, nss)
+        rqs = {n: (r.spec.hard, r.status.hard, r.status.used)
+               for n, r in quotas(admin, nss).items()}
+        pytest.fail(f"violations {sorted(set(violations))[:10]}: pods per namespace "
+                    f"{ {ns: sum(p.metadata.namespace == ns for p in pods) for ns in nss} }, "
+                    f"quotas (spec, status, used) {rqs}\n{kit.log_tail(4000)}")
     assert observations[0] > 10
     pods = live_pods(admin, label, nss)
     per_ns = {ns: sum(p.metadata.namespace == ns for p in pods) for ns in nss}
@@ -261,7 +267,13 @@ def test_lowering_the_plan_below_usage_freezes_the_tenant(kit):
         rqs = quotas(kit.core, nss)
         return (len(rqs) == 2 and all(q(rq.spec.hard["pods"]) == 2 for rq in rqs.values())
                 and all(kit.quota_in_force(ns) for ns in nss))
-    kit.cluster.wait_for(frozen, 60, interval=0.3, what="every quota set to its usage")
+    try:
+        kit.cluster.wait_for(frozen, 60, interval=0.3, what="every quota set to its usage")
+    except pytest.fail.Exception:
+        rqs = quotas(kit.core, nss)
+        pytest.fail("quotas not frozen at usage: " + str(
+            {n: (r.spec.hard, r.status.hard, r.status.used) for n, r in rqs.items()}) +
+            f"\n{kit.log_tail(3000)}")
     for ns in nss:
         with pytest.raises(ApiException) as exc:
             create_pod(alice, ns, "extra", kit.id)

@@ -298,31 +298,38 @@ static void test_tenant__becomes_namespaces_quota_policies_and_access(void **sta
 	json_decref(t);
 }
 
-/* Access comes last: no RoleBinding before the namespace's quota is in force. */
+/*
+ * Access comes last: no RoleBinding before the namespace's quota is in force. landlord puts a new
+ * quota in force itself (its status); while it cannot, and nobody else does, access waits.
+ */
 static void test_tenant__rolebindings_wait_until_quota_is_in_force(void **state)
 {
 	struct env *e = *state;
 	json_t *rbs, *rq;
+	int rule = fake_api_rule_add(e->f,
+	                             &(struct fake_rule){.method = "PATCH",
+	                                                 .path_contains = "/landlord-quota/status",
+	                                                 .action = FAKE_ANSWER,
+	                                                 .status = 500});
 
-	fake_api_set_write_hook(e->f, NULL, NULL); /* nobody fills ResourceQuota status */
+	fake_api_set_write_hook(e->f, NULL, NULL); /* no quota controller either */
 	put(e->f, PLANS, GOLD);
 	put(e->f, TENANTS, ACME);
 	wait_cond(e->f, "acme", "AccessReady", "False", "WaitingForQuota");
 	wait_obj(e->f, "resourcequotas", "acme-dev", "landlord-quota", true);
 	wait_obj(e->f, "limitranges", "acme-dev", "landlord-limits", true);
+	assert_true(fake_api_rule_hits(e->f, rule) >= 1);
 	rbs = fake_api_list(e->f, RB, NULL);
 	assert_int_equal(json_array_size(rbs), 0);
 	json_decref(rbs);
 
-	/* the quota controller catches up */
-	fake_api_set_write_hook(e->f, fake_api_quota_hook, NULL);
-	for (const char *const *ns = (const char *const[]){"acme-dev", "acme-prod", NULL}; *ns;
-	     ns++) {
-		rq = fake_api_get(e->f, "resourcequotas", *ns, "landlord-quota");
-		fake_api_put(e->f, "resourcequotas", rq);
-		json_decref(rq);
-	}
+	/* landlord's own status write goes through: in force, with nothing counted yet */
+	fake_api_rule_remove(e->f, rule);
 	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	rq = fake_api_get(e->f, "resourcequotas", "acme-dev", "landlord-quota");
+	assert_string_equal(jx_str(rq, "status", "hard", "pods", NULL), "10");
+	assert_string_equal(jx_str(rq, "status", "used", "pods", NULL), "0");
+	json_decref(rq);
 	rbs = fake_api_list(e->f, RB, NULL);
 	assert_int_equal(json_array_size(rbs), 4);
 	json_decref(rbs);
@@ -480,7 +487,9 @@ static void test_tenant__a_missing_plan_grants_nothing_until_it_exists(void **st
 	rbs = fake_api_list(e->f, RB, NULL);
 	rqs = fake_api_list(e->f, "resourcequotas", NULL);
 	assert_int_equal(json_array_size(rbs), 0);
-	assert_int_equal(json_array_size(rqs), 0);
+	/* an empty quota per namespace, which counts nothing, until the Plan says more */
+	assert_int_equal(json_array_size(rqs), 2);
+	assert_int_equal(json_object_size(jx_get(json_array_get(rqs, 0), "spec", "hard", NULL)), 0);
 	json_decref(rbs);
 	json_decref(rqs);
 
@@ -687,7 +696,6 @@ static void test_tenant__a_release_is_a_quarantine(void **state)
 
 	provisioned(e);
 	put(e->f, RB, STRANGER_RB("alice-admin", "admin", USER("alice")));
-	put(e->f, RB, STRANGER_RB("ops", "view", "{\"kind\":\"Group\",\"name\":\"ops\"}"));
 	t = fake_api_get(e->f, TENANTS, NULL, "acme");
 	json_object_set_new(json_object_get(json_object_get(t, "spec"), "namespaces"),
 	                    "withTenantPrefix", js("[\"prod\"]"));
@@ -701,7 +709,11 @@ static void test_tenant__a_release_is_a_quarantine(void **state)
 	assert_string_equal(jx_annotation(ns, "landlord.dev/released-from"), "acme");
 	assert_null(jx_annotation(ns, "landlord.dev/source"));
 	json_decref(ns);
-	ns = fake_api_get(e->f, RB, "acme-dev", "ops"); /* an outsider's: not the tenant's */
+	/* later: one for a member goes, one for somebody else stays */
+	put(e->f, RB, STRANGER_RB("ops", "view", "{\"kind\":\"Group\",\"name\":\"ops\"}"));
+	put(e->f, RB, STRANGER_RB("late", "admin", USER("alice")));
+	wait_subjects(e->f, "acme-dev", "late", 0);
+	ns = fake_api_get(e->f, RB, "acme-dev", "ops");
 	assert_non_null(ns);
 	json_decref(ns);
 }
@@ -730,6 +742,51 @@ static void test_tenant__system_namespaces_are_never_written(void **state)
 	assert_null(jx_label(ks, "landlord.dev/tenant"));
 	assert_null(jx_annotation(ks, "landlord.dev/released-from"));
 	json_decref(ks);
+}
+
+/* Without any quota controller, landlord puts a new quota in force itself, counting what the
+ * cluster's controllers put into a new namespace (the root CA ConfigMap) where the quota does. */
+static void test_tenant__a_new_quota_is_put_in_force_by_landlord(void **state)
+{
+	struct env *e = *state;
+	json_t *rq;
+
+	fake_api_set_write_hook(e->f, NULL, NULL);
+	for (const char *const *ns = (const char *const[]){"acme-dev", "acme-prod", NULL}; *ns;
+	     ns++) {
+		json_t *cm = json_pack("{s:{s:s,s:s}}", "metadata", "name", "kube-root-ca.crt",
+		                       "namespace", *ns);
+
+		fake_api_put(e->f, "configmaps", cm);
+		json_decref(cm);
+	}
+	put(e->f, PLANS,
+	    "{\"metadata\":{\"name\":\"gold\"},\"spec\":{\"resourceQuota\":{\"hard\":{"
+	    "\"pods\":\"20\",\"count/configmaps\":\"10\"}}}}");
+	put(e->f, TENANTS, ACME);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	rq = fake_api_get(e->f, "resourcequotas", "acme-dev", "landlord-quota");
+	assert_string_equal(jx_str(rq, "status", "hard", "pods", NULL), "10");
+	assert_string_equal(jx_str(rq, "status", "hard", "count/configmaps", NULL), "5");
+	assert_string_equal(jx_str(rq, "status", "used", "pods", NULL), "0");
+	assert_string_equal(jx_str(rq, "status", "used", "count/configmaps", NULL), "1");
+	json_decref(rq);
+	wait_obj(e->f, RB, "acme-dev", "landlord-owners-admin", true);
+}
+
+/* A Plan without quota still gets an (empty) quota in every namespace. */
+static void test_tenant__a_plan_without_quota_gets_an_empty_quota(void **state)
+{
+	struct env *e = *state;
+	json_t *rq;
+
+	put(e->f, PLANS, "{\"metadata\":{\"name\":\"gold\"},\"spec\":{}}");
+	put(e->f, TENANTS, ACME);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	rq = fake_api_get(e->f, "resourcequotas", "acme-dev", "landlord-quota");
+	assert_non_null(rq);
+	assert_int_equal(json_object_size(jx_get(rq, "spec", "hard", NULL)), 0);
+	json_decref(rq);
 }
 
 int main(void)
@@ -766,6 +823,10 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_tenant__system_namespaces_are_never_written,
 	                                        setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_new_quota_is_put_in_force_by_landlord, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_plan_without_quota_gets_an_empty_quota, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,422 @@
+/*
+ * tenant_quota.c - a Tenant's quota: the Plan split over its namespaces (quotaplan.h), each share
+ * put in force at once (see tenant_internal.h and docs/quota.md).
+ *
+ * Quota admission enforces a ResourceQuota's status.hard, which kube-controller-manager copies
+ * from spec.hard when it gets to it. landlord does not wait: right after it writes a spec.hard it
+ * writes status.hard (and, for a quota it has just created in a namespace nobody else can reach
+ * yet, status.used) through the status subresource, guarded by the resourceVersion of its own
+ * write. kube-controller-manager recomputes usage later and can only confirm or correct it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "controllers/tenant_internal.h"
+#include "kube/quantity.h"
+#include "tenancy/quotaplan.h"
+
+#define FORCE_ATTEMPTS 3 /* a status write lost to quota admission's own: read and try again */
+/* What the cluster's controllers put into every new namespace, as a quota counts it. */
+#define ROOT_CA_CONFIGMAP "kube-root-ca.crt"
+#define DEFAULT_SA        "default"
+
+/* ---- in force or not ---- */
+
+/* @a <= @b as quantities; false when either does not parse. */
+static bool qty_le(const char *a, const char *b)
+{
+	struct qty qa, qb;
+
+	return a && b && qty_parse(a, &qa) == 0 && qty_parse(b, &qb) == 0 && qty_cmp(&qa, &qb) <= 0;
+}
+
+bool tc_quota_covers(const json_t *rq)
+{
+	const json_t *status = jx_get(rq, "status", "hard", NULL);
+	const char *k;
+	json_t *v;
+
+	if (rq == NULL)
+		return false;
+	json_object_foreach((json_t *)jx_get(rq, "spec", "hard", NULL), k, v)
+		if (!qty_le(json_string_value(json_object_get(status, k)), json_string_value(v)))
+			return false;
+	return true;
+}
+
+bool tc_quota_applied(const json_t *rq)
+{
+	json_t *spec, *status;
+	bool same;
+
+	if (rq == NULL)
+		return false;
+	spec = tm_canonical_quantities(jx_get(rq, "spec", "hard", NULL));
+	status = tm_canonical_quantities(jx_get(rq, "status", "hard", NULL));
+	same = json_equal(spec, status);
+	json_decref(spec);
+	json_decref(status);
+	return same;
+}
+
+json_t *tc_quota_now(struct rec *r, const char *ns)
+{
+	json_t *now = json_object_get(r->quota_now, ns);
+
+	return now ? json_incref(now) : tc_cached_copy(r->t->owned[OWN_RQ], ns, QUOTA_NAME);
+}
+
+/* ---- putting a spec.hard in force ---- */
+
+static bool exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	bool found = kc_get(r->kc, gvr, ns, name, &resp, &err) == 0 && kc_resp_ok(&resp);
+
+	kc_resp_release(&resp);
+	return found;
+}
+
+/*
+ * What a quota of @hard counts in namespace @ns, which landlord created and nobody but landlord
+ * and the cluster's controllers can reach yet: the root CA ConfigMap and the default
+ * ServiceAccount where the quota counts them, nothing else.
+ */
+static json_t *fresh_usage(struct rec *r, const char *ns, const json_t *hard)
+{
+	json_t *used = json_object(), *v;
+	int ca = -1, sa = -1; /* -1: not asked yet */
+	const char *k;
+
+	json_object_foreach((json_t *)hard, k, v) {
+		bool one = false;
+
+		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0) {
+			ca = ca < 0 ? exists(r, &KC_CONFIGMAPS, ns, ROOT_CA_CONFIGMAP) : ca;
+			one = ca;
+		} else if (strcmp(k, "count/serviceaccounts") == 0) {
+			sa = sa < 0 ? exists(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SA) : sa;
+			one = sa;
+		}
+		json_object_set_new(used, k, json_string(one ? "1" : "0"));
+	}
+	return used;
+}
+
+/*
+ * The patch putting @rq's spec.hard in force: status.hard takes every resource of spec.hard
+ * whose usage is known (status.used has it, or @fresh: counted here), status.used keeps what
+ * quota admission counted. A resource without a known usage is left to kube-controller-manager,
+ * which counts it first: a limit in force over an uncounted usage would admit too much. The
+ * patch sets metadata.resourceVersion, so it fails (409) if the quota changed meanwhile; only
+ * the status changes (a PUT of the status would also replace the labels). NULL: nothing known.
+ */
+static json_t *forced_status(struct rec *r, const json_t *rq, bool fresh)
+{
+	const json_t *spec = jx_get(rq, "spec", "hard", NULL);
+	json_t *used = json_deep_copy(jx_get(rq, "status", "used", NULL)), *hard, *v;
+	const char *k;
+
+	if (fresh) { /* what quota admission has counted stays; the rest is counted here */
+		json_t *counted = fresh_usage(r, jx_namespace(rq), spec);
+
+		used = used ? used : json_object();
+		json_object_update_missing(used, counted);
+		json_decref(counted);
+	}
+	if (used == NULL)
+		return NULL; /* usage unknown: kube-controller-manager counts it */
+	hard = json_object();
+	json_object_foreach((json_t *)spec, k, v)
+		if (json_object_get(used, k))
+			json_object_set(hard, k, v);
+	return json_pack("[{s:s,s:s,s:s?},{s:s,s:s,s:{s:o,s:o}}]", "op", "replace", "path",
+	                 "/metadata/resourceVersion", "value", jx_resource_version(rq), "op", "add",
+	                 "path", "/status", "value", "hard", hard, "used", used);
+}
+
+/* Read the quota as the API server has it now (NULL: gone or unreadable). */
+static json_t *reread(struct rec *r, const char *ns)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	json_t *now = NULL;
+
+	if (kc_get(r->kc, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, &resp, &err) == 0 &&
+	    kc_resp_ok(&resp))
+		now = json_incref(resp.body);
+	kc_resp_release(&resp);
+	return now;
+}
+
+/*
+ * Put @rq's spec.hard in force now (@rq: as landlord last wrote or cached it; consumed). A
+ * conflict means quota admission or kube-controller-manager wrote the status meanwhile: read it,
+ * and go on when status.hard matches spec.hard, else write again. The result is recorded in
+ * r->quota_now. Returns whether spec.hard is in force.
+ */
+static bool force_quota(struct rec *r, const char *ns, json_t *rq, bool fresh)
+{
+	int attempt;
+
+	for (attempt = 0; rq && !tc_quota_applied(rq) && attempt < FORCE_ATTEMPTS; attempt++) {
+		bool conflict;
+		json_t *body = forced_status(r, rq, fresh);
+		struct kc_resp resp = {0};
+		struct ll_err err;
+		int rc;
+
+		if (body == NULL || !tc_may_write(r, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME)) {
+			json_decref(body);
+			break;
+		}
+		rc = kc_patch(r->kc, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, "status", KC_PATCH_JSON,
+		              body, LANDLORD_FIELD_MANAGER, &resp, &err);
+		conflict = rc == 0 && resp.http_status == 409;
+		json_decref(rq);
+		rq = rc == 0 && kc_resp_ok(&resp) ? json_incref(resp.body)
+		     : conflict                   ? reread(r, ns)
+		                                  : NULL;
+		if (rq == NULL && !conflict)
+			tc_write_ok(r, rc, &resp, &err, "write status of", ns, QUOTA_NAME, false);
+		kc_resp_release(&resp);
+		json_decref(body);
+		if (!conflict)
+			break; /* written (what is known is in force), or failed */
+	}
+	if (rq)
+		json_object_set_new(r->quota_now, ns, rq);
+	return rq && tc_quota_applied(rq);
+}
+
+/*
+ * Does @ns hold nothing a new quota would count but what the cluster's controllers put there?
+ * True for a namespace landlord created (in this pass, or earlier from the spec) that has no
+ * RoleBinding at all yet: nobody but landlord, administrators and the cluster's controllers can
+ * have created anything in it. Anything else is counted by kube-controller-manager.
+ */
+static bool fresh_namespace(struct rec *r, const char *ns)
+{
+	struct jdoc_list rbs;
+	bool none;
+
+	if (tc_str_listed(r->created, ns))
+		return true;
+	if (!tc_str_eq(jx_annotation(json_object_get(r->active, ns), ANNOT_SOURCE), SOURCE_SPEC))
+		return false;
+	rbs = inf_by_index_ref(r->t->owned[OWN_RB], IDX_NAMESPACE, ns);
+	none = rbs.n == 0;
+	jdoc_list_release(&rbs);
+	return none;
+}
+
+/* Write each quota's spec.hard and put it in force; returns whether all of them are. */
+static bool apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n)
+{
+	bool all = true;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct jdoc *cached;
+		json_t *rq, *written = NULL;
+		bool fresh;
+
+		if (!w[i].write) { /* spec.hard holds it already: put it in force if it is not */
+			all &= force_quota(r, w[i].ns, tc_quota_now(r, w[i].ns), false);
+			continue;
+		}
+		rq = tm_resourcequota(r->tenant, w[i].ns, w[i].hard);
+		log_info("writing a quota", "{s:s,s:s,s:O}", "tenant", r->name, "namespace",
+		         w[i].ns, "hard", w[i].hard);
+		cached = inf_get_ref(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
+		fresh = cached == NULL && fresh_namespace(r, w[i].ns);
+		if (tc_ensure(r, &KC_RESOURCEQUOTAS, rq, cached, &written))
+			all &= force_quota(r, w[i].ns, written ? written : tc_quota_now(r, w[i].ns),
+			                   fresh);
+		else
+			all = false;
+		jdoc_unref(cached);
+		json_decref(rq);
+	}
+	return all;
+}
+
+/* ---- the split ---- */
+
+/* The quota model's view of one namespace's quota (@rq, kept alive in @keep; may be NULL). */
+static struct qp_ns qp_in(const char *ns, json_t *rq, json_t *keep)
+{
+	if (rq)
+		json_array_append_new(keep, rq);
+	return (struct qp_ns){ns, jx_get(rq, "status", "used", NULL),
+	                      jx_get(rq, "status", "hard", NULL), jx_get(rq, "spec", "hard", NULL)};
+}
+
+/* One split of the plan over the namespaces' quotas as they are now. */
+static int plan_split(struct rec *r, const json_t *plan_hard, struct jdoc_list rqs,
+                      struct qp_result *res)
+{
+	size_t n = 0, cap = json_object_size(r->active) + rqs.n;
+	struct qp_ns *in = xcalloc(cap ? cap : 1, sizeof(*in));
+	json_t *keep = json_array(), *ns;
+	struct ll_err err;
+	const char *name;
+	int rc;
+
+	json_object_foreach(r->active, name, ns)
+		in[n++] = qp_in(name, tc_quota_now(r, name), keep);
+	for (size_t i = 0; i < rqs.n; i++) {
+		const char *in_ns = jd_namespace(rqs.items[i]);
+
+		if (in_ns && !json_object_get(r->active, in_ns) &&
+		    tc_str_eq(jd_name(rqs.items[i]), QUOTA_NAME) && tc_namespace_was_ours(r, in_ns))
+			in[n++] = qp_in(in_ns, tc_quota_now(r, in_ns), keep);
+	}
+	rc = qp_compute(plan_hard, in, n, res, &err);
+	if (rc < 0)
+		tc_failf(r, "cannot split the plan's quota: %s", err.msg);
+	free(in);
+	json_decref(keep);
+	return rc;
+}
+
+struct fresh_ctx {
+	struct rec *r;
+};
+
+static int keep_fresh(json_t *item, void *ud)
+{
+	struct fresh_ctx *c = ud;
+	const char *ns = jx_namespace(item);
+
+	if (ns && tc_str_eq(jx_name(item), QUOTA_NAME) && !json_object_get(c->r->quota_now, ns))
+		json_object_set(c->r->quota_now, ns, item);
+	return 0;
+}
+
+/*
+ * Before writing, read the tenant's quotas as they are now, not as the cache last saw them: a
+ * split planned on a cache that has not yet seen this controller's own last writes, or quota
+ * admission's latest counts, would write shares from usage that is no longer true. Once a pass.
+ */
+static bool read_quotas_now(struct rec *r)
+{
+	char selector[NAMES_BUF + 96];
+	struct kc_list_opts o = {.label_selector = selector};
+	struct fresh_ctx c = {r};
+	struct kc_resp resp = {0};
+	struct ll_err err;
+	int rc;
+
+	snprintf(selector, sizeof(selector),
+	         LABEL_MANAGED_BY "=" MANAGED_BY_VALUE "," LABEL_TENANT "=%s", r->name);
+	rc = kc_list(r->kc, &KC_RESOURCEQUOTAS, NULL, &o, keep_fresh, &c, NULL, &resp, &err);
+	r->quotas_read = rc == 0 && kc_resp_ok(&resp);
+	if (!r->quotas_read)
+		tc_write_ok(r, rc, &resp, &err, "list", NULL, "resourcequotas", false);
+	kc_resp_release(&resp);
+	return r->quotas_read;
+}
+
+/* A Plan without quota still gets an empty landlord-quota everywhere: the admission policy
+ * landlord-quota-in-force refuses what a quota counts in a tenant namespace without one. */
+static void ensure_empty_quotas(struct rec *r)
+{
+	const char *name;
+	json_t *ns, *empty = json_object();
+
+	json_object_foreach(r->active, name, ns) {
+		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
+		json_t *rq = cached ? NULL : tm_resourcequota(r->tenant, name, empty),
+		       *written = NULL;
+
+		if (rq && tc_ensure(r, &KC_RESOURCEQUOTAS, rq, NULL, &written) && written)
+			json_object_set_new(r->quota_now, name, written);
+		jdoc_unref(cached);
+		json_decref(rq);
+	}
+	json_decref(empty);
+}
+
+/*
+ * Split the plan and write the shares: lowered ones first (phase 1), raises once those are in
+ * force (phase 2). landlord puts its writes in force itself, so both phases usually happen in one
+ * pass; otherwise the raises wait for the next (quota_pending). Without a Plan (or without quota
+ * in it) every namespace lacking a quota gets an empty one, so that the admission policy
+ * landlord-quota-in-force admits what no quota counts.
+ */
+void tc_sync_quota(struct rec *r)
+{
+	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
+	struct jdoc_list rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name);
+	struct qp_result res = {0};
+
+	for (int round = 0; r->plan && round < 3; round++) {
+		qp_result_release(&res);
+		if (plan_split(r, plan_hard, rqs, &res) < 0)
+			break;
+		if ((res.n_phase1 > 0 || res.n_phase2 > 0) && !r->quotas_read) {
+			if (!read_quotas_now(r))
+				break;
+			continue; /* plan again on what is true now */
+		}
+		r->over_plan = res.over_plan;
+		json_decref(r->quota_used);
+		r->quota_used = json_incref(res.used);
+		if (res.n_phase1 == 0) {
+			apply_quota_writes(r, res.phase2, res.n_phase2);
+			break;
+		}
+		if (!apply_quota_writes(r, res.phase1, res.n_phase1)) {
+			r->quota_pending =
+			        true; /* raises wait until the lowered values are in force */
+			break;
+		}
+	}
+	if (r->plan == NULL || json_object_size(plan_hard) == 0)
+		ensure_empty_quotas(r);
+	qp_result_release(&res);
+	jdoc_list_release(&rqs);
+}
+
+/*
+ * The model writes spec.hard (apply_quota_writes()); what others add beside it (scopes, a
+ * scopeSelector, a resource in hard the model ignores is the model's) is reverted here.
+ */
+void tc_revert_quota_additions(struct rec *r, const char *ns, const struct jdoc *cached)
+{
+	json_t *hard, *want, *added;
+
+	if (cached == NULL)
+		return;
+	hard = jval_to_json(jd_get(cached, "spec", "hard", NULL));
+	want = tm_resourcequota(r->tenant, ns, hard);
+	added = tc_added_by_others(jdoc_root(cached), want, true);
+	if (added) {
+		log_info("reverting fields others added", "{s:s,s:s,s:s,s:O}", "tenant", r->name,
+		         "namespace", ns, "name", QUOTA_NAME, "removed", added);
+		tc_merge_patch(r, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, added);
+	}
+	json_decref(added);
+	json_decref(want);
+	json_decref(hard);
+}
+
+bool tc_quota_in_force(struct rec *r, const char *ns, bool *applied /* OUT */)
+{
+	json_t *rq = tc_quota_now(r, ns);
+	bool covers;
+
+	if (rq && !tc_quota_applied(rq)) { /* written earlier, by a pass that did not finish */
+		force_quota(r, ns, rq, fresh_namespace(r, ns));
+		rq = tc_quota_now(r, ns);
+	}
+	covers = tc_quota_covers(rq);
+	*applied = tc_quota_applied(rq);
+	json_decref(rq);
+	return covers;
+}
