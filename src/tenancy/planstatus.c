@@ -241,6 +241,8 @@ static void read_amounts(struct ps_plan *p, struct tenant *t, struct jval quota)
 		if (make_amount(p, &t->a[t->n], c <= 0 ? ku : kh, u, h))
 			t->n++;
 	}
+	/* a resource in both maps took one slot of two */
+	t->a = xreallocarray(t->a, t->n ? t->n : 1, sizeof(*t->a));
 }
 
 long long ps_used_per_mille(const struct qty *used, const struct qty *hard)

@@ -323,6 +323,61 @@ static void test_plan__a_restart_writes_nothing(void **state)
 	assert_restart_writes_nothing(e, 2);
 }
 
+static bool rule_held(struct fake_api *f, void *ud)
+{
+	return fake_api_rule_hits(f, *(int *)ud) > 0;
+}
+
+static double tenants_added(void)
+{
+	char labels[128];
+
+	return metrics_get("landlord_informer_events_total",
+	                   metrics_labels(labels, sizeof(labels), "resource", "tenants", "type",
+	                                  "added", NULL));
+}
+
+/* The reflector counts an event before it dispatches it, and dispatches in order. */
+static bool events_seen(struct fake_api *f, void *ud)
+{
+	(void)f;
+	return tenants_added() >= *(double *)ud;
+}
+
+/* While the plan's reconcile is held in its status write, more tenants change than the plan
+ * had: the notes are dropped and the next reconcile builds the summary afresh instead. */
+static void test_plan__a_flood_of_changes_rebuilds_the_summary(void **state)
+{
+	struct env *e = *state;
+	struct fake_rule hold = {.method = "PATCH",
+	                         .path_contains = "/plans/flood/status",
+	                         .action = FAKE_HOLD,
+	                         .times = 1};
+	double builds = metrics_get("landlord_plan_status_builds_total", NULL);
+	double updates = metrics_get("landlord_plan_status_tenant_updates_total", NULL);
+	char name[32];
+	int rule = fake_api_rule_add(e->f, &hold);
+	double added;
+
+	plan(e->f, "flood", "20", 10);
+	tenant(e->f, "acme", "flood", 1);
+	assert_true(fake_api_wait(e->f, rule_held, &rule));
+	added = tenants_added();
+	for (int i = 0; i < 1100; i++) {
+		snprintf(name, sizeof(name), "t%04d", i);
+		tenant(e->f, name, "flood", 1);
+	}
+	/* a barrier: once the reflector counts this one, it has noted the 1100 before it */
+	tenant(e->f, "sentinel", "elsewhere", 1);
+	added += 1101;
+	assert_true(fake_api_wait(e->f, events_seen, &added));
+	fake_api_release(e->f, rule);
+	wait_plan(e->f, &(struct want){"flood", 1101, 1101, "Ready", "True", "3303"});
+	assert_true(metrics_get("landlord_plan_status_builds_total", NULL) >= builds + 2);
+	assert_true(metrics_get("landlord_plan_status_tenant_updates_total", NULL) <
+	            updates + 1100);
+}
+
 /* ---- scale ---- */
 
 #define MANY         5000
@@ -400,6 +455,8 @@ int main(void)
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_plan__a_restart_writes_nothing, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_plan__a_flood_of_changes_rebuilds_the_summary,
+	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_plan__five_thousand_tenants_keep_the_status_small, setup_fake,
 	                teardown),
