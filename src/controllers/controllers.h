@@ -7,7 +7,8 @@
  *
  * Controllers:
  *  - tenant (tenant.c): a Tenant becomes namespaces, access, quota and isolation.
- *  - plan (plan.c): Plan status (tenants, namespaces, per-tenant used/hard).
+ *  - plan (plan.c): Plan status (tenants, namespaces, quota totals, the tenants nearest their
+ *    limits, the maxNamespaces report), kept one changed tenant at a time.
  *  - landlordconfig (landlordconfig_ctl.c): validates the LandlordConfig singleton, puts the
  *    accepted configuration in force (config/current.h) and persists it.
  */

@@ -229,6 +229,34 @@ def test_status_subresource_accepts_everything_the_controller_reports(api, creat
     assert got["metadata"]["generation"] == 2
 
 
+def near_limit(i):
+    return {"name": f"t{i:02d}", "namespaces": 2, "resource": "requests.cpu", "used": "1500m",
+            "hard": "1", "usedPerMille": 1500}
+
+
+def test_plan_status_subresource_accepts_what_the_controller_reports(api, created):
+    name = stored(api, created, plan())["metadata"]["name"]
+    status = {"observedGeneration": 1, "tenants": 1000, "namespaces": 3000,
+              "quota": {"hard": {"requests.cpu": "4k", "pods": "20k"},
+                        "used": {"requests.cpu": "1500m", "pods": "3"}},
+              "tenantsNearLimit": [near_limit(i) for i in range(20)],
+              "conditions": [{"type": "WithinLimits", "status": "False",
+                              "reason": "TooManyNamespaces",
+                              "message": "2 tenants have more namespaces than maxNamespaces (3): "
+                                         "t00 (5), t01 (4)",
+                              "lastTransitionTime": "2026-01-01T00:00:00Z",
+                              "observedGeneration": 1}]}
+    api.patch_cluster_custom_object_status(GROUP, VERSION, "plans", name, {"status": status})
+    got = api.get_cluster_custom_object(GROUP, VERSION, "plans", name)
+    assert got["status"] == status
+    # the list is bounded: 21 tenants are refused
+    too_many = copy.deepcopy(status)
+    too_many["tenantsNearLimit"].append(near_limit(20))
+    msg = invalid(api.patch_cluster_custom_object_status, GROUP, VERSION, "plans", name,
+                  {"status": too_many})
+    assert "status.tenantsNearLimit" in msg and "20" in msg, msg
+
+
 def test_kubectl_short_name_and_printer_columns(crds, api, created):
     p = stored(api, created, plan())["metadata"]["name"]
     t = stored(api, created, tenant(plan=p))["metadata"]["name"]
@@ -240,7 +268,7 @@ def test_kubectl_short_name_and_printer_columns(crds, api, created):
             {"type": "Ready", "status": "False", "reason": "WaitingForQuota",
              "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
     api.patch_cluster_custom_object_status(GROUP, VERSION, "plans", p,
-                                           {"status": {"tenants": 5}})
+                                           {"status": {"tenants": 5, "namespaces": 12}})
     r = crds.kubectl("admin", "get", "tnt", t)
     assert r.returncode == 0, r.stderr
     header, row = r.stdout.splitlines()[:2]
@@ -249,8 +277,8 @@ def test_kubectl_short_name_and_printer_columns(crds, api, created):
     r = crds.kubectl("admin", "get", "pl", p)
     assert r.returncode == 0, r.stderr
     header, row = r.stdout.splitlines()[:2]
-    assert header.split() == ["NAME", "MAX", "NAMESPACES", "TENANTS", "AGE"]
-    assert row.split()[:3] == [p, "3", "5"]
+    assert header.split() == ["NAME", "MAX", "NAMESPACES", "TENANTS", "NAMESPACES", "AGE"]
+    assert row.split()[:4] == [p, "3", "5", "12"]
 
 
 LONG = "x" * 41

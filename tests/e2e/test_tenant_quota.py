@@ -177,11 +177,17 @@ def test_tenant_quota_holds_under_concurrent_pod_creation(kit):
                 and q(used.get("pods", -1)) == 6 and q(used.get("requests.cpu", -1)) == q("600m"))
     kit.wait_tenant(t, tenant_quota, "status.quota used pods=6 requests.cpu=600m")
 
-    st = kit.wait_plan(plan, lambda st: st.get("tenants") == 1 and st.get("namespaces") == 3,
-                       "1 tenant, 3 namespaces")
-    per_tenant = (st.get("perTenant") or {}).get(t)
-    assert per_tenant is not None, st
-    assert q(per_tenant["used"]["pods"]) == 6
+    # The Plan sums its tenants' quota and names the tenant at its pods limit.
+    def plan_totals(st):
+        used = (st.get("quota") or {}).get("used") or {}
+        return (st.get("tenants") == 1 and st.get("namespaces") == 3
+                and q(used.get("pods", -1)) == 6)
+    st = kit.wait_plan(plan, plan_totals, "1 tenant, 3 namespaces, 6 pods used")
+    assert {k: q(v) for k, v in st["quota"]["hard"].items()} == \
+        {k: q(v) for k, v in plan_hard.items()}, st
+    assert q(st["quota"]["used"]["requests.cpu"]) == q("600m"), st
+    assert st["tenantsNearLimit"] == [{"name": t, "namespaces": 3, "resource": "pods",
+                                       "used": "6", "hard": "6", "usedPerMille": 1000}], st
 
 
 def limit_range_matches(lr, limits):

@@ -72,13 +72,18 @@ def test_plan_status_counts_its_tenants_and_reports_max_namespaces(kit):
     def over(st):
         limits = kit.condition_of({"status": st}, "WithinLimits") or {}
         return (st.get("tenants") == 2 and st.get("namespaces") == 3
-                and limits.get("status") == "False")
-    st = kit.wait_plan(plan, over, "2 tenants, 3 namespaces, one over maxNamespaces")
+                and limits.get("status") == "False"
+                and (st.get("quota") or {}).get("hard") == {"pods": "8"})
+    st = kit.wait_plan(plan, over, "2 tenants, 3 namespaces, one over maxNamespaces, "
+                                   "both tenants' quota summed")
     limits = kit.condition_of({"status": st}, "WithinLimits")
     assert limits["reason"] == "TooManyNamespaces"
-    assert big in limits["message"] and small not in limits["message"]
-    assert st["perTenant"][big]["namespaces"] == 2
-    assert st["perTenant"][small]["hard"] == {"pods": "4"}
+    assert limits["message"] == \
+        f"1 tenant has more namespaces than maxNamespaces (1): {big} (2)"
+    # both tenants' quota summed; nothing runs, so no tenant is near its limit
+    assert st["quota"] == {"hard": {"pods": "8"}, "used": {"pods": "0"}}, st
+    assert st["tenantsNearLimit"] == [], st
+    assert "perTenant" not in st
 
     kit.patch_plan(plan, {"maxNamespaces": 2})
     kit.wait_plan(plan, lambda s: (kit.condition_of({"status": s}, "WithinLimits") or {})
