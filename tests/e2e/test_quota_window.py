@@ -317,7 +317,12 @@ def reported(kit, t, hard):
 def test_a_plan_changed_under_load_never_admits_more_than_the_new_limit(kit):
     """alice creates pods in two namespaces without pause while the Plan is lowered, then
     raised: once landlord reports a change applied, the tenant's pods never exceed the new
-    limit (or what it already had, when lowered below that)."""
+    limit (or what it already had, when lowered below that), and every pod is counted.
+
+    kube-controller-manager is stopped once the namespaces have their ServiceAccounts: its
+    recount of a quota whose spec changed reads its own caches, which can miss a pod admitted
+    a moment before, and lower status.used below the truth until its next recount (a known
+    Kubernetes race, docs/quota.md). Without it, what is tested is landlord's guarantee alone."""
     plan = kit.plan(hard={"pods": "10"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["a", "b"])
     nss = [kit.expect_namespace(f"{t}-{n}") for n in ("a", "b")]
@@ -325,8 +330,10 @@ def test_a_plan_changed_under_load_never_admits_more_than_the_new_limit(kit):
     kit.wait_ready(t, nss)
     for ns in nss:
         kit.wait_default_sa(ns)
-    h = Hammer(kit, "pods", nss).start()
+    kit.cluster.stop_kcm()
+    h = Hammer(kit, "pods", nss)
     try:
+        h.start()
         kit.cluster.wait_for(lambda: len(h.admitted) >= 3, 60, what="a few pods")
         for limit in (4, 8):
             kit.patch_plan(plan, {"resourceQuota": {"hard": {"pods": str(limit)}}})
@@ -336,8 +343,10 @@ def test_a_plan_changed_under_load_never_admits_more_than_the_new_limit(kit):
             now = len(h.admitted)
             assert now <= max(limit, at_report), (limit, at_report, now)
             assert sum(count(kit, "pods", ns) for ns in nss) == now
-    finally:
         h.finish()
-    for ns in nss:
-        rq = kit.quota(ns)
-        assert q(rq.status.used["pods"]) == count(kit, "pods", ns)
+        for ns in nss:
+            rq = kit.quota(ns)
+            assert q(rq.status.used["pods"]) == count(kit, "pods", ns)
+    finally:
+        h.stop.set()
+        kit.cluster.start_kcm()
