@@ -90,11 +90,13 @@ const struct jdoc *tc_quota_now(struct rec *r, const char *ns)
 
 /* ---- putting a spec.hard in force ---- */
 
-static bool exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name)
+/* 1: the object exists, 0: it does not (404), -1: cannot tell. */
+static int exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	bool found = kc_get(r->kc, gvr, ns, name, &resp, &err) == 0 && kc_resp_ok(&resp);
+	int rc = kc_get(r->kc, gvr, ns, name, &resp, &err);
+	int found = rc == 0 && kc_resp_ok(&resp) ? 1 : rc == 0 && resp.http_status == 404 ? 0 : -1;
 
 	kc_resp_release(&resp);
 	return found;
@@ -103,23 +105,23 @@ static bool exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, cons
 /*
  * What a quota of @hard counts in namespace @ns, which landlord created and nobody but landlord
  * and the cluster's controllers can reach yet: the root CA ConfigMap and the default
- * ServiceAccount where the quota counts them, nothing else.
+ * ServiceAccount where the quota counts them, nothing else. NULL when one cannot be told.
  */
 static json_t *fresh_usage(struct rec *r, const char *ns, struct jval hard)
 {
 	json_t *used = json_object();
-	int ca = -1, sa = -1; /* -1: not asked yet */
+	int ca = -2, sa = -2, one; /* -2: not asked yet */
 	const char *k;
 
 	for (size_t i = 0; (k = jval_key_at(hard, i)) != NULL; i++) { /* NULL: past the end */
-		bool one = false;
-
-		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0) {
-			ca = ca < 0 ? exists(r, &KC_CONFIGMAPS, ns, ROOT_CA_CONFIGMAP) : ca;
-			one = ca;
-		} else if (strcmp(k, "count/serviceaccounts") == 0) {
-			sa = sa < 0 ? exists(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SA) : sa;
-			one = sa;
+		one = 0;
+		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0)
+			one = ca = ca == -2 ? exists(r, &KC_CONFIGMAPS, ns, ROOT_CA_CONFIGMAP) : ca;
+		else if (strcmp(k, "count/serviceaccounts") == 0)
+			one = sa = sa == -2 ? exists(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SA) : sa;
+		if (one < 0) {
+			json_decref(used);
+			return NULL; /* kube-controller-manager will count it */
 		}
 		json_object_set_new(used, k, json_string(one ? "1" : "0"));
 	}
@@ -146,11 +148,14 @@ static json_t *forced_status(struct rec *r, const struct jdoc *rq, bool fresh)
 		json_t *counted = fresh_usage(r, jd_namespace(rq), spec);
 
 		used = used ? used : json_object();
-		json_object_update_missing(used, counted);
+		if (counted)
+			json_object_update_missing(used, counted);
 		json_decref(counted);
 	}
-	if (used == NULL)
+	if (used == NULL || json_object_size(used) == 0) {
+		json_decref(used);
 		return NULL; /* usage unknown: kube-controller-manager counts it */
+	}
 	hard = json_object();
 	jval_foreach_member(spec, i, k, v)
 		if (json_object_get(used, k))

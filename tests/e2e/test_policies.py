@@ -411,6 +411,10 @@ def env(installed, tmp_path_factory):
             "pod-security.kubernetes.io/warn": "restricted",
             "pod-security.kubernetes.io/warn-version": "latest"}, "annotations": {
             MANAGED_METADATA: json.dumps({"tenant": e.tenant}), "note": "tenant"}}})
+        # Every tenant namespace has its landlord-quota (empty: it counts nothing); without it,
+        # landlord-quota-in-force would refuse every creation there.
+        core.create_namespaced_resource_quota(e.ns, {"metadata": {"name": "landlord-quota"},
+                                                     "spec": {"hard": {}}})
         e.plain = cluster.create_namespace("plain", labels={ENFORCE: "baseline"})
         # released from the tenant by landlord: no tenant label, its Pod Security level kept
         e.released = uniq("released")
