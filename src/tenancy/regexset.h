@@ -27,7 +27,7 @@
 struct ll_err;
 
 #define RXS_PATTERN_MAX 1024
-#define RXS_SET_MAX     64
+#define RXS_SET_MAX     256 /* LandlordConfig's lists (LCFG_LIST_MAX) go up to it */
 #define RXS_SUBJECT_MAX 4096
 /* PCRE2 limits on every match (pcre2_set_match_limit() and friends); landlordconfig.h's too. */
 #define RXS_MATCH_LIMIT    100000
