@@ -386,6 +386,20 @@ static void ensure_empty_quotas(struct rec *r)
  * in it) every namespace lacking a quota gets an empty one, so that the admission policy
  * landlord-quota-in-force admits what no quota counts.
  */
+/*
+ * Nothing to read: the tenant has no quota in the cache and every namespace was created in this
+ * pass, so none can have one (a brand-new tenant, the burst that matters).
+ */
+static bool nothing_to_read(const struct rec *r, struct jdoc_list rqs)
+{
+	if (rqs.n > 0 || json_array_size(r->created) != r->active.len)
+		return false;
+	for (size_t i = 0; i < r->active.len; i++)
+		if (!tc_str_listed(r->created, r->active.v[i].name))
+			return false;
+	return true;
+}
+
 void tc_sync_quota(struct rec *r)
 {
 	struct jval plan_hard = jval_path(r->plan, "spec", "resourceQuota", "hard", NULL);
@@ -396,7 +410,8 @@ void tc_sync_quota(struct rec *r)
 		qp_result_release(&res);
 		if (plan_split(r, plan_hard, rqs, &res) < 0)
 			break;
-		if ((res.n_phase1 > 0 || res.n_phase2 > 0) && !r->quotas_read) {
+		if ((res.n_phase1 > 0 || res.n_phase2 > 0) && !r->quotas_read &&
+		    !nothing_to_read(r, rqs)) {
 			if (!read_quotas_now(r))
 				break;
 			continue; /* plan again on what is true now */
