@@ -138,6 +138,8 @@ double jval_real(struct jval v, double dflt);
 bool jval_bool(struct jval v, bool dflt);
 /** jval_path() - follow object keys (NULL-terminated varargs) from @v. */
 struct jval jval_path(struct jval v, ...) __attribute__((sentinel));
+/** jval_has_string() - is @s (NULL: false) a string element of array @v? */
+bool jval_has_string(struct jval v, const char *s);
 
 /* Path shorthands from a document's root: jd_str(doc, "metadata", "name", NULL). */
 struct jval jd_get(const struct jdoc *d, ...) __attribute__((sentinel));

@@ -128,17 +128,6 @@ bool tc_str_listed(const json_t *list, const char *s)
 	return false;
 }
 
-bool tc_listed(struct jval list, const char *s)
-{
-	struct jval v;
-	size_t i;
-
-	jval_foreach(list, i, v)
-		if (tc_str_eq(jval_str(v), s))
-			return true;
-	return false;
-}
-
 bool tc_landlords(const struct rec *r, const struct jdoc *obj)
 {
 	return obj && tc_str_eq(jd_label(obj, LABEL_TENANT), r->name) &&

@@ -123,7 +123,6 @@ bool tc_doc_deleting(const struct jdoc *d);
 bool tc_str_eq(const char *a, const char *b);
 /* @s is a string element of the array @list. */
 bool tc_str_listed(const json_t *list, const char *s);
-bool tc_listed(struct jval list, const char *s);
 /* @obj (may be NULL) carries landlord's labels for this tenant (managed-by and tenant). */
 bool tc_landlords(const struct rec *r, const struct jdoc *obj);
 

@@ -153,7 +153,7 @@ bool tc_namespace_was_ours(struct rec *r, const char *ns)
 	                  tc_str_eq(jd_annotation(d, ANNOT_RELEASED_FROM), r->name));
 
 	if (d && !ours)
-		ours = tc_listed(jval_path(r->tenant, "status", "namespaces", NULL), ns);
+		ours = jval_has_string(jval_path(r->tenant, "status", "namespaces", NULL), ns);
 	jdoc_unref(d);
 	return ours;
 }

@@ -16,23 +16,12 @@ static bool str_eq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-static bool str_listed(struct jval list, const char *s)
-{
-	struct jval v;
-	size_t i;
-
-	jval_foreach(list, i, v)
-		if (str_eq(jval_str(v), s))
-			return true;
-	return false;
-}
-
 /* Listed under @what ("users" or "groups") for any of the three roles? */
 static bool named_in_spec(struct jval tenant, const char *what, const char *name)
 {
 	for (size_t r = 0; r < 3; r++)
-		if (str_listed(jval_path(tenant, "spec", "accessControl", ROLES[r], what, NULL),
-		               name))
+		if (jval_has_string(
+		            jval_path(tenant, "spec", "accessControl", ROLES[r], what, NULL), name))
 			return true;
 	return false;
 }

@@ -13,21 +13,13 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/err.h"
 #include "tenancy/denial.h"
 #include "tenancy/hostmatch.h"
 
 #define L63 "a23456789012345678901234567890123456789012345678901234567890123"
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
-
-	if (v == NULL)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static struct hm_policy *policy(const char *hosts_json)
 {

@@ -117,6 +117,11 @@ static void test_jdoc__accessors_follow_paths_and_tolerate_missing_values(void *
 	assert_int_equal(jval_type(jd_get(d, "nope", NULL)), JT_NONE);
 	assert_int_equal(jval_type(jval_at(items, 3)), JT_NONE);
 	assert_int_equal(jval_size(items), 3);
+	assert_true(jval_has_string(items, "y"));
+	assert_false(jval_has_string(items, "w"));
+	assert_false(jval_has_string(items, NULL));
+	assert_false(
+	        jval_has_string(jd_get(d, "metadata", "labels", NULL), "1")); /* not an array */
 	assert_int_equal(jval_size(jd_get(d, "metadata", "name", NULL)), 0);
 	assert_int_equal(jval_strlen(jd_get(d, "metadata", "name", NULL)), 1);
 	jval_foreach(items, i, e) {

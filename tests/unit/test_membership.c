@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/err.h"
 #include "base/json.h"
 #include "tenancy/landlordconfig.h"
@@ -17,27 +19,6 @@ struct env {
 	json_t *namespaces;
 	struct lcfg *cfg;
 };
-
-/* A document as the informer would cache it (the model reads documents in place). */
-static struct jdoc *jd(const char *text)
-{
-	struct jdoc *d = NULL;
-	struct ll_err err;
-
-	if (jdoc_parse(text, strlen(text), NULL, &d, &err) != 0)
-		fail_msg("bad test JSON %s: %s", text, err.msg);
-	return d;
-}
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static int setup(void **state)
 {

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/err.h"
 #include "kube/quantity.h"
 #include "tenancy/quotaplan.h"
@@ -26,19 +28,6 @@ struct tenant {
 	size_t n;
 	struct qp_result res;
 };
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v;
-
-	if (!text)
-		return NULL;
-	v = json_loads(text, 0, &e);
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static void set_json(json_t **slot, json_t *take)
 {

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "fake_manager.h"
@@ -30,16 +32,6 @@ struct env {
 	struct fake_api *f;
 	struct fake_mgr *m;
 };
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static void put(struct fake_api *f, const char *res, const char *text)
 {

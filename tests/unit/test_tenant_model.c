@@ -8,32 +8,13 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/err.h"
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/tenant_model.h"
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
-
-/* A document as the informer would cache it (the model reads documents in place). */
-static struct jdoc *jd(const char *text)
-{
-	struct jdoc *d = NULL;
-	struct ll_err err;
-
-	if (jdoc_parse(text, strlen(text), NULL, &d, &err) != 0)
-		fail_msg("bad test JSON %s: %s", text, err.msg);
-	return d;
-}
 
 static struct lcfg *config(const char *spec)
 {
