@@ -28,6 +28,7 @@ enum map_kind {
 	MAP_PRIMARY,
 	MAP_OWNED,
 	MAP_FN,
+	MAP_FN_SPEC, /* MAP_FN for spec changes only */
 };
 
 struct mapping {
@@ -206,6 +207,7 @@ static void map_object(struct mapping *map, const struct jdoc *obj)
 		enqueue_owners(map, obj);
 		break;
 	case MAP_FN:
+	case MAP_FN_SPEC:
 		map->fn(obj, enqueue_emit, map->c, map->ud);
 		break;
 	}
@@ -220,6 +222,9 @@ static void on_update(const struct jdoc *old_obj, const struct jdoc *new_obj, vo
 {
 	struct mapping *map = ud;
 
+	if (map->kind == MAP_FN_SPEC && jd_int(old_obj, -1, "metadata", "generation", NULL) ==
+	                                        jd_int(new_obj, -2, "metadata", "generation", NULL))
+		return; /* the status changed, or only metadata: nothing a mapping reads */
 	if (map->kind != MAP_PRIMARY)
 		map_object(map, old_obj);
 	map_object(map, new_obj);
@@ -257,6 +262,14 @@ void ctrl_watch_owned(struct controller *c, struct inf *inf, const char *owner_k
 void ctrl_watch_mapped(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud)
 {
 	struct mapping *map = add_mapping(c, inf, MAP_FN);
+
+	map->fn = fn;
+	map->ud = ud;
+}
+
+void ctrl_watch_mapped_spec(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud)
+{
+	struct mapping *map = add_mapping(c, inf, MAP_FN_SPEC);
 
 	map->fn = fn;
 	map->ud = ud;

@@ -366,7 +366,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 		return rc;
 	ctrl_watch_primary(c, t->tenants);
 	ctrl_watch_mapped(c, t->tenants, map_rivals, t);
-	ctrl_watch_mapped(c, t->plans, map_plan, t);
+	/* a Plan's status is written once a second; only its spec concerns its tenants */
+	ctrl_watch_mapped_spec(c, t->plans, map_plan, t);
 	ctrl_watch_mapped(c, t->namespaces, map_namespace, t);
 	ctrl_watch_mapped(c, t->owned[OWN_RB], map_rolebinding, t);
 	for (int k = 0; k < N_OWNED; k++)

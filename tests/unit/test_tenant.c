@@ -781,6 +781,35 @@ static void test_tenant__a_plan_without_quota_gets_an_empty_quota(void **state)
 	json_decref(rq);
 }
 
+/* A Plan's status is written about once a second; only its spec wakes its tenants. */
+static void test_tenant__a_plans_status_wakes_no_tenant(void **state)
+{
+	struct env *e = *state;
+	double before;
+	json_t *plan;
+
+	provisioned(e);
+	fake_mgr_stop(e->m);
+	before = fake_mgr_reconciles("tenant");
+	e->m = start(e->f);
+	assert_true(fake_mgr_wait_reconciles(e->f, "tenant", before + 1)); /* the start's pass */
+	before = fake_mgr_reconciles("tenant");
+	for (int i = 0; i < 3; i++) {
+		plan = fake_api_get(e->f, PLANS, NULL, "gold");
+		json_object_set_new(plan, "status", json_pack("{s:i}", "tenants", i));
+		fake_api_put(e->f, PLANS, plan);
+		json_decref(plan);
+	}
+	plan = fake_api_get(e->f, PLANS, NULL, "gold");
+	json_object_set_new(json_object_get(plan, "spec"), "maxNamespaces", json_integer(11));
+	fake_api_put(e->f, PLANS, plan);
+	json_decref(plan);
+	assert_true(fake_mgr_wait_reconciles(e->f, "tenant", before + 1));
+	fake_mgr_stop(e->m);
+	e->m = NULL;
+	assert_true(fake_mgr_reconciles("tenant") == before + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +848,8 @@ int main(void)
 	                test_tenant__a_new_quota_is_put_in_force_by_landlord, setup, teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__a_plan_without_quota_gets_an_empty_quota, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__a_plans_status_wakes_no_tenant, setup,
+	                                        teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
