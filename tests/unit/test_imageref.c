@@ -279,7 +279,7 @@ static void test_imageref__registry_entries_normalise(void **state)
 	        "acme/app",
 	        "ghcr.io/Acme",
 	        "ghcr.io/acme:1",
-	        "ghcr.io/acme@sha256:" H64,
+	        ("ghcr.io/acme@sha256:" H64),
 	        "ghcr.io/acme/",
 	        "ghcr.io//acme",
 	        "/acme",
