@@ -45,6 +45,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
 	s->timeout_s = o->timeout_s ? o->timeout_s : HTTP_TIMEOUT_S;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->tls_mu, NULL);
 	metrics_describe("landlord_http_requests_total", METRIC_COUNTER,
 	                 "HTTP requests answered, by server and status code.", NULL, 0);
 	metrics_describe("landlord_http_request_duration_seconds", METRIC_HISTOGRAM,
@@ -404,6 +405,7 @@ int http_server_start(struct http_server *s, struct ll_err *err)
 	const union MHD_DaemonInfo *info;
 	unsigned int flags =
 	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+	struct MHD_OptionItem tls[3];
 	socklen_t len = 0;
 	union addr a;
 	int rc;
@@ -413,17 +415,15 @@ int http_server_start(struct http_server *s, struct ll_err *err)
 	rc = parse_addr(s, &a, &len, err);
 	if (rc)
 		return rc;
+	rc = http__tls_options(s, tls, err);
+	if (rc)
+		return rc;
 	flags |= (a.sa.sa_family == AF_INET6 ? MHD_USE_IPv6 : 0) | (s->cert_pem ? MHD_USE_TLS : 0);
-	struct MHD_OptionItem tls[] = {
-	        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert_pem},
-	        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
-	        {MHD_OPTION_END, 0, NULL},
-	};
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &a.sa,
 	                        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED,
 	                        on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
-	                        MHD_OPTION_CONNECTION_LIMIT, s->conn_limit, MHD_OPTION_ARRAY,
-	                        s->cert_pem ? tls : tls + 2, MHD_OPTION_END);
+	                        MHD_OPTION_CONNECTION_LIMIT, s->conn_limit, MHD_OPTION_ARRAY, tls,
+	                        MHD_OPTION_END);
 	if (s->d == NULL)
 		return diagnose(s, &a, len, err);
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -452,6 +452,7 @@ void http_server_free(struct http_server *s)
 	vec_release(&s->routes);
 	vec_release(&s->streams);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->tls_mu);
 	free(s->name);
 	free(s->addr);
 	free(s->cert_pem);

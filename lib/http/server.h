@@ -24,6 +24,15 @@
  * the stream is idle) or on_close(-ECANCELED) (the server is being freed) runs at most once, and
  * never after http_stream_end() returned; after it, pushes fail with the same code.
  *
+ * TLS: a server given a certificate and key serves HTTPS (GnuTLS inside libmicrohttpd, fed PEM
+ * text only). The pair can be replaced while the server runs, with http_server_set_cert(), and
+ * no handshake fails for it: the server presents, in each handshake, the pair current when the
+ * handshake asks for it (MHD_OPTION_HTTPS_CERT_CALLBACK2, a GnuTLS retrieve function that
+ * imports the PEM pair under a mutex into objects GnuTLS frees with the session). Connections
+ * already established keep the certificate they were given. Handing over the listening socket
+ * to a second daemon (MHD_quiesce_daemon) was the other way; it was not taken because stopping
+ * the old daemon closes its keep-alive connections and would end open streams.
+ *
  * Metrics: landlord_http_requests_total{server,code} and
  * landlord_http_request_duration_seconds{server} (from the request line to the queued answer;
  * for a stream, to its headers).
@@ -88,6 +97,15 @@ int http_server_route(struct http_server *s, const struct http_route *r);
  * certificate or key that TLS refuses); with a one-line reason in @err (may be NULL).
  */
 int http_server_start(struct http_server *s, struct ll_err *err);
+/**
+ * http_server_set_cert() - serve @cert_pem (a chain, leaf first) with @key_pem from the next
+ * handshake on; both are copied. Before http_server_start() it turns TLS on. Thread-safe, and
+ * never blocks a handshake for longer than one PEM import.
+ * Return: 0; -EINVAL (a chain or key that does not load, a key that is not the leaf's, or a
+ * server started without TLS) with the reason in @err; the pair served before stays.
+ */
+int http_server_set_cert(struct http_server *s, const char *cert_pem, const char *key_pem,
+                         struct ll_err *err);
 /** http_server_port() - the bound port after start; the requested one before. */
 int http_server_port(const struct http_server *s);
 /**

@@ -33,7 +33,8 @@ struct route {
 struct http_server {
 	char *name;
 	char *addr;
-	int port; /* requested; the bound one after start */
+	int port;               /* requested; the bound one after start */
+	pthread_mutex_t tls_mu; /* guards cert_pem and key_pem: tls.c swaps them while serving */
 	char *cert_pem;
 	char *key_pem;
 	size_t body_max;
@@ -95,6 +96,10 @@ struct http_stream {
 	int cb_depth;
 	pthread_t cb_thread;
 };
+
+/* tls.c: the MHD options that serve s->cert_pem (three items, END last; one END without TLS),
+ * after checking the pair loads. Return: 0 or -EIO with the reason. */
+int http__tls_options(struct http_server *s, struct MHD_OptionItem *opts, struct ll_err *err);
 
 /* stream.c */
 struct http_stream *http__stream_new(struct http_req *req, const struct http_stream_opts *o);

@@ -68,4 +68,11 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 #define LANDLORD_CONFIG_NAME      "landlord"
 #define ACCEPTED_CONFIG_CONFIGMAP "landlord-config-accepted"
 
+/* The webhook's certificates (src/webhook/certs.h): the Secret, and the annotations that carry
+ * the rotation's state on it and on landlord's webhook configurations. */
+#define WEBHOOK_TLS_SECRET      "landlord-webhook-tls"
+#define ANNOT_CA_BUNDLE_GEN     "landlord.dev/ca-bundle-generation"
+#define ANNOT_CA_BUNDLE_PUBLISH "landlord.dev/ca-bundle-published"
+#define ANNOT_OLD_CAS_UNTIL     "landlord.dev/old-cas-until"
+
 #endif
