@@ -8,7 +8,7 @@ whose two ends get addresses from 10.213.0.0/16 (a /30 chosen from the PID, skip
 that overlaps an address or route of the host), and runs its server inside with `ip netns exec`.
 Test traffic goes only to loopback and to this namespace, never to the host's own address.
 
-    from netns import netns          # the session fixture; import it into the test module
+    from netns import netns          # the fixture (module scope); import it into the test module
     def test_x(netns):
         proc = netns.popen([sys.executable, "server.py", ...], log_path)
         ... Endpoints address: netns.ns_ip (the host end is netns.host_ip) ...
@@ -167,7 +167,9 @@ def unavailable_reason():
     return None
 
 
-@pytest.fixture(scope="session")
+# Module scope: each test module imports the fixture, which makes a fixture of that module, and
+# the namespace is named after the process; one module's namespace is gone before the next's.
+@pytest.fixture(scope="module")
 def netns():
     reason = unavailable_reason()
     if reason:
