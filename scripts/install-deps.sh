@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything landlord needs to build, run and test on Debian 12, then build the pinned
-# Kubernetes control plane into ~/.cache/landlord/k8s/<version> (once; later runs are no-ops).
+# Kubernetes control plane into ~/.cache/landlord/k8s/<version> and the pinned Helm into
+# ~/.cache/landlord/helm/<version> (once; later runs are no-ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,8 @@ if ((${#missing[@]})); then
 fi
 
 if ! command -v go >/dev/null; then
-	echo "[deps] Go >= 1.24 is needed to build the local Kubernetes control plane." >&2
+	echo "[deps] Go >= 1.24 is needed to build the local Kubernetes control plane and Helm" >&2
+	echo "       (Helm's go.mod needs Go 1.26; an older Go fetches that toolchain from the proxy)." >&2
 	echo "       Debian 12's golang-go is too old; install Go from go.dev or a backport." >&2
 	exit 1
 fi
@@ -32,3 +34,4 @@ if ! command -v lizard >/dev/null || ! python3 -c 'import yaml' >/dev/null 2>&1;
 fi
 
 tests/cluster/build-k8s.sh
+tests/cluster/build-helm.sh

@@ -194,6 +194,7 @@ cat >"$D/apiserver.args" <<ARGS
 --service-account-signing-key-file=$P/sa.key
 --service-cluster-ip-range=10.0.0.0/24
 --endpoint-reconciler-type=none
+--enable-aggregator-routing=true
 --watch-cache-sizes=podtemplates#0
 --allow-privileged=true
 --profiling=false
