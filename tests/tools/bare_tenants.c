@@ -5,7 +5,7 @@
  *   bare_tenants --kubeconfig K --mode floor|apply --prefix P --tenants N --plan NAME
  *                --kinds dev,stage,prod --plan-hard JSON --ns-hard JSON --limits JSON
  *                [--threads T] [--timeout-seconds S] [--http2] [--no-sandbox]
- *                [--quota-status kcm|self] [--serviceaccount]
+ *                [--quota-status kcm|self] [--serviceaccount] [--access-first]
  *
  * Tenant i is "<P>-<i>", on plan NAME, owned by user "owner-<i>", with one namespace
  * "<P>-<i>-<kind>" per kind and a sandbox "<P>-<i>-owner-<i>-sandbox" (none with --no-sandbox).
@@ -34,6 +34,10 @@
  * --serviceaccount (floor): also create each namespace's default ServiceAccount right after its
  * quota, instead of leaving it to kube-controller-manager (what-if: a pod is admitted only once
  * its ServiceAccount exists). Not part of landlord's end state's making today.
+ *
+ * --access-first (floor): a RoleBinding whose namespace is ready is written before any other
+ * queued job (namespaces still to make, Tenant status), so that every owner gets access as
+ * early as the work allows; by default jobs run in the order they became ready.
  *
  * Requests are spread over HTTP/1.1 keep-alive connections, one per request in flight (the
  * client core's default, and landlord's), or with --http2 multiplexed over one HTTP/2 connection.
@@ -109,6 +113,7 @@ struct bench {
 	bool sandbox; /* a sandbox namespace per tenant (default; --no-sandbox) */
 	bool quota_status; /* --quota-status self: the client puts each quota in force */
 	bool create_sa;    /* --serviceaccount: the client creates each default ServiceAccount */
+	bool access_first; /* --access-first: RoleBindings before any other queued write */
 	const char *kinds[MAX_KINDS];
 	int nkinds;
 	json_t *plan_hard;
@@ -135,6 +140,8 @@ struct bench {
 	pthread_cond_t cv;
 	struct job *jobs;
 	size_t head, tail, cap;
+	struct job *urgent; /* --access-first: RoleBinding jobs, taken before the others */
+	size_t uhead, utail;
 	int running;        /* jobs being executed */
 	int done;           /* tenants finished (floor: status written; apply: Ready seen) */
 	int ns_done;        /* floor: namespaces whose first four objects exist */
@@ -145,7 +152,9 @@ struct bench {
 static void push(struct bench *b, enum job_type type, int t, int k)
 {
 	pthread_mutex_lock(&b->mu);
-	if (b->tail < b->cap)
+	if (b->access_first && type == JOB_ROLEBINDING && b->utail < b->cap)
+		b->urgent[b->utail++] = (struct job){type, t, k};
+	else if (b->tail < b->cap)
 		b->jobs[b->tail++] = (struct job){type, t, k};
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
@@ -576,13 +585,13 @@ static void *worker(void *ud)
 
 	for (;;) {
 		pthread_mutex_lock(&b->mu);
-		while (!b->stop && b->head == b->tail)
+		while (!b->stop && b->head == b->tail && b->uhead == b->utail)
 			pthread_cond_wait(&b->cv, &b->mu);
 		if (b->stop) {
 			pthread_mutex_unlock(&b->mu);
 			return NULL;
 		}
-		j = b->jobs[b->head++];
+		j = b->uhead < b->utail ? b->urgent[b->uhead++] : b->jobs[b->head++];
 		b->running++;
 		pthread_mutex_unlock(&b->mu);
 		switch (j.type) {
@@ -861,6 +870,7 @@ static void setup_tenants(struct bench *b)
 	}
 	b->cap = (size_t)b->tenants * (size_t)(2 * b->nns + 3);
 	b->jobs = xcalloc(b->cap, sizeof(*b->jobs));
+	b->urgent = xcalloc(b->cap, sizeof(*b->urgent));
 }
 
 static void free_tenants(struct bench *b)
@@ -876,6 +886,7 @@ static void free_tenants(struct bench *b)
 	}
 	free(b->ts);
 	free(b->jobs);
+	free(b->urgent);
 	free(b->start_rv);
 	json_decref(b->ns_index);
 }
@@ -954,6 +965,9 @@ static int parse_opt(struct bench *b, int ch, const char *arg, char **kinds_buf)
 	case 'A':
 		b->create_sa = true;
 		break;
+	case 'F':
+		b->access_first = true;
+		break;
 	case 'Q':
 		if (strcmp(arg, "self") != 0 && strcmp(arg, "kcm") != 0)
 			return -EINVAL;
@@ -984,6 +998,7 @@ static int parse_args(int argc, char **argv, struct bench *b, char **kinds_buf)
 	        {"no-sandbox", no_argument, NULL, 'S'},
 	        {"quota-status", required_argument, NULL, 'Q'},
 	        {"serviceaccount", no_argument, NULL, 'A'},
+	        {"access-first", no_argument, NULL, 'F'},
 	        {NULL, 0, NULL, 0},
 	};
 	int ch;

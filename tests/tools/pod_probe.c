@@ -3,7 +3,8 @@
  * owner create a pod in every namespace of its tenant?
  *
  *   pod_probe --kubeconfig K --prefix P --tenants N --kinds dev,stage,prod [--sandbox]
- *             [--over-cpu Q] [--threads T] [--retry-ms R] [--timeout-seconds S]
+ *             [--over-cpu Q] [--threads T] [--check-threads C] [--retry-ms R]
+ *             [--timeout-seconds S]
  *
  * Tenant i is "<P>-<i>", owned by user "owner-<i>", with the namespaces "<P>-<i>-<kind>" (and
  * "<P>-<i>-owner-<i>-sandbox" with --sandbox), as tests/tools/bare_tenants.c names them.
@@ -19,7 +20,9 @@
  * request for 1-2 s of lookups, so probing blindly would load the server it measures. A refused
  * attempt is repeated every R ms (default 50). Once a namespace admits the pod, one more dry-run
  * Pod asking for Q CPUs (default 3: over a namespace's share, under the LimitRange's max) must be
- * refused by quota admission: the quota was in force when access came.
+ * refused by quota admission: the quota was in force when access came. Attempts run on T
+ * threads (default 32), the over-quota checks on C others (default 8), so that a burst of
+ * namespaces getting access at once is not timed by the probe's own queue.
  *
  * The watches (as admin) also time each namespace's steps: created, its landlord-quota in force
  * (status.hard equals spec.hard), its default ServiceAccount, the owner's RoleBinding.
@@ -83,6 +86,7 @@ struct ns_probe {
 	bool queued;        /* waiting for a worker */
 	int64_t not_before; /* when queued: not tried before this */
 	bool finished;      /* admitted and the over-quota check done */
+	int64_t checked;    /* when the over-quota check was answered */
 };
 
 struct probe {
@@ -94,6 +98,7 @@ struct probe {
 	bool sandbox;
 	int tenants;
 	int threads;
+	int check_threads;
 	int retry_ms;
 	int timeout_s;
 	const char *over_cpu;
@@ -106,6 +111,8 @@ struct probe {
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* on CLOCK_MONOTONIC */
+	int *checks;       /* admitted namespaces waiting for their over-quota check, FIFO */
+	int chead, ctail;
 	int finished;
 	bool stop;
 	long causes[N_CAUSES];
@@ -350,6 +357,7 @@ static void check_over(struct probe *p, int i)
 		note_other(p, "over-quota pod", r.status.message);
 	}
 	p->ns[i].finished = true;
+	p->ns[i].checked = clock_mono_ns();
 	p->finished++;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -365,8 +373,10 @@ static void attempt(struct probe *p, int i)
 
 	pthread_mutex_lock(&p->mu);
 	p->ns[i].attempts++;
-	if (ok) {
+	if (ok) { /* checked by the check workers, so attempts never wait behind checks */
 		p->ns[i].at[S_OK] = now;
+		p->checks[p->ctail++] = i;
+		pthread_cond_broadcast(&p->cv);
 	} else {
 		enum cause c = rc < 0 ? C_OTHER : cause_of(&r);
 
@@ -378,8 +388,6 @@ static void attempt(struct probe *p, int i)
 	}
 	pthread_mutex_unlock(&p->mu);
 	kc_resp_release(&r);
-	if (ok)
-		check_over(p, i);
 }
 
 /* The queued namespace due first, taken off the queue; -1 once stopped. mu held. */
@@ -425,6 +433,25 @@ static void *worker(void *ud)
 	}
 }
 
+static void *checker(void *ud)
+{
+	struct probe *p = ud;
+
+	for (;;) {
+		int i = -1;
+
+		pthread_mutex_lock(&p->mu);
+		while (!p->stop && p->chead == p->ctail)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->chead < p->ctail)
+			i = p->checks[p->chead++];
+		pthread_mutex_unlock(&p->mu);
+		if (i < 0)
+			return NULL;
+		check_over(p, i);
+	}
+}
+
 /* ---- setup, run, report ---- */
 
 static char *pod_body(const char *cpu)
@@ -454,6 +481,7 @@ static void setup(struct probe *p)
 
 	p->n = p->tenants * per;
 	p->ns = xcalloc((size_t)p->n, sizeof(*p->ns));
+	p->checks = xcalloc((size_t)p->n, sizeof(*p->checks));
 	p->index = json_object();
 	for (int t = 0; t < p->tenants; t++)
 		for (int k = 0; k < per; k++) {
@@ -472,6 +500,7 @@ static void setup(struct probe *p)
 static void report(struct probe *p, double seconds)
 {
 	json_t *rows = json_array(), *causes = json_object(), *out;
+	int64_t check_delay = 0;
 
 	for (int i = 0; i < p->n; i++) {
 		json_t *row = json_array();
@@ -480,16 +509,18 @@ static void report(struct probe *p, double seconds)
 			json_array_append_new(row, json_integer(p->ns[i].at[s]));
 		json_array_append_new(row, json_integer(p->ns[i].attempts));
 		json_array_append_new(rows, row);
+		if (p->ns[i].checked && p->ns[i].checked - p->ns[i].at[S_OK] > check_delay)
+			check_delay = p->ns[i].checked - p->ns[i].at[S_OK];
 	}
 	for (int c = 0; c < N_CAUSES; c++)
 		json_object_set_new(causes, CAUSE_NAMES[c], json_integer(p->causes[c]));
-	out = json_pack("{s:i,s:i,s:f,s:[s,s,s,s,s,s],s:o,s:o,s:{s:i,s:i,s:i},s:[],s:i}",
+	out = json_pack("{s:i,s:i,s:f,s:[s,s,s,s,s,s],s:o,s:o,s:{s:i,s:i,s:i,s:f},s:[],s:i}",
 	                "namespaces", p->n, "admitted", p->finished, "seconds", seconds, "columns",
 	                "created", "quota_in_force", "serviceaccount", "rolebinding", "admitted",
 	                "attempts", "rows", rows, "refusals", causes, "over_quota", "refused",
 	                p->over_refused, "admitted", p->over_admitted, "otherwise",
-	                p->over_otherwise, "messages", "watch_failures",
-	                atomic_load(&p->watch_failures));
+	                p->over_otherwise, "max_seconds_after_admitted", (double)check_delay / 1e9,
+	                "messages", "watch_failures", atomic_load(&p->watch_failures));
 	for (int i = 0; i < p->n_other; i++)
 		json_array_append_new(json_object_get(out, "messages"), json_string(p->other[i]));
 	json_dumpf(out, stdout, JSON_COMPACT);
@@ -518,7 +549,7 @@ static int run(struct probe *p)
 	        {p, &KC_SERVICEACCOUNTS, "metadata.name=default", on_serviceaccount, NULL, 0},
 	        {p, &KC_ROLEBINDINGS, NULL, on_rolebinding, NULL, 0}};
 	size_t nw = sizeof(w) / sizeof(w[0]);
-	pthread_t workers[MAX_THREADS];
+	pthread_t workers[MAX_THREADS], checkers[MAX_THREADS];
 	int64_t t0;
 	int rc = 0;
 
@@ -532,11 +563,15 @@ static int run(struct probe *p)
 			pthread_create(&w[i].thread, NULL, watcher, &w[i]);
 		for (int i = 0; i < p->threads; i++)
 			pthread_create(&workers[i], NULL, worker, p);
+		for (int i = 0; i < p->check_threads; i++)
+			pthread_create(&checkers[i], NULL, checker, p);
 		pthread_mutex_lock(&p->mu);
 		wait_all(p);
 		pthread_mutex_unlock(&p->mu);
 		for (int i = 0; i < p->threads; i++)
 			pthread_join(workers[i], NULL);
+		for (int i = 0; i < p->check_threads; i++)
+			pthread_join(checkers[i], NULL);
 		atomic_store(&p->cancel, 1);
 		for (size_t i = 0; i < nw; i++)
 			pthread_join(w[i].thread, NULL);
@@ -582,6 +617,9 @@ static int parse_opt(struct probe *p, int ch, char *arg)
 	case 't':
 		p->threads = (int)strtol(arg, NULL, 10);
 		break;
+	case 'c':
+		p->check_threads = (int)strtol(arg, NULL, 10);
+		break;
 	case 'r':
 		p->retry_ms = (int)strtol(arg, NULL, 10);
 		break;
@@ -604,6 +642,7 @@ static int parse_args(int argc, char **argv, struct probe *p)
 	        {"sandbox", no_argument, NULL, 's'},
 	        {"over-cpu", required_argument, NULL, 'o'},
 	        {"threads", required_argument, NULL, 't'},
+	        {"check-threads", required_argument, NULL, 'c'},
 	        {"retry-ms", required_argument, NULL, 'r'},
 	        {"timeout-seconds", required_argument, NULL, 'T'},
 	        {NULL, 0, NULL, 0},
@@ -614,7 +653,8 @@ static int parse_args(int argc, char **argv, struct probe *p)
 		if (parse_opt(p, ch, optarg) < 0)
 			return -EINVAL;
 	if (p->prefix == NULL || p->tenants <= 0 || p->nkinds == 0 || p->threads <= 0 ||
-	    p->threads > MAX_THREADS || p->retry_ms < 0 || p->timeout_s <= 0) {
+	    p->threads > MAX_THREADS || p->check_threads <= 0 || p->check_threads > MAX_THREADS ||
+	    p->retry_ms < 0 || p->timeout_s <= 0) {
 		fprintf(stderr, "pod_probe: --prefix, --tenants and --kinds are required (see the "
 		                "source)\n");
 		return -EINVAL;
@@ -629,6 +669,7 @@ static void release(struct probe *p)
 		free(p->ns[i].owner);
 	}
 	free(p->ns);
+	free(p->checks);
 	free(p->pod);
 	free(p->over_pod);
 	json_decref(p->index);
@@ -636,7 +677,11 @@ static void release(struct probe *p)
 
 int main(int argc, char **argv)
 {
-	struct probe p = {.threads = 8, .retry_ms = 50, .timeout_s = 600, .over_cpu = "3"};
+	struct probe p = {.threads = 32,
+	                  .check_threads = 8,
+	                  .retry_ms = 50,
+	                  .timeout_s = 600,
+	                  .over_cpu = "3"};
 	struct kcfg cfg = {0};
 	struct ll_err err;
 	pthread_condattr_t ca;
