@@ -35,6 +35,7 @@ API server goes quiet.
 import argparse
 import json
 import os
+import resource
 import pathlib
 import subprocess
 import sys
@@ -228,12 +229,57 @@ def timeline(probe, t0):
     return out
 
 
-def run_round(cluster, side, qps, prefix, args, tmp):
+def busy_seconds():
+    """CPU time the whole machine has spent busy so far (every core, /proc/stat)."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return (sum(f[:8]) - f[3] - f[4]) / tb.TICK  # all but idle and iowait
+
+
+def pid_seconds(pid):
+    try:
+        return tb.cpu_seconds(int(pid))
+    except (OSError, ValueError):
+        return 0.0
+
+
+class CpuShare:
+    """Where the machine's CPU went during a round: the control plane's processes, landlord,
+    the benchmark's own (its clients and the probe) and everything else, on the shared cores:
+    the last is the noise of other work on the machine."""
+
+    def __init__(self, cluster, landlord_pid=None):
+        env = read_env(cluster.dir / "env")
+        self.pids = {"etcd": env["ETCD_PID"], "kube-apiserver": env["APISERVER_PID"],
+                     "kube-controller-manager": env["KCM_PID"]}
+        if landlord_pid:
+            self.pids["landlord"] = landlord_pid
+        self.t0, self.busy0 = time.monotonic(), busy_seconds()
+        self.own0 = self.own()
+        self.cpu0 = {k: pid_seconds(p) for k, p in self.pids.items()}
+
+    @staticmethod
+    def own():
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+            resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    def done(self):
+        wall = time.monotonic() - self.t0
+        out = {k: pid_seconds(p) - self.cpu0[k] for k, p in self.pids.items()}
+        out["benchmark clients and probe"] = self.own() - self.own0
+        out["others"] = max(0.0, busy_seconds() - self.busy0 - sum(out.values()))
+        out["wall"] = wall
+        return out
+
+
+def run_round(cluster, side, qps, prefix, args, tmp, landlord_pid=None):
     """One round: the probe, then the Tenants (landlord's or the floor's); returns its result."""
     probe = start_probe(cluster, prefix, args, os.path.join(tmp, f"probe-{prefix}.log"))
+    cpu = CpuShare(cluster, landlord_pid)
     bt = bare_tenants(cluster, "apply" if side == "landlord" else "floor", prefix, args,
                       create_sa=side == "floor+sa")
     pr = finish_probe(probe)
+    cpu = cpu.done()
     t0 = bt["t0_mono_ns"]
     admitted = [r[4] for r in pr["rows"] if r[4]]
     ok = bt["ok"] and pr["admitted"] == pr["namespaces"] and len(admitted) == pr["namespaces"]
@@ -244,7 +290,7 @@ def run_round(cluster, side, qps, prefix, args, tmp):
            "timeline": timeline(pr, t0),
            "refusals": pr["refusals"], "over_quota": pr["over_quota"],
            "attempts": sum(r[5] for r in pr["rows"]), "probe_messages": pr["messages"],
-           "watch_failures": pr["watch_failures"],
+           "watch_failures": pr["watch_failures"], "cpu_seconds": cpu,
            "client": {k: bt[k] for k in ("writes", "reads", "retries", "warnings",
                                          "quotas_forced", "cpu_seconds", "posted_seconds")}}
     return res
@@ -311,7 +357,7 @@ def landlord_round(cluster, qps, prefix, args, tmp):
         rss0, hwm0 = proc_status_kib(proc.pid, "VmRSS"), proc_status_kib(proc.pid, "VmHWM")
         sampler = tb.Sampler(proc.pid)
         sampler.start()
-        res = run_round(cluster, "landlord", qps, prefix, args, tmp)
+        res = run_round(cluster, "landlord", qps, prefix, args, tmp, landlord_pid=proc.pid)
         sampler.stop.set()
         hwm = proc_status_kib(proc.pid, "VmHWM")
         after, cpu1 = landlord_counts(proc), tb.cpu_seconds(proc.pid)
@@ -343,6 +389,9 @@ def describe(r):
          f"{r['over_quota']['refused']}")
     if r["side"] == "landlord":
         s += f" | HWM {r['hwm_kib'] / 1024:.1f} MiB"
+    c = r["cpu_seconds"]
+    s += (f" | CPU s: apiserver {c['kube-apiserver']:.1f}, kcm {c['kube-controller-manager']:.1f}"
+          f", others {c['others']:.1f} in {c['wall']:.1f}")
     return s
 
 
@@ -448,6 +497,9 @@ def summarize(runs, n):
                 continue
             key = f"{side}_{qps}"
             out["access_s"][key] = spread([r["access_s"] for r in mine])
+            out.setdefault("cpu_cores", {})[key] = {
+                k: median([r["cpu_seconds"][k] / r["cpu_seconds"]["wall"] for r in mine])
+                for k in mine[0]["cpu_seconds"] if k != "wall"}
             out["steps"][key] = {
                 step: {"last_s": median([r["timeline"][step]["last_s"] for r in mine]),
                        "after_ns_p50_s": median([r["timeline"][step]["after_ns_p50_s"]
@@ -582,7 +634,16 @@ def record_docs(result, args):
         lat = ", ".join(f"{k} {v:.0f}" for k, v in lp["request_ms_by_verb"].items())
         prof.append(f"| kcm {qps} QPS | {reqs} | {lp['tenant_reconciles_per_tenant']:.2f} | "
                     f"{lat} | {lp['cpu_seconds']:.1f} s |")
+    cpu = []
+    for side in SIDES:
+        for qps in (20, 200):
+            c = s["cpu_cores"][f"{side}_{qps}"]
+            cpu.append(f"| {side}, kcm {qps} QPS | " + " | ".join(
+                f"{c.get(k, 0):.2f}" for k in ("kube-apiserver", "etcd", "kube-controller-manager",
+                                                "landlord", "benchmark clients and probe",
+                                                "others")) + " |")
     table, steps, prof = "\n".join(rows), "\n".join(steps), "\n".join(prof)
+    cpu = "\n".join(cpu)
     record("Quota window", f"""
 `python3 bench/quota_window.py`: {n} Tenants on one Plan with a quota (pods, requests.cpu,
 requests.memory, count/configmaps, count/secrets) and a LimitRange, each with 3
@@ -632,8 +693,15 @@ latency in ms):
 |---|---|---|---|---|
 {prof}
 
+CPU in cores (CPU seconds / wall seconds of the round, medians; 2 cores in all): "others" is
+whatever else ran on the shared machine meanwhile, the noise:
+
+| round | kube-apiserver | etcd | kcm | landlord | clients and probe | others |
+|---|---|---|---|---|---|---|
+{cpu}
+
 Raw numbers (per round: every step's timeline, refusals by cause, landlord's requests by verb
-and code, RSS every 0.5 s): `bench/results/quota_window.json`.
+and code, CPU by process, RSS every 0.5 s): `bench/results/quota_window.json`.
 """)
 
 
