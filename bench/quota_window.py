@@ -418,32 +418,67 @@ def enable_audit(cluster):
     cluster.env = read_env(cluster.dir / "env")
 
 
+def machine_busy(seconds=2.0):
+    """Cores the whole machine keeps busy, over @seconds."""
+    b0, t0 = busy_seconds(), time.monotonic()
+    time.sleep(seconds)
+    return (busy_seconds() - b0) / (time.monotonic() - t0)
+
+
+def wait_machine_quiet(args):
+    """Wait (up to --quiet-wait s) until the shared machine is nearly idle: our control plane
+    idles at well under 0.1 core, so more is someone else's work."""
+    deadline = time.monotonic() + args.quiet_wait
+    while time.monotonic() < deadline:
+        if machine_busy() <= args.max_noise:
+            return
+    print(f"warning: the machine stayed busy over {args.max_noise} cores", flush=True)
+
+
+def measured_round(cluster, side, qps, prefix, args, state, cached):
+    set_kcm(cluster, qps)
+    settle(cluster)
+    wait_quiet(cluster)
+    wait_machine_quiet(args)
+    if side == "landlord":
+        r = landlord_round(cluster, qps, prefix, args, state)
+    else:
+        r = run_round(cluster, side, qps, prefix, args, state)
+    r["cached_tenants"] = cached
+    r["noise_cores"] = r["cpu_seconds"]["others"] / r["cpu_seconds"]["wall"]
+    return r
+
+
 def one_run(i, args):
+    """One control plane, every round once; a round during which other work on the machine
+    took more than --max-noise cores is measured again with fresh names (at most
+    --noise-retries times; the rounds set aside are kept under "noisy")."""
     state = f"{args.state_dir}-{i}"
     order = [20, 200] if i % 2 == 0 else [200, 20]
-    rounds = []
+    rounds, noisy, landlord_tenants = [], [], 0
     with tb.RetriedCluster(state) as cluster:
         install(cluster)
         for extra in args.apply:
             cluster.kubectl("apply", "-f", extra)
         if args.audit:
             enable_audit(cluster)
-        for side in ("landlord", "floor", "floor+sa"):
+        for side in SIDES:
             for qps in order:
                 if f"{side}:{qps}" not in args.rounds:
                     continue
-                set_kcm(cluster, qps)
-                settle(cluster)
-                wait_quiet(cluster)
-                prefix = {"landlord": "l", "floor": "f", "floor+sa": "s"}[side] + str(qps)
-                if side == "landlord":
-                    r = landlord_round(cluster, qps, prefix, args, state)
-                else:
-                    r = run_round(cluster, side, qps, prefix, args, state)
-                r["position"] = len(rounds)
-                rounds.append(r)
-                print(f"run {i + 1}: {describe(r)}", flush=True)
-    return rounds
+                for attempt in range(args.noise_retries + 1):
+                    prefix = ({"landlord": "l", "floor": "f", "floor+sa": "s"}[side] + str(qps) +
+                              ("abcdefgh"[attempt - 1] if attempt else ""))
+                    r = measured_round(cluster, side, qps, prefix, args, state, landlord_tenants)
+                    landlord_tenants += args.tenants if side == "landlord" else 0
+                    r["position"], r["attempt"] = len(rounds), attempt
+                    print(f"run {i + 1}: {describe(r)} | noise {r['noise_cores']:.2f} cores",
+                          flush=True)
+                    if r["noise_cores"] <= args.max_noise or attempt == args.noise_retries:
+                        rounds.append(r)
+                        break
+                    noisy.append(r)
+    return rounds, noisy
 
 
 def ratios(rounds):
@@ -487,8 +522,11 @@ def landlord_profile(rounds, n):
             "cpu_seconds": median([r["landlord_cpu_seconds"] for r in rounds])}
 
 
-def summarize(runs, n):
+def summarize(runs, noisy, n):
+    """@runs: per run, the rounds kept; @noisy: the rounds measured again for noise (their
+    peak RSS still counts: memory does not depend on the machine's load)."""
     rounds = [r for run in runs for r in run]
+    ll_all = [r for r in rounds + noisy if r["side"] == "landlord"]
     out = {"access_s": {}, "ratios": {}, "steps": {}}
     for side in SIDES:
         for qps in (20, 200):
@@ -514,14 +552,18 @@ def summarize(runs, n):
     ll = [r for r in rounds if r["side"] == "landlord"]
     out["hwm_kib"] = {"median": median([r["hwm_kib"] for r in ll]),
                       "max": max(r["hwm_kib"] for r in ll),
-                      "first_round": spread([r["hwm_kib"] for r in ll if r["position"] == 0]),
-                      "second_round": spread([r["hwm_kib"] for r in ll if r["position"] == 1]),
-                      "rss_before_first_round": median([r["rss_before_kib"] for r in ll
-                                                        if r["position"] == 0])}
+                      "first_round": spread([r["hwm_kib"] for r in ll_all
+                                             if r["cached_tenants"] == 0]),
+                      "second_round": spread([r["hwm_kib"] for r in ll_all
+                                              if r["cached_tenants"] == n]),
+                      "rss_before_first_round": median([r["rss_before_kib"] for r in ll_all
+                                                        if r["cached_tenants"] == 0])}
     out["landlord"] = {f"kcm_{qps}": landlord_profile([r for r in ll if r["kcm_qps"] == qps], n)
                        for qps in (20, 200)}
     out["over_quota_not_refused"] = sum(r["over_quota"]["admitted"] +
                                         r["over_quota"]["otherwise"] for r in rounds)
+    out["noise_cores"] = spread([r["noise_cores"] for r in rounds])
+    out["rounds_measured_again"] = len(noisy)
     out["over_quota_check_max_delay_s"] = max(r["over_quota"]["max_seconds_after_admitted"]
                                               for r in rounds)
     out["refusals"] = {}
@@ -545,6 +587,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds per round")
     ap.add_argument("--state-dir", default=str(REPO / "build" / "bench-quota-window"))
     ap.add_argument("--no-record", action="store_true", help="do not write docs and results")
+    ap.add_argument("--max-noise", type=float, default=0.3,
+                    help="cores of other work on the machine a round may see; more: measured again")
+    ap.add_argument("--noise-retries", type=int, default=2)
+    ap.add_argument("--quiet-wait", type=int, default=300,
+                    help="seconds to wait for the machine to be nearly idle before a round")
     ap.add_argument("--landlord-args", default="", help="extra landlord flags, e.g. '--v 4'")
     ap.add_argument("--landlord-build", help="profiling: the build directory of another landlord")
     ap.add_argument("--apply", action="append", default=[], metavar="FILE",
@@ -558,18 +605,20 @@ def main():
     if args.landlord_build:
         tb.BUILD = pathlib.Path(args.landlord_build).resolve()
 
-    runs = []
+    runs, noisy = [], []
     for i in range(args.runs):
-        runs.append(one_run(i, args))
+        kept, set_aside = one_run(i, args)
+        runs.append(kept)
+        noisy += set_aside
         with open(f"{args.state_dir}-result.json", "w") as f:
-            json.dump({"runs": runs}, f, indent=1)
+            json.dump({"runs": runs, "noisy": noisy}, f, indent=1)
     if not all(r["ok"] for run in runs for r in run):
         sys.exit(f"some rounds failed; nothing recorded ({args.state_dir}-result.json)")
     if (len(args.rounds) < 6 or args.audit or args.landlord_args or args.landlord_build or
             args.apply):
         print("a profiling run: nothing recorded")
         return
-    summary = summarize(runs, args.tenants)
+    summary = summarize(runs, noisy, args.tenants)
     print(json.dumps(summary, indent=1))
     if args.no_record:
         return
@@ -577,7 +626,7 @@ def main():
               "plan_hard": PLAN_HARD, "ns_hard": NS_HARD, "limits": LIMITS,
               "floor_threads": args.floor_threads, "probe_threads": args.probe_threads,
               "retry_ms": args.retry_ms, "summary": summary,
-              "rounds": runs}
+              "max_noise": args.max_noise, "rounds": runs, "noisy": noisy}
     save_json("quota_window", result)
     record_docs(result, args)
 
@@ -662,6 +711,12 @@ kube-controller-manager (kcm) at its default client limit (`--kube-api-qps=20
 `tests/cluster/kcm.sh` (the order of the two alternates between runs; landlord goes first
 because a landlord started later would take up the floors' Tenants). Between rounds kcm catches up
 (every namespace has its ServiceAccount and root CA ConfigMap) and the API server goes quiet.
+The 2 cores are shared with other engineers' builds and benchmarks: a round starts once the
+machine is nearly idle (at most {args.max_noise} cores busy) and is measured again, with fresh
+names, when other work took more than {args.max_noise} cores during it (at most
+{args.noise_retries} times; {s['rounds_measured_again']} rounds were; the kept rounds saw
+{s['noise_cores']['median']:.2f} cores of other work at the median,
+{s['noise_cores']['max']:.2f} at most).
 landlord runs under its least-privilege identity with default flags, started for its round.
 
 Floor: `tests/tools/bare_tenants --mode floor --quota-status self --access-first`
