@@ -86,6 +86,7 @@ def main():
     n, out = args.tenants, {"tenants": args.tenants}
     with tb.RetriedCluster(args.state_dir) as cluster:
         qw.install(cluster)
+        qw.create_plan(cluster, qw.PLAN)
         proc = tb.start_landlord(cluster, args, os.path.join(args.state_dir, "landlord.log"))
         try:
             res = qw.bare_tenants(cluster, "apply", "pr", args)

@@ -82,7 +82,10 @@ def install(cluster):
         except subprocess.CalledProcessError:
             time.sleep(1)
     time.sleep(6)  # creates of a new CRD's objects are held a few seconds (kubernetes#99199)
-    plan = {"apiVersion": "landlord.dev/v1alpha1", "kind": "Plan", "metadata": {"name": PLAN},
+
+
+def create_plan(cluster, name):
+    plan = {"apiVersion": "landlord.dev/v1alpha1", "kind": "Plan", "metadata": {"name": name},
             "spec": {"resourceQuota": {"hard": PLAN_HARD}, "limitRange": {"limits": LIMITS}}}
     cluster.kubectl("apply", "-f", "-", input=json.dumps(plan))
 
@@ -156,9 +159,9 @@ def wait_quiet(cluster, per_second=10, timeout=180):
 
 # ---- one round ----
 
-def bare_tenants(cluster, mode, prefix, args, create_sa=False):
+def bare_tenants(cluster, mode, prefix, args, create_sa=False, plan=PLAN):
     argv = [BUILD / "bare_tenants", "--kubeconfig", cluster.kubeconfig("admin"), "--mode", mode,
-            "--prefix", prefix, "--tenants", args.tenants, "--plan", PLAN,
+            "--prefix", prefix, "--tenants", args.tenants, "--plan", plan,
             "--kinds", ",".join(KINDS), "--plan-hard", json.dumps(PLAN_HARD),
             "--ns-hard", json.dumps(NS_HARD), "--limits", json.dumps(LIMITS),
             "--threads", args.floor_threads if mode == "floor" else args.threads,
@@ -277,7 +280,7 @@ def run_round(cluster, side, qps, prefix, args, tmp, landlord_pid=None):
     probe = start_probe(cluster, prefix, args, os.path.join(tmp, f"probe-{prefix}.log"))
     cpu = CpuShare(cluster, landlord_pid)
     bt = bare_tenants(cluster, "apply" if side == "landlord" else "floor", prefix, args,
-                      create_sa=side == "floor+sa")
+                      create_sa=side == "floor+sa", plan=f"{PLAN}-{prefix}")
     pr = finish_probe(probe)
     cpu = cpu.done()
     t0 = bt["t0_mono_ns"]
@@ -436,6 +439,9 @@ def wait_machine_quiet(args):
 
 
 def measured_round(cluster, side, qps, prefix, args, state, cached):
+    """A round's Tenants have a Plan of their own, so that no round's Tenants share a Plan (and
+    its status writes) with an earlier round's."""
+    create_plan(cluster, f"{PLAN}-{prefix}")
     set_kcm(cluster, qps)
     settle(cluster)
     wait_quiet(cluster)
@@ -660,7 +666,7 @@ def record_docs(result, args):
         f"{hwm['first_round']['median'] / 1024:.1f} MiB ({hwm['first_round']['min'] / 1024:.1f}"
         f"-{hwm['first_round']['max'] / 1024:.1f}) | | | target <= {TARGET_HWM_MIB} MiB: "
         f"{'met' if hwm['first_round']['median'] / 1024 <= TARGET_HWM_MIB else 'missed'} |",
-        f"| peak RSS, burst over the first round's 200 Tenants | "
+        f"| peak RSS, burst over an earlier round's 200 Tenants | "
         f"{hwm['second_round']['median'] / 1024:.1f} MiB | | | |",
         f"| pods over a namespace's share admitted once the owner had access | "
         f"{s['over_quota_not_refused']} | | | must be 0 |",
@@ -705,7 +711,7 @@ pod over the namespace's CPU share is refused with `exceeded quota`, in every na
 as the owner has access). Attempts start once the owner's RoleBinding and the namespace's
 default ServiceAccount are seen through watches (a pod is refused without either) and are
 repeated every {args.retry_ms} ms. Each run is one private control plane with six rounds, fresh
-names each: landlord, then the floor, then the floor that also creates ServiceAccounts, each with
+names and a Plan of their own each: landlord, then the floor, then the floor that also creates ServiceAccounts, each with
 kube-controller-manager (kcm) at its default client limit (`--kube-api-qps=20
 --kube-api-burst=30`) and at `--kube-api-qps=200 --kube-api-burst=400`, restarted with
 `tests/cluster/kcm.sh` (the order of the two alternates between runs; landlord goes first
