@@ -3,6 +3,7 @@ floors, process memory, medians, and recording results in docs/benchmarks.md."""
 
 import http.client
 import json
+import os
 import pathlib
 import re
 import ssl
@@ -12,7 +13,9 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CLUSTER = REPO / "tests" / "cluster"
-BUILD = REPO / "build" / "release"
+# The binaries measured (landlord, the floors' tools): LANDLORD_BUILD_DIR, as tests/e2e honours
+# it, measures another build (another commit, side by side) with the same harness.
+BUILD = pathlib.Path(os.environ.get("LANDLORD_BUILD_DIR", REPO / "build" / "release"))
 
 
 def read_env(path):
@@ -108,7 +111,7 @@ def record(section, markdown):
         old = text[start:nxt + 1] if nxt >= 0 else text[start:]
         notes = old.find("\nWhat the numbers mean:\n")
         if notes >= 0:  # written by hand: kept until someone rewrites them
-            block += old[notes:].rstrip("\n") + "\n"
+            block += old[notes:].rstrip("\n") + "\n\n"
         text = text[:start] + block + (text[nxt + 1:] if nxt >= 0 else "")
     else:
         text = text.rstrip() + "\n\n" + block

@@ -7,9 +7,11 @@
  * kube-controller-manager copying spec.hard into status.hard. Checked after every reconcile: a
  * phase-1 write never raises what a namespace may consume, and no write takes the in-force sum
  * (max(spec.hard, status.hard) over namespaces) above the plan. Once the world goes quiet, it
- * converges to a fixed point that plans no writes. An input starting with '{' is instead one
- * JSON document {"plan": {...}, "namespaces": [{"name", "used", "status", "spec"}...]} given to
- * qp_compute() as is. tests/unit/test_quotaplan.c runs sim_run() over seeded random inputs.
+ * converges to a fixed point that plans no writes. quotaplan reads its maps in place, as views
+ * into documents (the simulation's maps are converted, as the informer caches them). An input
+ * starting with '{' is instead one JSON document {"plan": {...}, "namespaces": [{"name", "used",
+ * "status", "spec"}...]}, parsed into a document and given to qp_compute() as is.
+ * tests/unit/test_quotaplan.c runs sim_run() over seeded random inputs.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "base/jdoc.h"
 #include "kube/quantity.h"
 #include "tenancy/quotaplan.h"
 
@@ -156,20 +159,35 @@ static json_t *sim_used_json(const struct sim_ns *ns)
 	return used;
 }
 
+/* @j as a document, the way the informer caches it (in @docs); NULL: the missing value. */
+static struct jval sim_view(const json_t *j, struct jdoc **docs, size_t *n)
+{
+	struct jdoc *d = NULL;
+
+	if (j == NULL || jdoc_from_json(j, NULL, &d, NULL) != 0)
+		return jdoc_root(NULL);
+	docs[(*n)++] = d;
+	return jdoc_root(d);
+}
+
 static int sim_compute(struct sim *s, struct qp_result *res)
 {
 	struct qp_ns in[SIM_NS_MAX];
-	json_t *used[SIM_NS_MAX];
-	size_t i;
+	struct jdoc *docs[1 + 3 * SIM_NS_MAX];
+	size_t i, nd = 0;
 	int rc;
 
 	for (i = 0; i < s->n; i++) {
-		used[i] = s->ns[i].status ? sim_used_json(&s->ns[i]) : NULL;
-		in[i] = (struct qp_ns){s->ns[i].name, used[i], s->ns[i].status, s->ns[i].spec};
+		json_t *used = s->ns[i].status ? sim_used_json(&s->ns[i]) : NULL;
+
+		in[i] = (struct qp_ns){s->ns[i].name, sim_view(used, docs, &nd),
+		                       sim_view(s->ns[i].status, docs, &nd),
+		                       sim_view(s->ns[i].spec, docs, &nd)};
+		json_decref(used);
 	}
-	rc = qp_compute(s->plan, in, s->n, res, NULL);
-	for (i = 0; i < s->n; i++)
-		json_decref(used[i]);
+	rc = qp_compute(sim_view(s->plan, docs, &nd), in, s->n, res, NULL);
+	while (nd > 0)
+		jdoc_unref(docs[--nd]);
 	if (rc != 0)
 		s->fail = "qp_compute() failed on a well-formed world";
 	return rc;
@@ -322,23 +340,25 @@ static const char *sim_run(const uint8_t *data, size_t size)
 /* Arbitrary JSON input: no crash, no leak, and the same answer twice. */
 static void json_mode(const uint8_t *data, size_t size)
 {
-	json_t *doc = json_loadb((const char *)data, size, 0, NULL);
+	struct jdoc *doc = NULL;
 	struct qp_ns in[16];
 	struct qp_result a, b;
-	json_t *nss = doc ? json_object_get(doc, "namespaces") : NULL;
+	struct jval nss, plan;
 	size_t n = 0, k;
 
-	for (k = 0; k < json_array_size(nss) && n < 16; k++) {
-		const json_t *o = json_array_get(nss, k);
+	if (jdoc_parse((const char *)data, size, NULL, &doc, NULL) != 0)
+		return;
+	nss = jd_get(doc, "namespaces", NULL);
+	plan = jd_get(doc, "plan", NULL);
+	for (k = 0; k < jval_size(nss) && n < 16; k++) {
+		struct jval o = jval_at(nss, k);
 
-		in[n++] = (struct qp_ns){json_string_value(json_object_get(o, "name")),
-		                         json_object_get(o, "used"), json_object_get(o, "status"),
-		                         json_object_get(o, "spec")};
+		in[n++] = (struct qp_ns){jval_str(jval_get(o, "name")), jval_get(o, "used"),
+		                         jval_get(o, "status"), jval_get(o, "spec")};
 	}
-	if (doc && qp_compute(json_object_get(doc, "plan"), in, n, &a, NULL) == 0) {
-		if (qp_compute(json_object_get(doc, "plan"), in, n, &b, NULL) != 0 ||
-		    a.n_phase1 != b.n_phase1 || a.n_phase2 != b.n_phase2 ||
-		    !json_equal(a.used, b.used))
+	if (qp_compute(plan, in, n, &a, NULL) == 0) {
+		if (qp_compute(plan, in, n, &b, NULL) != 0 || a.n_phase1 != b.n_phase1 ||
+		    a.n_phase2 != b.n_phase2 || !json_equal(a.used, b.used))
 			abort();
 		for (k = 0; k < a.n_phase2; k++)
 			if (strcmp(a.phase2[k].ns, b.phase2[k].ns) != 0 ||
@@ -347,7 +367,7 @@ static void json_mode(const uint8_t *data, size_t size)
 		qp_result_release(&a);
 		qp_result_release(&b);
 	}
-	json_decref(doc);
+	jdoc_unref(doc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

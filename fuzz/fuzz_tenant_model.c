@@ -45,10 +45,11 @@ static bool label_value(const char *s)
 	return true;
 }
 
-static void check_namespace(const json_t *tenant, const struct lcfg *cfg, const struct tm_ns *claim)
+static void check_namespace(struct jval tenant, const struct lcfg *cfg, const struct tm_ns *claim)
 {
 	json_t *meta = tm_namespace_metadata(tenant, cfg, "plan", claim->name, claim, NULL);
 	json_t *ns, *patch, *v;
+	struct jdoc *nsd = NULL;
 	const char *k;
 
 	json_object_foreach(json_object_get(meta, "labels"), k, v)
@@ -57,13 +58,17 @@ static void check_namespace(const json_t *tenant, const struct lcfg *cfg, const 
 	ns = json_pack("{s:{s:s,s:s,s:O,s:O}}", "metadata", "name", claim->name, "resourceVersion",
 	               "1", "labels", json_object_get(meta, "labels"), "annotations",
 	               json_object_get(meta, "annotations"));
-	patch = tm_metadata_patch(ns, meta);
+	/* the namespace as the informer would cache it */
+	if (jdoc_from_json(ns, NULL, &nsd, NULL) != 0)
+		abort();
+	patch = tm_metadata_patch(jdoc_root(nsd), meta);
 	if (patch != NULL)
 		abort();
 	json_decref(tm_rolebindings(tenant, cfg, claim->name, json_object_get(meta, "labels"),
 	                            claim, true));
 	json_decref(tm_rolebindings(tenant, cfg, claim->name, NULL, claim, false));
-	json_decref(tm_release_patch(ns, jx_name(tenant)));
+	json_decref(tm_release_patch(jdoc_root(nsd), jval_name(tenant)));
+	jdoc_unref(nsd);
 	json_decref(ns);
 	json_decref(meta);
 }
@@ -75,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tm_claims claims;
 	struct jdoc *doc = NULL;
 
-	/* claims are built from the cached document, as the controller does */
+	/* the model reads the cached document, as the controller does */
 	if (tenant && jdoc_from_json(tenant, NULL, &doc, NULL) < 0)
 		doc = NULL;
 	/* the CRD admits only DNS-label names of at most 40 characters */
@@ -84,14 +89,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < claims.n; i++) {
 			if (!dns_label(claims.ns[i].name) || !label_value(claims.ns[i].kind))
 				abort();
-			check_namespace(tenant, cfg, &claims.ns[i]);
+			check_namespace(jdoc_root(doc), cfg, &claims.ns[i]);
 		}
 		tm_claims_release(&claims);
-		json_decref(tm_clusterrole(tenant));
-		json_decref(tm_clusterrolebinding(tenant));
-		json_decref(tm_networkpolicy(tenant, "ns", NULL));
-		json_decref(tm_limitrange(tenant, tenant, "ns"));
-		json_decref(tm_canonical_quantities(jx_get(tenant, "spec", NULL)));
+		json_decref(tm_clusterrole(jdoc_root(doc)));
+		json_decref(tm_clusterrolebinding(jdoc_root(doc)));
+		json_decref(tm_networkpolicy(jdoc_root(doc), "ns", NULL));
+		json_decref(tm_limitrange(jdoc_root(doc), jdoc_root(doc), "ns"));
+		json_decref(tm_canonical_quantities(jd_get(doc, "spec", NULL)));
+		json_decref(tm_resourcequota(jdoc_root(doc), "ns", jx_get(tenant, "spec", NULL)));
 	}
 	lcfg_unref(cfg);
 	jdoc_unref(doc);

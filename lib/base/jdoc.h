@@ -138,6 +138,8 @@ double jval_real(struct jval v, double dflt);
 bool jval_bool(struct jval v, bool dflt);
 /** jval_path() - follow object keys (NULL-terminated varargs) from @v. */
 struct jval jval_path(struct jval v, ...) __attribute__((sentinel));
+/** jval_has_string() - is @s (NULL: false) a string element of array @v? */
+bool jval_has_string(struct jval v, const char *s);
 
 /* Path shorthands from a document's root: jd_str(doc, "metadata", "name", NULL). */
 struct jval jd_get(const struct jdoc *d, ...) __attribute__((sentinel));
@@ -146,11 +148,14 @@ long long jd_int(const struct jdoc *d, long long dflt, ...) __attribute__((senti
 bool jd_bool(const struct jdoc *d, int dflt, ...) __attribute__((sentinel));
 
 /* Iteration; @i is a size_t, @elem and @val struct jval, @key const char *. The container is
- * evaluated on every step: pass a variable, not a lookup. */
-#define jval_foreach(arr, i, elem) \
-	for ((i) = 0; (i) < jval_size(arr) && ((elem) = jval_at((arr), (i)), true); (i)++)
+ * evaluated on every step: pass a variable, not a lookup. jval_foreach visits nothing unless @arr
+ * is an array, jval_foreach_member nothing unless @obj is an object (never a NULL key). */
+#define jval_foreach(arr, i, elem)                                          \
+	for ((i) = 0; jval_type(arr) == JT_ARRAY && (i) < jval_size(arr) && \
+	              ((elem) = jval_at((arr), (i)), true);                 \
+	     (i)++)
 #define jval_foreach_member(obj, i, key, val)                                                     \
-	for ((i) = 0; (i) < jval_size(obj) &&                                                     \
+	for ((i) = 0; jval_type(obj) == JT_OBJECT && (i) < jval_size(obj) &&                      \
 	              ((key) = jval_key_at((obj), (i)), (val) = jval_value_at((obj), (i)), true); \
 	     (i)++)
 
@@ -164,6 +169,12 @@ const char *jd_uid(const struct jdoc *d);
 const char *jd_resource_version(const struct jdoc *d);
 const char *jd_label(const struct jdoc *d, const char *key);
 const char *jd_annotation(const struct jdoc *d, const char *key);
+/* The same for an object anywhere (a document's root, an item inside one, the missing value). */
+const char *jval_name(struct jval obj);
+const char *jval_namespace(struct jval obj);
+const char *jval_resource_version(struct jval obj);
+const char *jval_label(struct jval obj, const char *key);
+const char *jval_annotation(struct jval obj, const char *key);
 
 /*
  * A small owned vector of document references, as cache readers hand them out: each of

@@ -95,6 +95,17 @@ const char *jval_str(struct jval v)
 	return jval_type(v) == JT_STRING ? jdoc__node_str(pool_of(v.doc), node(v), &len) : NULL;
 }
 
+bool jval_has_string(struct jval v, const char *s)
+{
+	for (size_t i = 0; s && jval_type(v) == JT_ARRAY && i < jval_size(v); i++) {
+		const char *e = jval_str(jval_at(v, i));
+
+		if (e && strcmp(e, s) == 0)
+			return true;
+	}
+	return false;
+}
+
 size_t jval_strlen(struct jval v)
 {
 	size_t len = 0;

@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "base/jdoc.h"
+
 struct kc_client;
 
 #define EVENT_NORMAL  "Normal"
@@ -24,5 +26,9 @@ struct kc_client;
  */
 void event_record(struct kc_client *c, const char *component, const json_t *obj, const char *type,
                   const char *reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/** event_record_doc() - event_record() about an object read in place (a cached document). */
+void event_record_doc(struct kc_client *c, const char *component, struct jval obj, const char *type,
+                      const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
 
 #endif

@@ -28,6 +28,7 @@ enum map_kind {
 	MAP_PRIMARY,
 	MAP_OWNED,
 	MAP_FN,
+	MAP_FN_SPEC, /* MAP_FN for spec changes only */
 };
 
 struct mapping {
@@ -167,13 +168,15 @@ void ctrl_enqueue(struct controller *c, const char *key)
 	pthread_rwlock_unlock(&c->qlock);
 }
 
+typedef void (*emit_fn)(const char *key, void *ctx);
+
 static void enqueue_emit(const char *key, void *ctx)
 {
 	ctrl_enqueue(ctx, key);
 }
 
 /* The key of the controller's primary object named by an ownerReference of @obj. */
-static void enqueue_owners(struct mapping *map, const struct jdoc *obj)
+static void emit_owners(struct mapping *map, const struct jdoc *obj, emit_fn emit, void *ctx)
 {
 	struct jval refs = jd_get(obj, "metadata", "ownerReferences", NULL), ref;
 	bool namespaced = map->c->primaries.len && inf_gvr(map->c->primaries.v[0])->namespaced;
@@ -188,46 +191,80 @@ static void enqueue_owners(struct mapping *map, const struct jdoc *obj)
 		if (kind == NULL || name == NULL || strcmp(kind, map->owner_kind) != 0)
 			continue;
 		key = namespaced && ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
-		ctrl_enqueue(map->c, key);
+		emit(key, ctx);
 		free(key);
 	}
 }
 
-static void map_object(struct mapping *map, const struct jdoc *obj)
+static void map_object(struct mapping *map, const struct jdoc *obj, emit_fn emit, void *ctx)
 {
 	char key[CACHE_KEY_MAX];
 
 	switch (map->kind) {
 	case MAP_PRIMARY:
 		if (cache_doc_key(obj, key))
-			ctrl_enqueue(map->c, key);
+			emit(key, ctx);
 		break;
 	case MAP_OWNED:
-		enqueue_owners(map, obj);
+		emit_owners(map, obj, emit, ctx);
 		break;
 	case MAP_FN:
-		map->fn(obj, enqueue_emit, map->c, map->ud);
+	case MAP_FN_SPEC:
+		map->fn(obj, emit, ctx, map->ud);
 		break;
 	}
 }
 
 static void on_add(const struct jdoc *obj, void *ud)
 {
-	map_object(ud, obj);
+	struct mapping *map = ud;
+
+	map_object(map, obj, enqueue_emit, map->c);
 }
 
+struct key_vec VEC_BODY(char *);
+
+static void collect_key(const char *key, void *ctx)
+{
+	vec_push((struct key_vec *)ctx, xstrdup(key));
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * An update maps both versions (a changed reference moves the object between keys), and each
+ * key is enqueued once: a key enqueued twice can be taken by a worker in between and run twice.
+ */
 static void on_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
 {
 	struct mapping *map = ud;
+	struct key_vec keys = VEC_INIT;
 
+	if (map->kind == MAP_FN_SPEC && jd_int(old_obj, -1, "metadata", "generation", NULL) ==
+	                                        jd_int(new_obj, -2, "metadata", "generation", NULL))
+		return; /* the status changed, or only metadata: nothing a mapping reads */
 	if (map->kind != MAP_PRIMARY)
-		map_object(map, old_obj);
-	map_object(map, new_obj);
+		map_object(map, old_obj, collect_key, &keys);
+	map_object(map, new_obj, collect_key, &keys);
+	if (keys.len > 1)
+		qsort(keys.v, keys.len, sizeof(*keys.v), cmp_key);
+	for (size_t i = 0; i < keys.len; i++) {
+		if (i == 0 || strcmp(keys.v[i], keys.v[i - 1]) != 0)
+			ctrl_enqueue(map->c, keys.v[i]);
+	}
+	for (size_t i = 0; i < keys.len; i++)
+		free(keys.v[i]);
+	vec_release(&keys);
 }
 
 static void on_delete(const struct jdoc *obj, void *ud)
 {
-	map_object(ud, obj);
+	struct mapping *map = ud;
+
+	map_object(map, obj, enqueue_emit, map->c);
 }
 
 static struct mapping *add_mapping(struct controller *c, struct inf *inf, enum map_kind kind)
@@ -257,6 +294,14 @@ void ctrl_watch_owned(struct controller *c, struct inf *inf, const char *owner_k
 void ctrl_watch_mapped(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud)
 {
 	struct mapping *map = add_mapping(c, inf, MAP_FN);
+
+	map->fn = fn;
+	map->ud = ud;
+}
+
+void ctrl_watch_mapped_spec(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud)
+{
+	struct mapping *map = add_mapping(c, inf, MAP_FN_SPEC);
 
 	map->fn = fn;
 	map->ud = ud;

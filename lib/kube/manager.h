@@ -88,6 +88,12 @@ void ctrl_watch_owned(struct controller *c, struct inf *inf, const char *owner_k
 typedef void (*ctrl_map_fn)(const struct jdoc *obj, void (*emit)(const char *key, void *ctx),
                             void *ctx, void *ud);
 void ctrl_watch_mapped(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud);
+/*
+ * The same, but an update that leaves metadata.generation as it was is not mapped: for kinds
+ * whose generation moves only with their spec (those with a status subresource), status writes
+ * then wake nobody. Adds and deletes are always mapped.
+ */
+void ctrl_watch_mapped_spec(struct controller *c, struct inf *inf, ctrl_map_fn fn, void *ud);
 
 /** ctrl_enqueue() - queue @key now (a no-op while not leading). */
 void ctrl_enqueue(struct controller *c, const char *key);

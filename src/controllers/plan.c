@@ -259,11 +259,11 @@ static void forget(struct plan_ctl *p, const char *key)
 /* ---- the status ---- */
 
 /* Is every quantity of the plan valid? Fills @why when not. */
-static bool plan_valid(const json_t *plan, char *why, size_t len)
+static bool plan_valid(struct jval plan, char *why, size_t len)
 {
 	struct qp_result res = {0};
 	struct ll_err err;
-	int rc = qp_compute(jx_get(plan, "spec", "resourceQuota", "hard", NULL), NULL, 0, &res,
+	int rc = qp_compute(jval_path(plan, "spec", "resourceQuota", "hard", NULL), NULL, 0, &res,
 	                    &err);
 
 	qp_result_release(&res);
@@ -290,13 +290,13 @@ static json_t *within_limits(const json_t *conds, const struct ps_plan *ps, long
 	return t;
 }
 
-static json_t *desired_status(const json_t *plan, const struct ps_plan *ps)
+static json_t *desired_status(const struct jdoc *doc, const json_t *plan, const struct ps_plan *ps)
 {
 	long long gen = jx_generation(plan), max = jx_int(plan, -1, "spec", "maxNamespaces", NULL);
 	json_t *status = ps_plan_status(ps, jx_get(plan, "spec", "resourceQuota", "hard", NULL));
 	json_t *conds;
 	char msg[512] = "";
-	bool valid = plan_valid(plan, msg, sizeof(msg));
+	bool valid = plan_valid(jdoc_root(doc), msg, sizeof(msg));
 
 	conds = cond_set(jx_get(plan, "status", "conditions", NULL), "Ready",
 	                 valid ? "True" : "False", valid ? "Valid" : "Invalid",
@@ -340,7 +340,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	}
 	st = catch_up(p, key);
 	plan = jval_to_json(jdoc_root(doc));
-	status = desired_status(plan, st->ps);
+	status = desired_status(doc, plan, st->ps);
 	if (!jval_equal_json(jd_get(doc, "status", NULL), status))
 		r = write_status(c, st, key, status);
 out:

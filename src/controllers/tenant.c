@@ -58,23 +58,53 @@ const struct owned TC_OWNED[N_OWNED] = {
 
 /* ---- reading the caches ---- */
 
-/*
- * A jansson copy of a cached object, for the tenancy model's builders, which read jansson: the
- * reconcile's Tenant and Plan, and the tenant's own namespaces (metadata only). Nothing else
- * is copied out of a cache (docs/internals/informer.md).
- */
-json_t *tc_copy_of(const struct jdoc *d)
+/* The first entry of @m not before @name. */
+static size_t docs_lower_bound(const struct tc_docs *m, const char *name)
 {
-	return jval_to_json(jdoc_root(d));
+	size_t lo = 0, hi = m->len;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(m->v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-json_t *tc_cached_copy(struct inf *inf, const char *ns, const char *name)
+const struct jdoc *tc_docs_get(const struct tc_docs *m, const char *name)
 {
-	const struct jdoc *d = inf_get_ref(inf, ns, name);
-	json_t *copy = tc_copy_of(d);
+	size_t i = docs_lower_bound(m, name);
 
-	jdoc_unref(d);
-	return copy;
+	return i < m->len && strcmp(m->v[i].name, name) == 0 ? m->v[i].doc : NULL;
+}
+
+void tc_docs_put(struct tc_docs *m, const char *name, const struct jdoc *take)
+{
+	size_t i = docs_lower_bound(m, name);
+
+	if (take == NULL)
+		return;
+	if (i < m->len && strcmp(m->v[i].name, name) == 0) {
+		jdoc_unref(m->v[i].doc);
+		m->v[i].doc = take;
+		return;
+	}
+	vec_reserve(m, m->len + 1);
+	memmove(&m->v[i + 1], &m->v[i], (m->len - i) * sizeof(m->v[0]));
+	m->v[i] = (struct tc_doc_entry){xstrdup(name), take};
+	m->len++;
+}
+
+void tc_docs_release(struct tc_docs *m)
+{
+	for (size_t i = 0; i < m->len; i++) {
+		free(m->v[i].name);
+		jdoc_unref(m->v[i].doc);
+	}
+	vec_release(m);
 }
 
 bool tc_doc_deleting(const struct jdoc *d)
@@ -336,7 +366,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 		return rc;
 	ctrl_watch_primary(c, t->tenants);
 	ctrl_watch_mapped(c, t->tenants, map_rivals, t);
-	ctrl_watch_mapped(c, t->plans, map_plan, t);
+	/* a Plan's status is written once a second; only its spec concerns its tenants */
+	ctrl_watch_mapped_spec(c, t->plans, map_plan, t);
 	ctrl_watch_mapped(c, t->namespaces, map_namespace, t);
 	ctrl_watch_mapped(c, t->owned[OWN_RB], map_rolebinding, t);
 	for (int k = 0; k < N_OWNED; k++)
@@ -349,13 +380,13 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 
 /* ---- finalizer ---- */
 
-static int finalizer_index(const json_t *obj)
+static int finalizer_index(struct jval obj)
 {
-	json_t *v;
+	struct jval finalizers = jval_path(obj, "metadata", "finalizers", NULL), v;
 	size_t i;
 
-	json_array_foreach(jx_get(obj, "metadata", "finalizers", NULL), i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), LANDLORD_FINALIZER) == 0)
+	jval_foreach(finalizers, i, v)
+		if (tc_str_eq(jval_str(v), LANDLORD_FINALIZER))
 			return (int)i;
 	return -1;
 }
@@ -370,15 +401,15 @@ static bool set_finalizer(struct rec *r, bool present)
 
 	if ((idx >= 0) == present)
 		return true;
-	if (present && jx_get(r->tenant, "metadata", "finalizers", NULL))
+	if (present && jval_type(jval_path(r->tenant, "metadata", "finalizers", NULL)) != JT_NONE)
 		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "op", "test", "path",
 		                 "/metadata/resourceVersion", "value",
-		                 jx_resource_version(r->tenant), "op", "add", "path",
+		                 jval_resource_version(r->tenant), "op", "add", "path",
 		                 "/metadata/finalizers/-", "value", LANDLORD_FINALIZER);
 	else if (present)
 		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:[s]}]", "op", "test", "path",
 		                 "/metadata/resourceVersion", "value",
-		                 jx_resource_version(r->tenant), "op", "add", "path",
+		                 jval_resource_version(r->tenant), "op", "add", "path",
 		                 "/metadata/finalizers", "value", LANDLORD_FINALIZER);
 	else {
 		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
@@ -416,14 +447,15 @@ static bool all_released(struct rec *r)
 
 static struct ctrl_result teardown(struct rec *r)
 {
-	json_t *owned = tc_owned_namespaces(r), *ns, *status;
-	const char *name;
+	struct tc_docs owned = {0};
+	json_t *status;
 	bool done;
 
-	json_object_foreach(owned, name, ns)
-		tc_let_go(r, ns);
-	json_decref(owned);
-	tc_delete_owned_in(r, NULL, r->active);
+	tc_owned_namespaces(r, &owned);
+	for (size_t i = 0; i < owned.len; i++)
+		tc_let_go(r, owned.v[i].doc);
+	tc_docs_release(&owned);
+	tc_delete_owned_in(r, NULL, &r->active);
 	tc_delete_tenant_role(r);
 	done = !r->failed && all_released(r);
 	if (done && set_finalizer(r, false)) {
@@ -465,66 +497,76 @@ static struct ctrl_result provision(struct rec *r)
 /* The Tenant is gone (its finalizer was removed by hand): clean what is left. */
 static struct ctrl_result orphaned(struct rec *r)
 {
-	json_t *owned = tc_owned_namespaces(r), *ns;
-	const char *name;
+	struct tc_docs owned = {0};
 
-	json_object_foreach(owned, name, ns)
-		if (!jx_get(ns, "metadata", "deletionTimestamp", NULL))
-			tc_let_go(r, ns);
-	json_decref(owned);
-	tc_delete_owned_in(r, NULL, r->active);
+	tc_owned_namespaces(r, &owned);
+	for (size_t i = 0; i < owned.len; i++)
+		if (!tc_doc_deleting(owned.v[i].doc))
+			tc_let_go(r, owned.v[i].doc);
+	tc_docs_release(&owned);
+	tc_delete_owned_in(r, NULL, &r->active);
 	tc_delete_tenant_role(r);
 	return r->failed ? CTRL_RESULT_RETRY : CTRL_RESULT_DONE;
+}
+
+/* A stand-in for a Tenant that is gone: its name, so that its leftovers can still be found. */
+static struct jdoc *stand_in(const char *name)
+{
+	json_t *obj = json_pack("{s:{s:s}}", "metadata", "name", name);
+	struct jdoc *d = NULL;
+
+	if (jdoc_from_json(obj, NULL, &d, NULL) < 0)
+		d = NULL;
+	json_decref(obj);
+	return d;
+}
+
+static void rec_release(struct rec *r)
+{
+	tm_claims_release(&r->claims);
+	tc_docs_release(&r->active);
+	tc_docs_release(&r->quota_now);
+	json_decref(r->let_go);
+	json_decref(r->created);
+	json_decref(r->collisions);
+	json_decref(r->released);
+	json_decref(r->privileged);
+	json_decref(r->quota_used);
+	jdoc_unref(r->plan_doc);
+	jdoc_unref(r->doc);
+	lcfg_unref(r->cfg);
 }
 
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct tenant_ctl *t = ud;
-	const struct jdoc *doc = inf_get_key_ref(t->tenants, key);
-	json_t *tenant = tc_copy_of(doc); /* the primary object, read by the model as jansson */
-	const json_t *empty_tenant = NULL;
+	const struct jdoc *doc = inf_get_key_ref(t->tenants, key); /* read in place, never copied */
 	struct rec r = {
 	        .t = t,
 	        .kc = mgr_client(ctrl_mgr(c)),
 	        .name = key,
 	        .cfg = lcfg_current(),
-	        .active = json_object(),
 	        .let_go = json_object(),
 	        .created = json_array(),
 	        .collisions = json_array(),
 	        .released = json_array(),
-	        .quota_now = json_object(),
 	};
 	struct ctrl_result res;
 
-	if (tenant == NULL) {
-		empty_tenant = json_pack("{s:{s:s}}", "metadata", "name", key);
-		r.tenant = empty_tenant;
-		res = orphaned(&r);
+	r.doc = doc ? doc : stand_in(key);
+	r.tenant = jdoc_root(r.doc);
+	if (doc == NULL) {
+		res = r.doc ? orphaned(&r) : CTRL_RESULT_RETRY;
 		goto out;
 	}
-	r.tenant = tenant;
-	r.doc = doc;
-	r.plan = tc_cached_copy(t->plans, NULL, jx_str(tenant, "spec", "plan", NULL) ?: "");
-	if (jx_get(tenant, "metadata", "deletionTimestamp", NULL))
-		res = finalizer_index(tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
+	r.plan_doc = inf_get_ref(t->plans, NULL, jd_str(doc, "spec", "plan", NULL) ?: "");
+	r.plan = jdoc_root(r.plan_doc);
+	if (tc_doc_deleting(doc))
+		res = finalizer_index(r.tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
 	else
 		res = provision(&r);
 out:
-	tm_claims_release(&r.claims);
-	json_decref(r.active);
-	json_decref(r.let_go);
-	json_decref(r.created);
-	json_decref(r.collisions);
-	json_decref(r.released);
-	json_decref(r.privileged);
-	json_decref(r.quota_used);
-	json_decref(r.quota_now);
-	json_decref((json_t *)r.plan);
-	json_decref((json_t *)empty_tenant);
-	json_decref(tenant);
-	jdoc_unref(doc);
-	lcfg_unref(r.cfg);
+	rec_release(&r);
 	return res;
 }
 

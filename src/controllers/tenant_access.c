@@ -19,31 +19,33 @@
  */
 static json_t *member_namespaces(struct rec *r, const char *extra)
 {
-	json_t *out = json_deep_copy(r->active), *v;
+	json_t *out = json_object();
 	struct jdoc_list labelled = inf_by_index_ref(r->t->namespaces, IDX_TENANT, r->name);
+	struct jval listed = jval_path(r->tenant, "status", "namespaces", NULL), v;
 	size_t i;
 
+	for (i = 0; i < r->active.len; i++)
+		json_object_set_new(out, r->active.v[i].name, json_true());
 	for (i = 0; i < labelled.n; i++)
 		if (jd_name(labelled.items[i]))
 			json_object_set_new(out, jd_name(labelled.items[i]), json_true());
 	jdoc_list_release(&labelled);
-	json_array_foreach(jx_get(r->tenant, "status", "namespaces", NULL), i, v)
-		if (json_is_string(v))
-			json_object_set_new(out, json_string_value(v), json_true());
+	jval_foreach(listed, i, v)
+		if (jval_str(v))
+			json_object_set_new(out, jval_str(v), json_true());
 	if (extra)
 		json_object_set_new(out, extra, json_true());
 	return out;
 }
 
-static void record_removal(struct rec *r, const struct jdoc *rb, const json_t *subject,
+static void record_removal(struct rec *r, const struct jdoc *rb, struct jval subject,
                            const char *why)
 {
 	char who[600];
 
 	tm_subject_describe(subject, who, sizeof(who));
-	event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "SubjectRemoved",
-	             "removed %s from RoleBinding %s/%s: %s", who, jd_namespace(rb), jd_name(rb),
-	             why);
+	tc_event(r, EVENT_WARNING, "SubjectRemoved", "removed %s from RoleBinding %s/%s: %s", who,
+	         jd_namespace(rb), jd_name(rb), why);
 }
 
 /*
@@ -73,27 +75,32 @@ static bool keep_subjects(struct rec *r, const struct jdoc *rb, json_t *keep)
 	return ok;
 }
 
+static bool outsider(struct rec *r, const struct jdoc *rb, struct jval subject,
+                     const json_t *members)
+{
+	return tm_subject_verdict(r->tenant, r->cfg, members, jd_namespace(rb), subject) ==
+	       TM_OUTSIDER;
+}
+
 /* Remove from @rb every subject that is neither a member nor an exception. */
 static void judge_binding(struct rec *r, const struct jdoc *rb, const json_t *members)
 {
-	json_t *subjects = jval_to_json(jd_get(rb, "subjects", NULL)), *keep = json_array(), *s;
-	json_t *dropped = json_array();
-	size_t i;
+	struct jval subjects = jd_get(rb, "subjects", NULL), s;
+	json_t *keep = json_array(); /* what the binding is patched to: sent */
+	size_t i, dropped = 0;
 
-	json_array_foreach(subjects, i, s)
-		json_array_append(tm_subject_verdict(r->tenant, r->cfg, members, jd_namespace(rb),
-		                                     s) == TM_OUTSIDER
-		                          ? dropped
-		                          : keep,
-		                  s);
-	if (json_array_size(dropped) > 0 &&
-	    (json_array_size(keep) == 0 ? tc_delete_obj(r, &KC_ROLEBINDINGS, rb)
-	                                : keep_subjects(r, rb, keep)))
-		json_array_foreach(dropped, i, s)
-			record_removal(r, rb, s, "not a member of the tenant");
-	json_decref(dropped);
+	jval_foreach(subjects, i, s) {
+		if (outsider(r, rb, s, members))
+			dropped++;
+		else
+			json_array_append_new(keep, jval_to_json(s));
+	}
+	if (dropped > 0 && (json_array_size(keep) == 0 ? tc_delete_obj(r, &KC_ROLEBINDINGS, rb)
+	                                               : keep_subjects(r, rb, keep)))
+		jval_foreach(subjects, i, s)
+			if (outsider(r, rb, s, members))
+				record_removal(r, rb, s, "not a member of the tenant");
 	json_decref(keep);
-	json_decref(subjects);
 }
 
 /*
@@ -119,13 +126,12 @@ static void enforce_membership(struct rec *r, const char *ns_name)
 
 /* Does @rb grant a member of the tenant anything? */
 static bool grants_member(struct rec *r, const struct jdoc *rb, const json_t *members,
-                          json_t **who /* OUT: the first such subject, borrowed from @subjects */,
-                          json_t *subjects)
+                          struct jval *who /* OUT: the first such subject */)
 {
-	json_t *s;
+	struct jval subjects = jd_get(rb, "subjects", NULL), s;
 	size_t i;
 
-	json_array_foreach(subjects, i, s)
+	jval_foreach(subjects, i, s)
 		if (tm_subject_verdict(r->tenant, r->cfg, members, jd_namespace(rb), s) ==
 		    TM_MEMBER) {
 			*who = s;
@@ -140,15 +146,14 @@ void tc_revoke_members(struct rec *r, const char *ns_name)
 	json_t *members = member_namespaces(r, ns_name);
 
 	for (size_t i = 0; i < rbs.n; i++) {
-		json_t *subjects = jval_to_json(jd_get(rbs.items[i], "subjects", NULL)), *who;
+		struct jval who;
 
 		if (!tc_doc_deleting(rbs.items[i]) &&
-		    grants_member(r, rbs.items[i], members, &who, subjects) &&
+		    grants_member(r, rbs.items[i], members, &who) &&
 		    tc_delete_obj(r, &KC_ROLEBINDINGS, rbs.items[i]))
 			record_removal(r, rbs.items[i], who,
 			               "the namespace was released from the tenant, whose members "
 			               "keep no access there");
-		json_decref(subjects);
 	}
 	json_decref(members);
 	jdoc_list_release(&rbs);
@@ -172,23 +177,24 @@ void tc_quarantine_released(struct rec *r)
  * The labels landlord gives @ns, which the custom role mapping's selectors are matched against:
  * never the live labels, which others may add to (docs/internals/trust.md).
  */
-static json_t *desired_labels(struct rec *r, const char *ns_name, const json_t *ns,
+static json_t *desired_labels(struct rec *r, const char *ns_name, const struct jdoc *ns,
                               const struct tm_ns *claim)
 {
-	const char *kind = jx_label(ns, LABEL_KIND);
-	json_t *meta =
-	        tm_namespace_metadata(r->tenant, r->cfg, jx_str(r->tenant, "spec", "plan", NULL),
-	                              ns_name, claim, kind ? kind : KIND_ADOPTED);
+	const char *kind = jd_label(ns, LABEL_KIND);
+	json_t *meta = tm_namespace_metadata(r->tenant, r->cfg,
+	                                     jval_str(jval_path(r->tenant, "spec", "plan", NULL)),
+	                                     ns_name, claim, kind ? kind : KIND_ADOPTED);
 	json_t *labels = json_incref(json_object_get(meta, "labels"));
 
 	json_decref(meta);
 	return labels;
 }
 
-void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool may_grant)
+void tc_sync_access(struct rec *r, const char *ns_name, const struct jdoc *ns, bool may_grant)
 {
 	const struct tm_ns *claim = tm_claims_find(&r->claims, ns_name);
-	bool private_sb = jx_bool(r->tenant, 0, "spec", "namespaces", "sandboxes", "private", NULL);
+	bool private_sb = jval_bool(
+	        jval_path(r->tenant, "spec", "namespaces", "sandboxes", "private", NULL), false);
 	json_t *labels = desired_labels(r, ns_name, ns, claim);
 	json_t *want = tm_rolebindings(r->tenant, r->cfg, ns_name, labels, claim, private_sb);
 	struct jdoc_list have = inf_by_index_ref(r->t->owned[OWN_RB], IDX_TENANT, r->name);

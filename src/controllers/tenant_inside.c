@@ -51,7 +51,7 @@ bool tc_always(const struct rec *r)
 /* Without its Plan landlord cannot tell what the limits should be: it leaves them be. */
 bool tc_plan_known(const struct rec *r)
 {
-	return r->plan != NULL;
+	return r->plan_doc != NULL;
 }
 
 /* Every policy of OWNED in @ns; returns whether all are in place. */
@@ -80,18 +80,16 @@ static bool sync_policies(struct rec *r, const char *ns)
 
 void tc_sync_inside(struct rec *r)
 {
-	const char *name;
-	json_t *ns;
-
 	r->privileged = privileged_namespaces(r);
 	tc_sync_quota(r);
-	if (r->plan == NULL)
+	if (!tc_plan_known(r))
 		r->quota_pending = true;
-	json_object_foreach(r->active, name, ns) {
+	for (size_t i = 0; i < r->active.len; i++) {
+		const char *name = r->active.v[i].name;
 		const struct jdoc *rq = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
 		bool applied = false;
 		/* access needs a quota in force at least as strict as its spec (raises may lag) */
-		bool quota_ok = r->plan && tc_quota_in_force(r, name, &applied);
+		bool quota_ok = tc_plan_known(r) && tc_quota_in_force(r, name, &applied);
 		bool policies_ok = sync_policies(r, name);
 
 		tc_revert_quota_additions(r, name, rq);
@@ -99,9 +97,9 @@ void tc_sync_inside(struct rec *r)
 			r->quota_pending = true;
 		if (!policies_ok)
 			r->policies_pending = true;
-		tc_sync_access(r, name, ns, quota_ok && policies_ok);
+		tc_sync_access(r, name, r->active.v[i].doc, quota_ok && policies_ok);
 		jdoc_unref(rq);
 	}
 	/* objects left in namespaces that are no longer this tenant's */
-	tc_delete_owned_in(r, NULL, r->active);
+	tc_delete_owned_in(r, NULL, &r->active);
 }

@@ -11,9 +11,11 @@
  *   tenant_status.c      status and conditions
  *
  * Invariants: a struct rec lives for one reconcile of one Tenant and is touched by one thread;
- * everything read comes from the informers in struct tenant_ctl (references, never copies of the
- * cache, except the jansson copies tc_copy_of() names); writes go through tenant_write.c, which
- * records the first failure in the rec (r->failed, r->fail_msg).
+ * everything read comes from the informers in struct tenant_ctl as references to their
+ * documents, read in place (struct jval), never copied; an object landlord writes is read back
+ * from the answer as a document too (tc_doc_of()). What is built as jansson is what is sent.
+ * Writes go through tenant_write.c, which records the first failure in the rec (r->failed,
+ * r->fail_msg).
  */
 #ifndef LANDLORD_TENANT_INTERNAL_H
 #define LANDLORD_TENANT_INTERNAL_H
@@ -22,6 +24,8 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "base/jdoc.h"
+#include "base/vec.h"
 #include "controllers/controllers.h"
 #include "kube/informer.h"
 #include "tenancy/landlordconfig.h"
@@ -69,26 +73,44 @@ struct tenant_ctl {
 	struct inf *tenants, *plans, *namespaces, *owned[N_OWNED], *croles, *crbindings;
 };
 
+/*
+ * Documents by namespace name, sorted by name; each entry holds a reference to its document
+ * (a namespace, or the namespace's ResourceQuota). Iterate over v[0..len).
+ */
+struct tc_doc_entry {
+	char *name;
+	const struct jdoc *doc; /* never NULL */
+};
+struct tc_docs VEC_BODY(struct tc_doc_entry);
+
+/* The document of @name (lent while @m holds it), or NULL. */
+const struct jdoc *tc_docs_get(const struct tc_docs *m, const char *name);
+/* Set @name's document to @take (its reference is taken; NULL is ignored), replacing any. */
+void tc_docs_put(struct tc_docs *m, const char *name, const struct jdoc *take);
+void tc_docs_release(struct tc_docs *m);
+
 /* State of one reconcile. */
 struct rec {
 	struct tenant_ctl *t;
 	struct kc_client *kc;
-	const json_t *tenant;
-	const struct jdoc
-	        *doc; /* the cached Tenant (NULL when gone); claims' users point into it */
+	/* the Tenant, read in place: the cached document, or when it is gone a stand-in holding
+	 * only its name (@doc holds it; the claims' users point into it) */
+	struct jval tenant;
+	const struct jdoc *doc;
 	const char *name;
 	struct lcfg *cfg;
-	const json_t *plan; /* NULL: missing */
+	struct jval plan; /* the cached Plan; JT_NONE: missing (@plan_doc holds it) */
+	const struct jdoc *plan_doc;
 	struct tm_claims claims;
-	json_t *active;     /* ns name -> cached (or just created) namespace object */
-	json_t *let_go;     /* ns name -> true: released or purged in this pass */
-	json_t *created;    /* names of the namespaces created in this pass */
-	json_t *collisions; /* [{name, reason}] */
-	json_t *released;   /* names */
-	json_t *privileged; /* sorted names of existing privileged namespaces */
+	struct tc_docs active; /* the namespaces active in this pass, as cached or just written */
+	json_t *let_go;        /* ns name -> true: released or purged in this pass */
+	json_t *created;       /* names of the namespaces created in this pass */
+	json_t *collisions;    /* [{name, reason}] */
+	json_t *released;      /* names */
+	json_t *privileged;    /* sorted names of existing privileged namespaces */
 	json_t *quota_used;
-	json_t *quota_now; /* ns name -> its ResourceQuota as last written or read in this pass */
-	bool quotas_read;  /* quota_now holds a live read of every quota of the tenant */
+	struct tc_docs quota_now; /* ns name -> its ResourceQuota as last written or read now */
+	bool quotas_read;         /* quota_now holds a live read of every quota of the tenant */
 	bool ns_pending, quota_pending, access_pending, policies_pending, over_plan;
 	bool failed;
 	char fail_msg[512];
@@ -96,10 +118,6 @@ struct rec {
 
 /* ---- reading the caches (tenant.c) ---- */
 
-/* A jansson copy of a cached object (NULL for NULL): only for the tenancy model's builders. */
-json_t *tc_copy_of(const struct jdoc *d);
-/* tc_copy_of() of the cached object @ns/@name, or NULL. */
-json_t *tc_cached_copy(struct inf *inf, const char *ns, const char *name);
 bool tc_doc_deleting(const struct jdoc *d);
 /* Both set and equal. */
 bool tc_str_eq(const char *a, const char *b);
@@ -117,34 +135,41 @@ bool tc_may_write(struct rec *r, const struct kc_gvr *gvr, const char *ns, const
 /* Did a write succeed? A 404 counts as success when @missing_ok (deletes). */
 bool tc_write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct ll_err *err,
                  const char *what, const char *ns, const char *name, bool missing_ok);
+/* An Event about the Tenant (the stand-in when it is gone). */
+void tc_event(struct rec *r, const char *type, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* The object as the API server wrote it (@body, borrowed), as a new document without its
+ * managedFields; NULL when @body is NULL or does not convert. */
+struct jdoc *tc_doc_of(const json_t *body);
 /* The merge patch removing what others added to @have beyond @want, or NULL (see the .c). */
 json_t *tc_added_by_others(struct jval have, const json_t *want, bool top);
 bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
                     const json_t *body);
 /*
  * Bring the object to @desired (@cached: what the informer holds, or NULL). When @written is
- * not NULL, the object as the API server last wrote it replaces *@written (a new reference; left
- * as it was when nothing had to be written).
+ * not NULL, the object as the API server last wrote it replaces *@written (a new document,
+ * tc_doc_of(); left as it was when nothing had to be written).
  */
 bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-               const struct jdoc *cached, json_t **written /* IN/OUT, or NULL */);
+               const struct jdoc *cached, const struct jdoc **written /* IN/OUT, or NULL */);
 /* Delete @obj with its uid as precondition; gone already counts as done. */
 bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *obj);
-/* A patch of @type; the object as written replaces *@result (a new reference) when asked. */
+/* A patch of @type; the object as written replaces *@result (a new document) when asked. */
 bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
-              enum kc_patch_type type, const json_t *body, json_t **result /* OUT */);
+              enum kc_patch_type type, const json_t *body,
+              const struct jdoc **result /* IN/OUT, or NULL */);
 
 /* ---- namespaces (tenant_namespaces.c) ---- */
 
 /* Create, adopt and update the claimed namespaces; let go of the ones no longer wanted. */
 void tc_sync_namespaces(struct rec *r);
-/* ns name -> jansson copy of every namespace this tenant labels or keeps bookkeeping on. */
-json_t *tc_owned_namespaces(struct rec *r);
+/* Every namespace this tenant labels or its status lists, as cached (references, into @out). */
+void tc_owned_namespaces(struct rec *r, struct tc_docs *out /* OUT, released by the caller */);
 /* A namespace leaves the tenant: purge it, or release it. */
-void tc_let_go(struct rec *r, const json_t *ns);
+void tc_let_go(struct rec *r, const struct jdoc *ns);
 /* Delete landlord's objects of this tenant in @ns (NULL: in every namespace that was the
  * tenant's and is not in @keep_active). */
-void tc_delete_owned_in(struct rec *r, const char *ns, const json_t *keep_active);
+void tc_delete_owned_in(struct rec *r, const char *ns, const struct tc_docs *keep_active);
 /* Was @ns this tenant's (label, released-from, or listed in its status)? */
 bool tc_namespace_was_ours(struct rec *r, const char *ns);
 
@@ -163,18 +188,20 @@ void tc_revert_quota_additions(struct rec *r, const char *ns, const struct jdoc 
  * value no higher)? *@applied: exactly as spec.hard. Puts a pending spec.hard in force first. */
 bool tc_quota_in_force(struct rec *r, const char *ns, bool *applied /* OUT */);
 /* @rq's status.hard has every resource of spec.hard, none higher (NULL: false). */
-bool tc_quota_covers(const json_t *rq);
+bool tc_quota_covers(const struct jdoc *rq);
 /* @rq's status.hard equals its spec.hard (NULL: false). */
-bool tc_quota_applied(const json_t *rq);
-/* @ns's ResourceQuota: as written in this pass, else as cached (a new reference, or NULL). */
-json_t *tc_quota_now(struct rec *r, const char *ns);
+bool tc_quota_applied(const struct jdoc *rq);
+/* @ns's ResourceQuota: as written or read in this pass, else as cached (a new reference, or
+ * NULL). */
+const struct jdoc *tc_quota_now(struct rec *r, const char *ns);
 /* TC_OWNED builders and deletion rules (tenant_inside.c). */
 json_t *tc_build_isolation(const struct rec *r, const char *ns);
 json_t *tc_build_limits(const struct rec *r, const char *ns);
 bool tc_always(const struct rec *r);
+/* Is the tenant's Plan known (cached)? */
 bool tc_plan_known(const struct rec *r);
 /* The RoleBindings of one namespace; granted only when @may_grant (quota and policies in force). */
-void tc_sync_access(struct rec *r, const char *ns_name, const json_t *ns, bool may_grant);
+void tc_sync_access(struct rec *r, const char *ns_name, const struct jdoc *ns, bool may_grant);
 void tc_sync_tenant_role(struct rec *r);
 /* Delete every RoleBinding in @ns that grants a member of the tenant (a released namespace). */
 void tc_revoke_members(struct rec *r, const char *ns_name);

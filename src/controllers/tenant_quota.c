@@ -34,49 +34,69 @@ static bool qty_le(const char *a, const char *b)
 	return a && b && qty_parse(a, &qa) == 0 && qty_parse(b, &qb) == 0 && qty_cmp(&qa, &qb) <= 0;
 }
 
-bool tc_quota_covers(const json_t *rq)
+bool tc_quota_covers(const struct jdoc *rq)
 {
-	const json_t *status = jx_get(rq, "status", "hard", NULL);
+	struct jval status = jd_get(rq, "status", "hard", NULL),
+	            spec = jd_get(rq, "spec", "hard", NULL);
+	struct jval v;
 	const char *k;
-	json_t *v;
+	size_t i;
 
 	if (rq == NULL)
 		return false;
-	json_object_foreach((json_t *)jx_get(rq, "spec", "hard", NULL), k, v)
-		if (!qty_le(json_string_value(json_object_get(status, k)), json_string_value(v)))
+	jval_foreach_member(spec, i, k, v)
+		if (!qty_le(jval_str(jval_get(status, k)), jval_str(v)))
 			return false;
 	return true;
 }
 
-bool tc_quota_applied(const json_t *rq)
+/* A ResourceList value as tm_canonical_quantities() writes it: canonical when it parses, else
+ * as written (NULL for what is neither a string nor an integer). */
+static const char *canonical(struct jval v, char buf[QTY_STR_MAX])
 {
-	json_t *spec, *status;
-	bool same;
+	struct qty q;
 
-	if (rq == NULL)
-		return false;
-	spec = tm_canonical_quantities(jx_get(rq, "spec", "hard", NULL));
-	status = tm_canonical_quantities(jx_get(rq, "status", "hard", NULL));
-	same = json_equal(spec, status);
-	json_decref(spec);
-	json_decref(status);
-	return same;
+	if (jval_type(v) == JT_INT)
+		q = qty_from_int(jval_int(v, 0));
+	else if (jval_str(v) == NULL || qty_parse(jval_str(v), &q) != 0)
+		return jval_str(v);
+	return qty_format(&q, buf);
 }
 
-json_t *tc_quota_now(struct rec *r, const char *ns)
+/* spec.hard and status.hard hold the same resources, each in the same canonical form. */
+bool tc_quota_applied(const struct jdoc *rq)
 {
-	json_t *now = json_object_get(r->quota_now, ns);
+	struct jval spec = jd_get(rq, "spec", "hard", NULL);
+	struct jval status = jd_get(rq, "status", "hard", NULL), v;
+	char a[QTY_STR_MAX], b[QTY_STR_MAX];
+	const char *k;
+	size_t i;
 
-	return now ? json_incref(now) : tc_cached_copy(r->t->owned[OWN_RQ], ns, QUOTA_NAME);
+	if (rq == NULL || jval_type(spec) != JT_OBJECT || jval_type(status) != JT_OBJECT ||
+	    jval_size(spec) != jval_size(status))
+		return rq != NULL && jval_size(spec) == 0 && jval_size(status) == 0;
+	jval_foreach_member(spec, i, k, v)
+		if (!tc_str_eq(canonical(v, a), canonical(jval_get(status, k), b)))
+			return false;
+	return true;
+}
+
+const struct jdoc *tc_quota_now(struct rec *r, const char *ns)
+{
+	const struct jdoc *now = tc_docs_get(&r->quota_now, ns);
+
+	return now ? jdoc_ref(now) : inf_get_ref(r->t->owned[OWN_RQ], ns, QUOTA_NAME);
 }
 
 /* ---- putting a spec.hard in force ---- */
 
-static bool exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name)
+/* 1: the object exists, 0: it does not (404), -1: cannot tell. */
+static int exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	bool found = kc_get(r->kc, gvr, ns, name, &resp, &err) == 0 && kc_resp_ok(&resp);
+	int rc = kc_get(r->kc, gvr, ns, name, &resp, &err);
+	int found = rc == 0 && kc_resp_ok(&resp) ? 1 : rc == 0 && resp.http_status == 404 ? 0 : -1;
 
 	kc_resp_release(&resp);
 	return found;
@@ -85,23 +105,23 @@ static bool exists(struct rec *r, const struct kc_gvr *gvr, const char *ns, cons
 /*
  * What a quota of @hard counts in namespace @ns, which landlord created and nobody but landlord
  * and the cluster's controllers can reach yet: the root CA ConfigMap and the default
- * ServiceAccount where the quota counts them, nothing else.
+ * ServiceAccount where the quota counts them, nothing else. NULL when one cannot be told.
  */
-static json_t *fresh_usage(struct rec *r, const char *ns, const json_t *hard)
+static json_t *fresh_usage(struct rec *r, const char *ns, struct jval hard)
 {
-	json_t *used = json_object(), *v;
-	int ca = -1, sa = -1; /* -1: not asked yet */
+	json_t *used = json_object();
+	int ca = -2, sa = -2, one; /* -2: not asked yet */
 	const char *k;
 
-	json_object_foreach((json_t *)hard, k, v) {
-		bool one = false;
-
-		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0) {
-			ca = ca < 0 ? exists(r, &KC_CONFIGMAPS, ns, ROOT_CA_CONFIGMAP) : ca;
-			one = ca;
-		} else if (strcmp(k, "count/serviceaccounts") == 0) {
-			sa = sa < 0 ? exists(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SA) : sa;
-			one = sa;
+	for (size_t i = 0; (k = jval_key_at(hard, i)) != NULL; i++) { /* NULL: past the end */
+		one = 0;
+		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0)
+			one = ca = ca == -2 ? exists(r, &KC_CONFIGMAPS, ns, ROOT_CA_CONFIGMAP) : ca;
+		else if (strcmp(k, "count/serviceaccounts") == 0)
+			one = sa = sa == -2 ? exists(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SA) : sa;
+		if (one < 0) {
+			json_decref(used);
+			return NULL; /* kube-controller-manager will count it */
 		}
 		json_object_set_new(used, k, json_string(one ? "1" : "0"));
 	}
@@ -116,40 +136,45 @@ static json_t *fresh_usage(struct rec *r, const char *ns, const json_t *hard)
  * patch sets metadata.resourceVersion, so it fails (409) if the quota changed meanwhile; only
  * the status changes (a PUT of the status would also replace the labels). NULL: nothing known.
  */
-static json_t *forced_status(struct rec *r, const json_t *rq, bool fresh)
+static json_t *forced_status(struct rec *r, const struct jdoc *rq, bool fresh)
 {
-	const json_t *spec = jx_get(rq, "spec", "hard", NULL);
-	json_t *used = json_deep_copy(jx_get(rq, "status", "used", NULL)), *hard, *v;
+	struct jval spec = jd_get(rq, "spec", "hard", NULL), v;
+	/* status.used as it is sent back: what quota admission counted */
+	json_t *used = jval_to_json(jd_get(rq, "status", "used", NULL)), *hard;
 	const char *k;
+	size_t i;
 
 	if (fresh) { /* what quota admission has counted stays; the rest is counted here */
-		json_t *counted = fresh_usage(r, jx_namespace(rq), spec);
+		json_t *counted = fresh_usage(r, jd_namespace(rq), spec);
 
 		used = used ? used : json_object();
-		json_object_update_missing(used, counted);
+		if (counted)
+			json_object_update_missing(used, counted);
 		json_decref(counted);
 	}
-	if (used == NULL)
+	if (used == NULL || json_object_size(used) == 0) {
+		json_decref(used);
 		return NULL; /* usage unknown: kube-controller-manager counts it */
+	}
 	hard = json_object();
-	json_object_foreach((json_t *)spec, k, v)
+	jval_foreach_member(spec, i, k, v)
 		if (json_object_get(used, k))
-			json_object_set(hard, k, v);
+			json_object_set_new(hard, k, jval_to_json(v));
 	return json_pack("[{s:s,s:s,s:s?},{s:s,s:s,s:{s:o,s:o}}]", "op", "replace", "path",
-	                 "/metadata/resourceVersion", "value", jx_resource_version(rq), "op", "add",
+	                 "/metadata/resourceVersion", "value", jd_resource_version(rq), "op", "add",
 	                 "path", "/status", "value", "hard", hard, "used", used);
 }
 
 /* Read the quota as the API server has it now (NULL: gone or unreadable). */
-static json_t *reread(struct rec *r, const char *ns)
+static const struct jdoc *reread(struct rec *r, const char *ns)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err;
-	json_t *now = NULL;
+	const struct jdoc *now = NULL;
 
 	if (kc_get(r->kc, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, &resp, &err) == 0 &&
 	    kc_resp_ok(&resp))
-		now = json_incref(resp.body);
+		now = tc_doc_of(resp.body);
 	kc_resp_release(&resp);
 	return now;
 }
@@ -160,7 +185,7 @@ static json_t *reread(struct rec *r, const char *ns)
  * and go on when status.hard matches spec.hard, else write again. The result is recorded in
  * r->quota_now. Returns whether spec.hard is in force.
  */
-static bool force_quota(struct rec *r, const char *ns, json_t *rq, bool fresh)
+static bool force_quota(struct rec *r, const char *ns, const struct jdoc *rq, bool fresh)
 {
 	int attempt;
 
@@ -178,8 +203,8 @@ static bool force_quota(struct rec *r, const char *ns, json_t *rq, bool fresh)
 		rc = kc_patch(r->kc, &KC_RESOURCEQUOTAS, ns, QUOTA_NAME, "status", KC_PATCH_JSON,
 		              body, LANDLORD_FIELD_MANAGER, &resp, &err);
 		conflict = rc == 0 && resp.http_status == 409;
-		json_decref(rq);
-		rq = rc == 0 && kc_resp_ok(&resp) ? json_incref(resp.body)
+		jdoc_unref(rq);
+		rq = rc == 0 && kc_resp_ok(&resp) ? tc_doc_of(resp.body)
 		     : conflict                   ? reread(r, ns)
 		                                  : NULL;
 		if (rq == NULL && !conflict)
@@ -189,9 +214,8 @@ static bool force_quota(struct rec *r, const char *ns, json_t *rq, bool fresh)
 		if (!conflict)
 			break; /* written (what is known is in force), or failed */
 	}
-	if (rq)
-		json_object_set_new(r->quota_now, ns, rq);
-	return rq && tc_quota_applied(rq);
+	tc_docs_put(&r->quota_now, ns, rq);
+	return tc_quota_applied(rq);
 }
 
 /*
@@ -207,7 +231,7 @@ static bool fresh_namespace(struct rec *r, const char *ns)
 
 	if (tc_str_listed(r->created, ns))
 		return true;
-	if (!tc_str_eq(jx_annotation(json_object_get(r->active, ns), ANNOT_SOURCE), SOURCE_SPEC))
+	if (!tc_str_eq(jd_annotation(tc_docs_get(&r->active, ns), ANNOT_SOURCE), SOURCE_SPEC))
 		return false;
 	rbs = inf_by_index_ref(r->t->owned[OWN_RB], IDX_NAMESPACE, ns);
 	none = rbs.n == 0;
@@ -221,8 +245,8 @@ static bool apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 	bool all = true;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct jdoc *cached;
-		json_t *rq, *written = NULL;
+		const struct jdoc *cached, *written = NULL;
+		json_t *rq;
 		bool fresh;
 
 		if (!w[i].write) { /* spec.hard holds it already: put it in force if it is not */
@@ -234,11 +258,13 @@ static bool apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 		         w[i].ns, "hard", w[i].hard);
 		cached = inf_get_ref(r->t->owned[OWN_RQ], w[i].ns, QUOTA_NAME);
 		fresh = cached == NULL && fresh_namespace(r, w[i].ns);
-		if (tc_ensure(r, &KC_RESOURCEQUOTAS, rq, cached, &written))
+		if (tc_ensure(r, &KC_RESOURCEQUOTAS, rq, cached, &written)) {
 			all &= force_quota(r, w[i].ns, written ? written : tc_quota_now(r, w[i].ns),
 			                   fresh);
-		else
+		} else {
 			all = false;
+			jdoc_unref(written);
+		}
 		jdoc_unref(cached);
 		json_decref(rq);
 	}
@@ -247,40 +273,44 @@ static bool apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 
 /* ---- the split ---- */
 
-/* The quota model's view of one namespace's quota (@rq, kept alive in @keep; may be NULL). */
-static struct qp_ns qp_in(const char *ns, json_t *rq, json_t *keep)
+/* The quota model's view of one namespace's quota, read in place (@rq, held in *@keep until
+ * planned; may be NULL). */
+static struct qp_ns qp_in(const char *ns, const struct jdoc *rq, const struct jdoc **keep)
 {
-	if (rq)
-		json_array_append_new(keep, rq);
-	return (struct qp_ns){ns, jx_get(rq, "status", "used", NULL),
-	                      jx_get(rq, "status", "hard", NULL), jx_get(rq, "spec", "hard", NULL)};
+	*keep = rq;
+	return (struct qp_ns){ns, jd_get(rq, "status", "used", NULL),
+	                      jd_get(rq, "status", "hard", NULL), jd_get(rq, "spec", "hard", NULL)};
 }
 
 /* One split of the plan over the namespaces' quotas as they are now. */
-static int plan_split(struct rec *r, const json_t *plan_hard, struct jdoc_list rqs,
+static int plan_split(struct rec *r, struct jval plan_hard, struct jdoc_list rqs,
                       struct qp_result *res)
 {
-	size_t n = 0, cap = json_object_size(r->active) + rqs.n;
+	size_t n = 0, cap = r->active.len + rqs.n;
 	struct qp_ns *in = xcalloc(cap ? cap : 1, sizeof(*in));
-	json_t *keep = json_array(), *ns;
+	const struct jdoc **keep = xcalloc(cap ? cap : 1, sizeof(*keep));
 	struct ll_err err;
-	const char *name;
 	int rc;
 
-	json_object_foreach(r->active, name, ns)
-		in[n++] = qp_in(name, tc_quota_now(r, name), keep);
+	for (size_t i = 0; i < r->active.len; i++, n++)
+		in[n] = qp_in(r->active.v[i].name, tc_quota_now(r, r->active.v[i].name), &keep[n]);
 	for (size_t i = 0; i < rqs.n; i++) {
 		const char *in_ns = jd_namespace(rqs.items[i]);
 
-		if (in_ns && !json_object_get(r->active, in_ns) &&
-		    tc_str_eq(jd_name(rqs.items[i]), QUOTA_NAME) && tc_namespace_was_ours(r, in_ns))
-			in[n++] = qp_in(in_ns, tc_quota_now(r, in_ns), keep);
+		if (in_ns && !tc_docs_get(&r->active, in_ns) &&
+		    tc_str_eq(jd_name(rqs.items[i]), QUOTA_NAME) &&
+		    tc_namespace_was_ours(r, in_ns)) {
+			in[n] = qp_in(in_ns, tc_quota_now(r, in_ns), &keep[n]);
+			n++;
+		}
 	}
 	rc = qp_compute(plan_hard, in, n, res, &err);
 	if (rc < 0)
 		tc_failf(r, "cannot split the plan's quota: %s", err.msg);
+	while (n > 0)
+		jdoc_unref(keep[--n]);
+	free(keep);
 	free(in);
-	json_decref(keep);
 	return rc;
 }
 
@@ -288,13 +318,15 @@ struct fresh_ctx {
 	struct rec *r;
 };
 
-static int keep_fresh(json_t *item, void *ud)
+static int keep_fresh(struct jdoc *take_item, void *ud)
 {
 	struct fresh_ctx *c = ud;
-	const char *ns = jx_namespace(item);
+	const char *ns = jd_namespace(take_item);
 
-	if (ns && tc_str_eq(jx_name(item), QUOTA_NAME) && !json_object_get(c->r->quota_now, ns))
-		json_object_set(c->r->quota_now, ns, item);
+	if (ns && tc_str_eq(jd_name(take_item), QUOTA_NAME) && !tc_docs_get(&c->r->quota_now, ns))
+		tc_docs_put(&c->r->quota_now, ns, take_item);
+	else
+		jdoc_unref(take_item);
 	return 0;
 }
 
@@ -306,6 +338,8 @@ static int keep_fresh(json_t *item, void *ud)
 static bool read_quotas_now(struct rec *r)
 {
 	char selector[NAMES_BUF + 96];
+	static const char *const drop[] = {"metadata.managedFields", NULL};
+	const struct jdoc_opts proj = {.drop = drop};
 	struct kc_list_opts o = {.label_selector = selector};
 	struct fresh_ctx c = {r};
 	struct kc_resp resp = {0};
@@ -314,7 +348,8 @@ static bool read_quotas_now(struct rec *r)
 
 	snprintf(selector, sizeof(selector),
 	         LABEL_MANAGED_BY "=" MANAGED_BY_VALUE "," LABEL_TENANT "=%s", r->name);
-	rc = kc_list(r->kc, &KC_RESOURCEQUOTAS, NULL, &o, keep_fresh, &c, NULL, &resp, &err);
+	rc = kc_list_docs(r->kc, &KC_RESOURCEQUOTAS, NULL, &o, &proj, keep_fresh, &c, NULL, &resp,
+	                  &err);
 	r->quotas_read = rc == 0 && kc_resp_ok(&resp);
 	if (!r->quotas_read)
 		tc_write_ok(r, rc, &resp, &err, "list", NULL, "resourcequotas", false);
@@ -326,16 +361,18 @@ static bool read_quotas_now(struct rec *r)
  * landlord-quota-in-force refuses what a quota counts in a tenant namespace without one. */
 static void ensure_empty_quotas(struct rec *r)
 {
-	const char *name;
-	json_t *ns, *empty = json_object();
+	json_t *empty = json_object();
 
-	json_object_foreach(r->active, name, ns) {
+	for (size_t i = 0; i < r->active.len; i++) {
+		const char *name = r->active.v[i].name;
 		const struct jdoc *cached = inf_get_ref(r->t->owned[OWN_RQ], name, QUOTA_NAME);
-		json_t *rq = cached ? NULL : tm_resourcequota(r->tenant, name, empty),
-		       *written = NULL;
+		const struct jdoc *written = NULL;
+		json_t *rq = cached ? NULL : tm_resourcequota(r->tenant, name, empty);
 
-		if (rq && tc_ensure(r, &KC_RESOURCEQUOTAS, rq, NULL, &written) && written)
-			json_object_set_new(r->quota_now, name, written);
+		if (rq && tc_ensure(r, &KC_RESOURCEQUOTAS, rq, NULL, &written))
+			tc_docs_put(&r->quota_now, name, written);
+		else
+			jdoc_unref(written);
 		jdoc_unref(cached);
 		json_decref(rq);
 	}
@@ -349,17 +386,32 @@ static void ensure_empty_quotas(struct rec *r)
  * in it) every namespace lacking a quota gets an empty one, so that the admission policy
  * landlord-quota-in-force admits what no quota counts.
  */
+/*
+ * Nothing to read: the tenant has no quota in the cache and every namespace was created in this
+ * pass, so none can have one (a brand-new tenant, the burst that matters).
+ */
+static bool nothing_to_read(const struct rec *r, struct jdoc_list rqs)
+{
+	if (rqs.n > 0 || json_array_size(r->created) != r->active.len)
+		return false;
+	for (size_t i = 0; i < r->active.len; i++)
+		if (!tc_str_listed(r->created, r->active.v[i].name))
+			return false;
+	return true;
+}
+
 void tc_sync_quota(struct rec *r)
 {
-	const json_t *plan_hard = jx_get(r->plan, "spec", "resourceQuota", "hard", NULL);
+	struct jval plan_hard = jval_path(r->plan, "spec", "resourceQuota", "hard", NULL);
 	struct jdoc_list rqs = inf_by_index_ref(r->t->owned[OWN_RQ], IDX_TENANT, r->name);
 	struct qp_result res = {0};
 
-	for (int round = 0; r->plan && round < 3; round++) {
+	for (int round = 0; tc_plan_known(r) && round < 3; round++) {
 		qp_result_release(&res);
 		if (plan_split(r, plan_hard, rqs, &res) < 0)
 			break;
-		if ((res.n_phase1 > 0 || res.n_phase2 > 0) && !r->quotas_read) {
+		if ((res.n_phase1 > 0 || res.n_phase2 > 0) && !r->quotas_read &&
+		    !nothing_to_read(r, rqs)) {
 			if (!read_quotas_now(r))
 				break;
 			continue; /* plan again on what is true now */
@@ -377,7 +429,7 @@ void tc_sync_quota(struct rec *r)
 			break;
 		}
 	}
-	if (r->plan == NULL || json_object_size(plan_hard) == 0)
+	if (!tc_plan_known(r) || jval_size(plan_hard) == 0)
 		ensure_empty_quotas(r);
 	qp_result_release(&res);
 	jdoc_list_release(&rqs);
@@ -408,7 +460,7 @@ void tc_revert_quota_additions(struct rec *r, const char *ns, const struct jdoc 
 
 bool tc_quota_in_force(struct rec *r, const char *ns, bool *applied /* OUT */)
 {
-	json_t *rq = tc_quota_now(r, ns);
+	const struct jdoc *rq = tc_quota_now(r, ns);
 	bool covers;
 
 	if (rq && !tc_quota_applied(rq)) { /* written earlier, by a pass that did not finish */
@@ -417,6 +469,6 @@ bool tc_quota_in_force(struct rec *r, const char *ns, bool *applied /* OUT */)
 	}
 	covers = tc_quota_covers(rq);
 	*applied = tc_quota_applied(rq);
-	json_decref(rq);
+	jdoc_unref(rq);
 	return covers;
 }

@@ -25,8 +25,7 @@ static json_t *released_list(struct rec *r)
 	json_array_foreach(r->released, i, v)
 		json_object_set_new(set, json_string_value(v), json_true());
 	for (i = 0; i < marked.n; i++)
-		if (jd_name(marked.items[i]) &&
-		    json_object_get(r->active, jd_name(marked.items[i])))
+		if (jd_name(marked.items[i]) && tc_docs_get(&r->active, jd_name(marked.items[i])))
 			json_object_del(set, jd_name(marked.items[i])); /* back in the tenant */
 	v = tm_sorted_keys(set);
 	json_decref(set);
@@ -54,7 +53,7 @@ static json_t *namespaces_cond(struct rec *r, json_t *conds, bool ns_ok, long lo
 		         jx_str(json_array_get(r->collisions, 0), "reason", NULL));
 		return set_cond(conds, "NamespacesReady", false, "Collision", msg, gen);
 	}
-	snprintf(msg, sizeof(msg), "%zu namespace(s)", json_object_size(r->active));
+	snprintf(msg, sizeof(msg), "%zu namespace(s)", r->active.len);
 	return set_cond(conds, "NamespacesReady", ns_ok, ns_ok ? "Provisioned" : "Creating",
 	                ns_ok ? msg : "waiting for namespaces to be created or deleted", gen);
 }
@@ -64,10 +63,10 @@ static json_t *quota_cond(struct rec *r, json_t *conds, bool quota_ok, long long
 	char msg[640];
 	const char *why;
 
-	if (r->plan == NULL) {
+	if (!tc_plan_known(r)) {
 		snprintf(msg, sizeof(msg),
 		         "Plan %s does not exist; no quota, so nothing is granted",
-		         jx_str(r->tenant, "spec", "plan", NULL));
+		         jval_str(jval_path(r->tenant, "spec", "plan", NULL)));
 		why = "PlanNotFound";
 	} else if (r->over_plan) {
 		snprintf(msg, sizeof(msg), "usage is above the plan; nothing new can be created");
@@ -110,9 +109,11 @@ static json_t *ready_cond(struct rec *r, json_t *conds, bool all_ok, bool deleti
 
 static json_t *conditions(struct rec *r, long long gen, bool deleting)
 {
-	json_t *conds = json_deep_copy(jx_get(r->tenant, "status", "conditions", NULL));
+	/* the desired conditions start from the current ones (their transition times), and are
+	 * sent */
+	json_t *conds = jval_to_json(jval_path(r->tenant, "status", "conditions", NULL));
 	bool ns_ok = !r->ns_pending && json_array_size(r->collisions) == 0;
-	bool quota_ok = r->plan && !r->quota_pending && !r->over_plan;
+	bool quota_ok = tc_plan_known(r) && !r->quota_pending && !r->over_plan;
 	bool pol_ok = !r->policies_pending, acc_ok = !r->access_pending && !r->quota_pending;
 
 	conds = conds ? conds : json_array();
@@ -123,9 +124,9 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 	                        : "some policies could not be applied",
 	                 gen);
 	conds = set_cond(conds, "AccessReady", acc_ok,
-	                 acc_ok    ? "Provisioned"
-	                 : r->plan ? "WaitingForQuota"
-	                           : "PlanNotFound",
+	                 acc_ok             ? "Provisioned"
+	                 : tc_plan_known(r) ? "WaitingForQuota"
+	                                    : "PlanNotFound",
 	                 acc_ok ? "role bindings in place"
 	                        : "access is granted once quota and policies are in force",
 	                 gen);
@@ -134,13 +135,15 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 
 json_t *tc_desired_status(struct rec *r, bool deleting)
 {
-	long long gen = jx_generation(r->tenant);
-	json_t *sandboxes = json_object(), *names = tm_sorted_keys(r->active);
+	long long gen = jval_int(jval_path(r->tenant, "metadata", "generation", NULL), 0);
+	json_t *sandboxes = json_object(), *names = json_array();
 	json_t *hard =
-	        tm_canonical_quantities(jx_get(r->plan, "spec", "resourceQuota", "hard", NULL));
+	        tm_canonical_quantities(jval_path(r->plan, "spec", "resourceQuota", "hard", NULL));
 
+	for (size_t i = 0; i < r->active.len; i++) /* in name order */
+		json_array_append_new(names, json_string(r->active.v[i].name));
 	for (size_t i = 0; i < r->claims.n; i++)
-		if (r->claims.ns[i].user && json_object_get(r->active, r->claims.ns[i].name))
+		if (r->claims.ns[i].user && tc_docs_get(&r->active, r->claims.ns[i].name))
 			json_object_set_new(sandboxes, r->claims.ns[i].user,
 			                    json_string(r->claims.ns[i].name));
 	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:O,s:{s:o,s:o},s:o}", "observedGeneration",
@@ -151,24 +154,33 @@ json_t *tc_desired_status(struct rec *r, bool deleting)
 	                 conditions(r, gen, deleting));
 }
 
+/* The message of the Ready condition the Tenant's status holds now, or NULL. */
+static const char *old_ready_message(const struct rec *r)
+{
+	struct jval conds = jval_path(r->tenant, "status", "conditions", NULL), c;
+	size_t i;
+
+	jval_foreach(conds, i, c)
+		if (tc_str_eq(jval_str(jval_get(c, "type")), "Ready"))
+			return jval_str(jval_get(c, "message"));
+	return NULL;
+}
+
 void tc_write_status(struct rec *r, json_t *status)
 {
-	const json_t *old = jx_get(r->tenant, "status", NULL);
-	const json_t *old_ready, *new_ready;
+	const json_t *new_ready;
 	const char *old_reason, *new_reason = NULL;
 	char why[512];
 
-	if (json_equal(status, old))
+	if (jval_equal_json(jval_get(r->tenant, "status"), status))
 		return;
 	if (status_write(r->kc, &LL_TENANTS, r->name, status, STATUS_REPLACE,
 	                 LANDLORD_FIELD_MANAGER, why, sizeof(why)) < 0)
 		tc_failf(r, "write status %s: %s", r->name, why);
-	old_ready = cond_find(jx_get(old, "conditions", NULL), "Ready");
 	new_ready = cond_find(json_object_get(status, "conditions"), "Ready");
-	old_reason = jx_str(old_ready, "message", NULL);
+	old_reason = old_ready_message(r);
 	if (new_ready && strcmp(jx_str(new_ready, "status", NULL), "False") == 0)
 		new_reason = jx_str(new_ready, "message", NULL);
 	if (r->failed && new_reason && (!old_reason || strcmp(old_reason, new_reason) != 0))
-		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ApplyFailed",
-		             "%s", new_reason);
+		tc_event(r, EVENT_WARNING, "ApplyFailed", "%s", new_reason);
 }

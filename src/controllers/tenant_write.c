@@ -26,6 +26,28 @@ void tc_failf(struct rec *r, const char *fmt, ...)
 	r->failed = true;
 }
 
+void tc_event(struct rec *r, const char *type, const char *reason, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	event_record_doc(r->kc, LANDLORD_COMPONENT, r->tenant, type, reason, "%s", message);
+}
+
+struct jdoc *tc_doc_of(const json_t *body)
+{
+	static const char *const drop[] = {"metadata.managedFields", NULL};
+	const struct jdoc_opts opts = {.drop = drop};
+	struct jdoc *d = NULL;
+
+	if (body == NULL || jdoc_from_json(body, &opts, &d, NULL) < 0)
+		return NULL;
+	return d;
+}
+
 /* Did a write succeed? A 404 counts as success when @missing_ok (deletes). */
 bool tc_write_ok(struct rec *r, int rc, const struct kc_resp *resp, const struct ll_err *err,
                  const char *what, const char *ns, const char *name, bool missing_ok)
@@ -99,16 +121,17 @@ bool tc_merge_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, con
 }
 
 /* Keep the object as the API server wrote it in *@written, when asked for. */
-static void keep_written(json_t **written, const struct kc_resp *resp)
+static void keep_written(const struct jdoc **written, const struct kc_resp *resp)
 {
 	if (written) {
-		json_decref(*written);
-		*written = json_incref(resp->body);
+		jdoc_unref(*written);
+		*written = tc_doc_of(resp->body);
 	}
 }
 
 /* A new object: POST, never apply, so an object of the same name is never merged into. */
-static int create(struct rec *r, const struct kc_gvr *gvr, const json_t *desired, json_t **written)
+static int create(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
+                  const struct jdoc **written)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err;
@@ -133,8 +156,8 @@ static struct jdoc *read_live(struct rec *r, const struct kc_gvr *gvr, const jso
 	struct jdoc *live = NULL;
 	int rc = kc_get(r->kc, gvr, jx_namespace(desired), jx_name(desired), &resp, &err);
 
-	if (rc == 0 && kc_resp_ok(&resp) && jdoc_from_json(resp.body, NULL, &live, &err) < 0)
-		live = NULL;
+	if (rc == 0 && kc_resp_ok(&resp))
+		live = tc_doc_of(resp.body);
 	else if (!(rc == 0 && (kc_resp_ok(&resp) || resp.http_status == 404)))
 		tc_write_ok(r, rc, &resp, &err, "read", jx_namespace(desired), jx_name(desired),
 		            false);
@@ -157,20 +180,20 @@ static const char *replace_reason(const struct rec *r, const struct jdoc *have,
 
 /* Delete @have (uid precondition) and create @desired in its place, with a Warning Event. */
 static bool replace(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-                    const struct jdoc *have, const char *why, json_t **written)
+                    const struct jdoc *have, const char *why, const struct jdoc **written)
 {
 	bool ok = tc_delete_obj(r, gvr, have) && create(r, gvr, desired, written) == 0;
 
 	if (ok)
-		event_record(r->kc, LANDLORD_COMPONENT, r->tenant, EVENT_WARNING, "ObjectReplaced",
-		             "replaced %s %s%s%s: %s", gvr->kind, jx_namespace(desired) ?: "",
-		             jx_namespace(desired) ? "/" : "", jx_name(desired), why);
+		tc_event(r, EVENT_WARNING, "ObjectReplaced", "replaced %s %s%s%s: %s", gvr->kind,
+		         jx_namespace(desired) ?: "", jx_namespace(desired) ? "/" : "",
+		         jx_name(desired), why);
 	return ok;
 }
 
 /* Apply @desired over @have (landlord's), then revert what others added that changes it. */
 static bool update(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-                   const struct jdoc *have, json_t **written)
+                   const struct jdoc *have, const struct jdoc **written)
 {
 	const char *ns = jx_namespace(desired), *name = jx_name(desired);
 	json_t *added = tc_added_by_others(jdoc_root(have), desired, true);
@@ -202,7 +225,7 @@ static bool update(struct rec *r, const struct kc_gvr *gvr, const json_t *desire
  * landlord's own is applied, and what others added that changes its meaning is reverted.
  */
 bool tc_ensure(struct rec *r, const struct kc_gvr *gvr, const json_t *desired,
-               const struct jdoc *cached, json_t **written)
+               const struct jdoc *cached, const struct jdoc **written)
 {
 	struct jdoc *live = NULL;
 	const struct jdoc *have = cached;
@@ -246,7 +269,7 @@ bool tc_delete_obj(struct rec *r, const struct kc_gvr *gvr, const struct jdoc *o
 }
 
 bool tc_patch(struct rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
-              enum kc_patch_type type, const json_t *body, json_t **result /* OUT */)
+              enum kc_patch_type type, const json_t *body, const struct jdoc **result)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err;

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pcre2.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +22,10 @@
 #include "base/mem.h"
 #include "kube/k8sname.h"
 #include "kube/selector.h"
+#include "tenancy/regexset.h"
+
+_Static_assert(LCFG_PATTERN_MAX <= RXS_PATTERN_MAX && LCFG_LIST_MAX <= RXS_SET_MAX,
+               "every privileged list fits a regexset");
 
 #define SA_PREFIX       "system:serviceaccount:"
 #define RESERVED_DOMAIN LANDLORD_GROUP
@@ -37,11 +40,6 @@ struct lcfg_custom {
 	struct lcfg_roles roles;
 };
 
-struct relist {
-	pcre2_code **re;
-	size_t n;
-};
-
 struct lcfg {
 	atomic_size_t refs;
 	struct lcfg_roles dflt;
@@ -49,9 +47,7 @@ struct lcfg {
 	size_t n_custom;
 	const char **role_names; /* sorted, distinct; point into dflt and custom */
 	size_t n_role_names;
-	struct relist priv_namespaces, priv_users, priv_groups, priv_sas;
-	pcre2_general_context *gctx;
-	pcre2_match_context *mctx;
+	struct rxs *priv_namespaces, *priv_users, *priv_groups, *priv_sas;
 	json_t *labels, *annotations, *argocd; /* argocd NULL when not configured */
 	const char *pod_security;              /* static string */
 	bool network_isolation;
@@ -288,38 +284,7 @@ static void collect_role_names(struct lcfg *cfg)
 
 /* ---- privileged ---- */
 
-static void *pcre_alloc(PCRE2_SIZE n, void *ud)
-{
-	return xmalloc(n);
-}
-
-static void pcre_free(void *ptr, void *ud)
-{
-	free(ptr);
-}
-
-static pcre2_code *compile_pattern(struct pctx *p, const char *pattern, size_t len,
-                                   const char *field)
-{
-	uint32_t opts = PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_UTF | PCRE2_NEVER_BACKSLASH_C;
-	pcre2_compile_context *cctx = pcre2_compile_context_create(p->cfg->gctx);
-	PCRE2_UCHAR msg[256];
-	PCRE2_SIZE offset = 0;
-	pcre2_code *re;
-	int code = 0;
-
-	re = pcre2_compile((PCRE2_SPTR)pattern, len, opts, &code, &offset, cctx);
-	pcre2_compile_context_free(cctx);
-	if (re == NULL) {
-		if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)
-			snprintf((char *)msg, sizeof(msg), "error %d", code);
-		bad(p, field, "invalid regular expression at offset %zu: %s", (size_t)offset,
-		    (const char *)msg);
-	}
-	return re;
-}
-
-static void parse_patterns(struct pctx *p, const json_t *priv, const char *key, struct relist *list,
+static void parse_patterns(struct pctx *p, const json_t *priv, const char *key, struct rxs *list,
                            json_t *out)
 {
 	const json_t *arr = priv != NULL ? json_object_get(priv, key) : NULL;
@@ -338,17 +303,16 @@ static void parse_patterns(struct pctx *p, const json_t *priv, const char *key, 
 		bad(p, base, "at most %d patterns", LCFG_LIST_MAX);
 		goto out;
 	}
-	list->n = json_array_size(arr);
-	list->re = xcalloc(list->n + 1, sizeof(*list->re));
-	for (i = 0; i < list->n; i++) {
+	for (i = 0; i < json_array_size(arr); i++) {
 		char *field = xasprintf("%s[%zu]", base, i);
 		const char *s = string_value(p, json_array_get(arr, i), field);
+		struct ll_err err;
 
 		if (s != NULL && strlen(s) > LCFG_PATTERN_MAX)
 			bad(p, field, "longer than %d bytes", LCFG_PATTERN_MAX);
+		else if (s != NULL && rxs_add(list, s, strlen(s), &err) < 0)
+			bad(p, field, "%s", err.msg);
 		else if (s != NULL)
-			list->re[i] = compile_pattern(p, s, strlen(s), field);
-		if (list->re[i] != NULL)
 			json_array_append_new(out_arr, json_string(s));
 		free(field);
 	}
@@ -361,10 +325,10 @@ static void parse_privileged(struct pctx *p, const json_t *spec, json_t *out)
 	const json_t *priv = section(p, spec, "privileged", "spec");
 	json_t *priv_out = json_object();
 
-	parse_patterns(p, priv, "namespaces", &p->cfg->priv_namespaces, priv_out);
-	parse_patterns(p, priv, "users", &p->cfg->priv_users, priv_out);
-	parse_patterns(p, priv, "groups", &p->cfg->priv_groups, priv_out);
-	parse_patterns(p, priv, "serviceAccounts", &p->cfg->priv_sas, priv_out);
+	parse_patterns(p, priv, "namespaces", p->cfg->priv_namespaces, priv_out);
+	parse_patterns(p, priv, "users", p->cfg->priv_users, priv_out);
+	parse_patterns(p, priv, "groups", p->cfg->priv_groups, priv_out);
+	parse_patterns(p, priv, "serviceAccounts", p->cfg->priv_sas, priv_out);
 	json_object_set_new(out, "privileged", priv_out);
 }
 
@@ -576,15 +540,6 @@ static void parse_showback(struct pctx *p, const json_t *spec, json_t *out)
 
 /* ---- lifecycle ---- */
 
-static void relist_release(struct relist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		pcre2_code_free(l->re[i]);
-	free(l->re);
-}
-
 static void roles_release(struct lcfg_roles *r)
 {
 	free(r->owner);
@@ -603,12 +558,10 @@ static void lcfg_free(struct lcfg *cfg)
 	free(cfg->custom);
 	roles_release(&cfg->dflt);
 	free(cfg->role_names);
-	relist_release(&cfg->priv_namespaces);
-	relist_release(&cfg->priv_users);
-	relist_release(&cfg->priv_groups);
-	relist_release(&cfg->priv_sas);
-	pcre2_match_context_free(cfg->mctx);
-	pcre2_general_context_free(cfg->gctx);
+	rxs_free(cfg->priv_namespaces);
+	rxs_free(cfg->priv_users);
+	rxs_free(cfg->priv_groups);
+	rxs_free(cfg->priv_sas);
 	json_decref(cfg->labels);
 	json_decref(cfg->annotations);
 	json_decref(cfg->argocd);
@@ -621,11 +574,10 @@ static struct lcfg *lcfg_alloc(void)
 	struct lcfg *cfg = xcalloc(1, sizeof(*cfg));
 
 	atomic_init(&cfg->refs, 1);
-	cfg->gctx = pcre2_general_context_create(pcre_alloc, pcre_free, NULL);
-	cfg->mctx = pcre2_match_context_create(cfg->gctx);
-	pcre2_set_match_limit(cfg->mctx, LCFG_MATCH_LIMIT);
-	pcre2_set_depth_limit(cfg->mctx, LCFG_DEPTH_LIMIT);
-	pcre2_set_heap_limit(cfg->mctx, LCFG_HEAP_LIMIT_KIB);
+	cfg->priv_namespaces = rxs_new();
+	cfg->priv_users = rxs_new();
+	cfg->priv_groups = rxs_new();
+	cfg->priv_sas = rxs_new();
 	cfg->spec = json_object();
 	return cfg;
 }
@@ -718,29 +670,19 @@ void lcfg_role_names(const struct lcfg *cfg, const char *const **names, size_t *
 	*n = cfg->n_role_names;
 }
 
-static bool relist_match(const struct lcfg *cfg, const struct relist *l, const char *subject)
+/* Does @subject match a privileged pattern of @set? A match stopped by a limit counts as none. */
+static bool privileged_match(const struct rxs *set, const char *subject)
 {
-	pcre2_match_data *md;
-	bool found = false;
-	size_t i;
-	int rc;
+	bool limited = false;
+	int i;
 
-	if (l->n == 0 || subject == NULL)
+	if (subject == NULL)
 		return false;
-	md = pcre2_match_data_create(1, cfg->gctx);
-	for (i = 0; i < l->n && !found; i++) {
-		rc = pcre2_match(l->re[i], (PCRE2_SPTR)subject, strlen(subject), 0, 0, md,
-		                 cfg->mctx);
-		found = rc >= 0;
-		if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
-		    rc == PCRE2_ERROR_HEAPLIMIT)
-			log_warn("privileged pattern hit its match limit; counted as no match",
-			         "{s:i,s:i}", "pattern_index", (int)i, "pcre2_error", rc);
-		else if (rc < 0 && rc != PCRE2_ERROR_NOMATCH)
-			break; /* invalid UTF-8 subject: no pattern can match it */
-	}
-	pcre2_match_data_free(md);
-	return found;
+	i = rxs_match(set, subject, strlen(subject), &limited);
+	if (limited)
+		log_warn("privileged pattern hit its match limit; counted as no match", "{s:s}",
+		         "subject", subject);
+	return i >= 0;
 }
 
 bool lcfg_is_privileged_user(const struct lcfg *cfg, const char *username,
@@ -748,21 +690,21 @@ bool lcfg_is_privileged_user(const struct lcfg *cfg, const char *username,
 {
 	size_t i;
 
-	if (relist_match(cfg, &cfg->priv_users, username))
+	if (privileged_match(cfg->priv_users, username))
 		return true;
 	if (username != NULL && strncmp(username, SA_PREFIX, strlen(SA_PREFIX)) == 0 &&
 	    strchr(username + strlen(SA_PREFIX), ':') != NULL &&
-	    relist_match(cfg, &cfg->priv_sas, username + strlen(SA_PREFIX)))
+	    privileged_match(cfg->priv_sas, username + strlen(SA_PREFIX)))
 		return true;
 	for (i = 0; groups != NULL && i < n_groups; i++)
-		if (relist_match(cfg, &cfg->priv_groups, groups[i]))
+		if (privileged_match(cfg->priv_groups, groups[i]))
 			return true;
 	return false;
 }
 
 bool lcfg_is_privileged_namespace(const struct lcfg *cfg, const char *name)
 {
-	return relist_match(cfg, &cfg->priv_namespaces, name);
+	return privileged_match(cfg->priv_namespaces, name);
 }
 
 const char *lcfg_default_pod_security(const struct lcfg *cfg)

@@ -19,8 +19,8 @@
  *   controller keeps it in the ConfigMap landlord-system/landlord-config-accepted).
  * - Privileged patterns are PCRE2 regular expressions matched against the whole string: a
  *   pattern P behaves as ^(?:P)$ where $ matches only at the very end (PCRE2_ANCHORED |
- *   PCRE2_ENDANCHORED, UTF mode). "alice" does not match "malice" or "alice\n". Each match is
- *   bounded by LCFG_MATCH_LIMIT, LCFG_DEPTH_LIMIT and LCFG_HEAP_LIMIT_KIB, so a hostile pattern
+ *   PCRE2_ENDANCHORED, UTF mode; regexset.h, which compiles and matches them). "alice" does not
+ *   match "malice" or "alice\n". Each match is bounded by regexset.h's limits, so a hostile pattern
  *   or subject cannot hang a worker: a match that hits a limit counts as no match (and is logged
  *   as a warning). Subjects that are not valid UTF-8 match nothing.
  * - Prices are exact: decimal strings such as "0.031" are stored as integer micro-units of the
@@ -56,16 +56,12 @@
 #define LCFG_MICROS 1000000
 /* Largest accepted price in micro-units (a trillion currency units). */
 #define LCFG_PRICE_MAX_MICROS (1000000000000LL * LCFG_MICROS)
-/* Longest privileged pattern in bytes, and most patterns in one list. */
+/* Longest privileged pattern in bytes, and most patterns in one list (regexset.h's caps). */
 #define LCFG_PATTERN_MAX 1024
 #define LCFG_LIST_MAX    256
 /* Most tenantRoles.custom entries, and most keys in each namespaceMetadata map. */
 #define LCFG_CUSTOM_MAX   128
 #define LCFG_METADATA_MAX 256
-/* PCRE2 limits applied to every match (see pcre2_set_match_limit() and friends). */
-#define LCFG_MATCH_LIMIT    100000
-#define LCFG_DEPTH_LIMIT    1000
-#define LCFG_HEAP_LIMIT_KIB 1024
 
 struct lcfg;
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "base/json.h"
+#include "base/jdoc.h"
 #include "tenancy/membership.h"
 
 #define SA_USER_PREFIX  "system:serviceaccount:"
@@ -11,44 +11,38 @@
 
 static const char *const ROLES[] = {"owners", "editors", "viewers"};
 
-static bool str_listed(const json_t *list, const char *s)
+static bool str_eq(const char *a, const char *b)
 {
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(list, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-			return true;
-	return false;
+	return a && b && strcmp(a, b) == 0;
 }
 
 /* Listed under @what ("users" or "groups") for any of the three roles? */
-static bool named_in_spec(const json_t *tenant, const char *what, const char *name)
+static bool named_in_spec(struct jval tenant, const char *what, const char *name)
 {
 	for (size_t r = 0; r < 3; r++)
-		if (str_listed(jx_get(tenant, "spec", "accessControl", ROLES[r], what, NULL), name))
+		if (jval_has_string(
+		            jval_path(tenant, "spec", "accessControl", ROLES[r], what, NULL), name))
 			return true;
 	return false;
 }
 
-static bool sa_in_spec(const json_t *tenant, const char *ns, const char *name)
+static bool sa_in_spec(struct jval tenant, const char *ns, const char *name)
 {
 	for (size_t r = 0; r < 3; r++) {
-		const json_t *list =
-		        jx_get(tenant, "spec", "accessControl", ROLES[r], "serviceAccounts", NULL);
-		json_t *v;
+		struct jval list = jval_path(tenant, "spec", "accessControl", ROLES[r],
+		                             "serviceAccounts", NULL),
+		            v;
 		size_t i;
 
-		json_array_foreach(list, i, v)
-			if (jx_str(v, "namespace", NULL) && jx_str(v, "name", NULL) &&
-			    strcmp(jx_str(v, "namespace", NULL), ns) == 0 &&
-			    strcmp(jx_str(v, "name", NULL), name) == 0)
+		jval_foreach(list, i, v)
+			if (str_eq(jval_str(jval_get(v, "namespace")), ns) &&
+			    str_eq(jval_str(jval_get(v, "name")), name))
 				return true;
 	}
 	return false;
 }
 
-static bool sa_member(const json_t *tenant, const json_t *namespaces, const char *ns,
+static bool sa_member(struct jval tenant, const json_t *namespaces, const char *ns,
                       const char *name)
 {
 	return json_object_get(namespaces, ns) != NULL || sa_in_spec(tenant, ns, name);
@@ -71,7 +65,7 @@ static const char *sa_user(const char *user, char ns[256])
 	return colon + 1;
 }
 
-static enum tm_verdict user_verdict(const json_t *tenant, const struct lcfg *cfg,
+static enum tm_verdict user_verdict(struct jval tenant, const struct lcfg *cfg,
                                     const json_t *namespaces, const char *name)
 {
 	char ns[256];
@@ -82,7 +76,7 @@ static enum tm_verdict user_verdict(const json_t *tenant, const struct lcfg *cfg
 	return lcfg_is_privileged_user(cfg, name, NULL, 0) ? TM_EXCEPTION : TM_OUTSIDER;
 }
 
-static enum tm_verdict group_verdict(const json_t *tenant, const struct lcfg *cfg,
+static enum tm_verdict group_verdict(struct jval tenant, const struct lcfg *cfg,
                                      const json_t *namespaces, const char *name)
 {
 	const char *ns = name + strlen(SA_GROUP_PREFIX);
@@ -94,7 +88,7 @@ static enum tm_verdict group_verdict(const json_t *tenant, const struct lcfg *cf
 	return lcfg_is_privileged_user(cfg, NULL, &name, 1) ? TM_EXCEPTION : TM_OUTSIDER;
 }
 
-static enum tm_verdict sa_verdict(const json_t *tenant, const struct lcfg *cfg,
+static enum tm_verdict sa_verdict(struct jval tenant, const struct lcfg *cfg,
                                   const json_t *namespaces, const char *ns, const char *name)
 {
 	char user[600];
@@ -107,12 +101,13 @@ static enum tm_verdict sa_verdict(const json_t *tenant, const struct lcfg *cfg,
 	return lcfg_is_privileged_user(cfg, user, NULL, 0) ? TM_EXCEPTION : TM_OUTSIDER;
 }
 
-enum tm_verdict tm_subject_verdict(const json_t *tenant, const struct lcfg *cfg,
+enum tm_verdict tm_subject_verdict(struct jval tenant, const struct lcfg *cfg,
                                    const json_t *namespaces, const char *binding_ns,
-                                   const json_t *subject)
+                                   struct jval subject)
 {
-	const char *kind = jx_str(subject, "kind", NULL), *name = jx_str(subject, "name", NULL);
-	const char *ns = jx_str(subject, "namespace", NULL);
+	const char *kind = jval_str(jval_get(subject, "kind"));
+	const char *name = jval_str(jval_get(subject, "name"));
+	const char *ns = jval_str(jval_get(subject, "namespace"));
 
 	if (kind == NULL || name == NULL || *name == '\0')
 		return TM_OUTSIDER;
@@ -125,14 +120,14 @@ enum tm_verdict tm_subject_verdict(const json_t *tenant, const struct lcfg *cfg,
 	return TM_OUTSIDER;
 }
 
-void tm_subject_describe(const json_t *subject, char *out, size_t size)
+void tm_subject_describe(struct jval subject, char *out, size_t size)
 {
-	const char *kind = jx_str(subject, "kind", NULL), *ns = jx_str(subject, "namespace", NULL);
+	const char *kind = jval_str(jval_get(subject, "kind"));
+	const char *ns = jval_str(jval_get(subject, "namespace"));
+	const char *name = jval_str(jval_get(subject, "name"));
 
 	if (ns && *ns)
-		snprintf(out, size, "%s %s/%s", kind ? kind : "?", ns,
-		         jx_str(subject, "name", NULL) ?: "?");
+		snprintf(out, size, "%s %s/%s", kind ? kind : "?", ns, name ? name : "?");
 	else
-		snprintf(out, size, "%s %s", kind ? kind : "?",
-		         jx_str(subject, "name", NULL) ?: "?");
+		snprintf(out, size, "%s %s", kind ? kind : "?", name ? name : "?");
 }

@@ -11,7 +11,8 @@
  * user "system:serviceaccount:<ns>:<name>", or as the group "system:serviceaccounts:<ns>".
  * Exceptions are LandlordConfig's privileged users, groups and serviceAccounts.
  *
- * Invariants: pure (no I/O), inputs borrowed, thread-safe. A subject that cannot be read (no
+ * Invariants: pure (no I/O), inputs borrowed (the Tenant and the subject are read in place from
+ * their documents), thread-safe. A subject that cannot be read (no
  * kind, no name, an unknown kind) is an outsider: only what is understood is kept.
  */
 #ifndef LANDLORD_MEMBERSHIP_H
@@ -19,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "base/jdoc.h"
 #include "tenancy/landlordconfig.h"
 
 enum tm_verdict {
@@ -33,11 +35,11 @@ enum tm_verdict {
  * @binding_ns: the namespace of the RoleBinding that holds the subject (a ServiceAccount
  * subject without a namespace is in it).
  */
-enum tm_verdict tm_subject_verdict(const json_t *tenant, const struct lcfg *cfg,
+enum tm_verdict tm_subject_verdict(struct jval tenant, const struct lcfg *cfg,
                                    const json_t *namespaces, const char *binding_ns,
-                                   const json_t *subject);
+                                   struct jval subject);
 
 /** tm_subject_describe() - "User alice", "Group team-a", "ServiceAccount ci/bot" into @out. */
-void tm_subject_describe(const json_t *subject, char *out, size_t size);
+void tm_subject_describe(struct jval subject, char *out, size_t size);
 
 #endif

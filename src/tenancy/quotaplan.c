@@ -46,29 +46,31 @@ static struct cell *cell_at(const struct planner *p, size_t r, size_t i)
 	return &p->cells[r * p->n_ns + i];
 }
 
-/* A ResourceList value: a quantity string or an integer, never negative. */
-static int read_value(const json_t *v, struct qty *out)
+/* A ResourceList value: a quantity string (without NUL bytes) or an integer, never negative. */
+static int read_value(struct jval v, struct qty *out)
 {
-	if (json_is_string(v)) {
-		if (qty_parse(json_string_value(v), out) != 0)
+	const char *s = jval_str(v);
+
+	if (s) {
+		if (strlen(s) != jval_strlen(v) || qty_parse(s, out) != 0)
 			return -EINVAL;
-	} else if (json_is_integer(v)) {
-		*out = qty_from_int(json_integer_value(v));
+	} else if (jval_type(v) == JT_INT) {
+		*out = qty_from_int(jval_int(v, 0));
 	} else {
 		return -EINVAL;
 	}
 	return out->nano < 0 ? -EINVAL : 0;
 }
 
-static int lookup(const struct planner *p, const json_t *map, const char *field, const char *ns,
+static int lookup(const struct planner *p, struct jval map, const char *field, const char *ns,
                   const char *key, bool *has /* OUT */, __int128 *v /* OUT */)
 {
-	const json_t *jv = map ? json_object_get(map, key) : NULL;
+	struct jval jv = jval_get(map, key);
 	struct qty q;
 
 	*has = false;
 	*v = 0;
-	if (!jv)
+	if (jval_type(jv) == JT_NONE)
 		return 0;
 	if (read_value(jv, &q) != 0)
 		return ll_err_set(p->err, -EINVAL,
@@ -79,9 +81,14 @@ static int lookup(const struct planner *p, const json_t *map, const char *field,
 	return 0;
 }
 
-static int check_map(const struct planner *p, const json_t *map, const char *field, const char *ns)
+static bool is_map(struct jval map)
 {
-	if (map && !json_is_object(map))
+	return jval_type(map) == JT_NONE || jval_type(map) == JT_OBJECT;
+}
+
+static int check_map(const struct planner *p, struct jval map, const char *field, const char *ns)
+{
+	if (!is_map(map))
 		return ll_err_set(p->err, -EINVAL, "namespace %s: %s is not an object", ns, field);
 	return 0;
 }
@@ -128,23 +135,22 @@ static __int128 granule_of(const char *name)
 	return NANO_PER_UNIT;
 }
 
-static int load_plan(struct planner *p, const json_t *plan_hard)
+static int load_plan(struct planner *p, struct jval plan_hard)
 {
 	const char *key;
-	json_t *v;
-	size_t r = 0;
+	struct jval v;
+	size_t r;
 
-	if (plan_hard && !json_is_object(plan_hard))
+	if (!is_map(plan_hard))
 		return ll_err_set(p->err, -EINVAL, "plan hard is not an object");
-	p->n_res = plan_hard ? json_object_size(plan_hard) : 0;
+	p->n_res = jval_size(plan_hard);
 	p->res = xcalloc(p->n_res, sizeof(*p->res));
-	json_object_foreach((json_t *)plan_hard, key, v) {
+	jval_foreach_member(plan_hard, r, key, v) {
 		if (read_value(v, &p->res[r].plan) != 0)
 			return ll_err_set(p->err, -EINVAL,
 			                  "plan hard[%s] is not a non-negative quantity", key);
 		p->res[r].name = key;
 		p->res[r].granule = granule_of(key);
-		r++;
 	}
 	qsort(p->res, p->n_res, sizeof(*p->res), cmp_res);
 	return 0;
@@ -358,7 +364,7 @@ static bool has_foreign_keys(const struct planner *p, size_t i, const struct slo
 
 	for (r = 0; r < p->n_res; r++)
 		known += spec[r].has;
-	return p->ns[i]->spec_hard && json_object_size(p->ns[i]->spec_hard) > known;
+	return jval_size(p->ns[i]->spec_hard) > known;
 }
 
 static void emit_writes(const struct planner *p, struct qp_result *out)
@@ -404,7 +410,7 @@ static void emit_totals(const struct planner *p, struct qp_result *out)
 	}
 }
 
-int qp_compute(const json_t *plan_hard, const struct qp_ns *ns, size_t n_ns, struct qp_result *out,
+int qp_compute(struct jval plan_hard, const struct qp_ns *ns, size_t n_ns, struct qp_result *out,
                struct ll_err *err)
 {
 	struct planner p = {.err = err};

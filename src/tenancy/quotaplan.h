@@ -42,8 +42,11 @@
  * Pass every namespace that still has a ResourceQuota, terminating ones included: one left out
  * counts 0, and its share is handed to the others at once.
  *
- * Output is deterministic: entries sorted by namespace name, map keys by resource name, values in
- * the canonical form of the plan's suffix family (qty_format()). Thread-safety: reentrant.
+ * Inputs are read in place: the maps are struct jval views into documents (base/jdoc.h), the
+ * cached Plan and ResourceQuotas or a document built from what landlord just wrote, held by the
+ * caller for the call. Output is what landlord writes, as jansson values. It is deterministic:
+ * entries sorted by namespace name, map keys by resource name, values in the canonical form of
+ * the plan's suffix family (qty_format()). Thread-safety: reentrant.
  */
 #ifndef LANDLORD_QUOTAPLAN_H
 #define LANDLORD_QUOTAPLAN_H
@@ -52,14 +55,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/jdoc.h"
+
 struct ll_err;
 
-/* One tenant namespace, as its ResourceQuota shows it. Maps are ResourceList objects or NULL. */
+/*
+ * One tenant namespace, as its ResourceQuota shows it. Maps are ResourceList objects, or the
+ * missing value (JT_NONE) when absent.
+ */
 struct qp_ns {
-	const char *name;          /* namespace name */
-	const json_t *used;        /* status.used; NULL before the quota controller filled it */
-	const json_t *status_hard; /* status.hard in force; NULL before it was filled */
-	const json_t *spec_hard;   /* spec.hard landlord last wrote; NULL when no ResourceQuota */
+	const char *name;        /* namespace name */
+	struct jval used;        /* status.used; missing before the quota controller filled it */
+	struct jval status_hard; /* status.hard in force; missing before it was filled */
+	struct jval spec_hard;   /* spec.hard landlord last wrote; missing when no ResourceQuota */
 };
 
 /* A spec.hard to write into one namespace's ResourceQuota. */
@@ -81,15 +89,15 @@ struct qp_result {
 
 /**
  * qp_compute() - plan the per-namespace spec.hard values for one tenant.
- * @plan_hard: the Plan's spec.resourceQuota.hard (borrowed); NULL is an empty plan. Values are
- *             quantity strings or integers.
+ * @plan_hard: the Plan's spec.resourceQuota.hard; the missing value is an empty plan. Values
+ *             are quantity strings or integers.
  * @ns:        the tenant's namespaces in any order (borrowed; names must be unique).
  * @out:       OUT, filled on 0; zeroed on error. Release with qp_result_release().
  * Return: 0; -EINVAL for a map that is not an object, a plan or namespace value that is not a
  *         non-negative quantity, or a missing or duplicate name; -ERANGE when a sum does not fit.
  *         Values of resources outside the plan are ignored.
  */
-int qp_compute(const json_t *plan_hard, const struct qp_ns *ns, size_t n_ns,
+int qp_compute(struct jval plan_hard, const struct qp_ns *ns, size_t n_ns,
                struct qp_result *out /* OUT */, struct ll_err *err);
 
 /** qp_result_release() - free what @r holds and zero it; a zeroed result is fine. */

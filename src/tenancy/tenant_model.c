@@ -169,33 +169,52 @@ static char *substitute(const char *in, const char *tenant, const char *user)
 	return buf_detach(&out);
 }
 
-static void merge_map(json_t *dst, const json_t *src, const char *tenant, const char *user,
+/* Set @key in @dst to @value with {{ TENANT.* }} substituted (as a label value: sanitised). */
+static void put_value(json_t *dst, const char *key, const char *value, const char *tenant,
+                      const char *user, bool label_values)
+{
+	char *s = value ? substitute(value, tenant, user) : NULL;
+	char label[NAMES_BUF];
+
+	if (s == NULL)
+		return;
+	if (label_values && names_label_value(s, label) == 0)
+		json_object_set_new(dst, key, json_string(label));
+	else if (!label_values)
+		json_object_set_new(dst, key, json_string(s));
+	free(s);
+}
+
+/* The string members of @src (a map of the Tenant's spec) into @dst. */
+static void merge_map(json_t *dst, struct jval src, const char *tenant, const char *user,
                       bool label_values)
+{
+	const char *k;
+	struct jval v;
+	size_t i;
+
+	jval_foreach_member(src, i, k, v)
+		put_value(dst, k, jval_str(v), tenant, user, label_values);
+}
+
+/* The same for a map of the LandlordConfig. */
+static void merge_json_map(json_t *dst, const json_t *src, const char *tenant, const char *user,
+                           bool label_values)
 {
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)src, k, v) {
-		char *s = json_is_string(v) ? substitute(json_string_value(v), tenant, user) : NULL;
-		char value[NAMES_BUF];
-
-		if (s == NULL)
-			continue;
-		if (label_values && names_label_value(s, value) == 0)
-			json_object_set_new(dst, k, json_string(value));
-		else if (!label_values)
-			json_object_set_new(dst, k, json_string(s));
-		free(s);
-	}
+	json_object_foreach((json_t *)src, k, v)
+		put_value(dst, k, json_string_value(v), tenant, user, label_values);
 }
 
-static bool listed(const json_t *names, const char *name)
+static bool listed(struct jval names, const char *name)
 {
+	struct jval v;
 	size_t i;
-	json_t *v;
 
-	json_array_foreach(names, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+	jval_foreach(names, i, v)
+		if (jval_str(v) && strcmp(jval_str(v), name) == 0)
 			return true;
 	return false;
 }
@@ -218,10 +237,10 @@ json_t *tm_sorted_keys(const json_t *obj)
 	return keys;
 }
 
-const char *tm_pod_security(const json_t *tenant, const struct lcfg *cfg)
+const char *tm_pod_security(struct jval tenant, const struct lcfg *cfg)
 {
 	static const char *const levels[] = {"privileged", "baseline", "restricted"};
-	const char *p = jx_str(tenant, "spec", "podSecurity", NULL);
+	const char *p = jval_str(jval_path(tenant, "spec", "podSecurity", NULL));
 
 	for (size_t i = 0; p && i < 3; i++)
 		if (strcmp(p, levels[i]) == 0)
@@ -229,40 +248,41 @@ const char *tm_pod_security(const json_t *tenant, const struct lcfg *cfg)
 	return lcfg_default_pod_security(cfg);
 }
 
-bool tm_network_isolation(const json_t *tenant, const struct lcfg *cfg)
+bool tm_network_isolation(struct jval tenant, const struct lcfg *cfg)
 {
-	const json_t *v = jx_get(tenant, "spec", "networkIsolation", NULL);
+	struct jval v = jval_path(tenant, "spec", "networkIsolation", NULL);
 
-	return json_is_boolean(v) ? json_is_true(v) : lcfg_default_network_isolation(cfg);
+	return jval_type(v) == JT_BOOL ? jval_bool(v, false) : lcfg_default_network_isolation(cfg);
 }
 
-json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, const char *plan,
+json_t *tm_namespace_metadata(struct jval tenant, const struct lcfg *cfg, const char *plan,
                               const char *ns_name, const struct tm_ns *ns, const char *adopted_kind)
 {
-	const char *t = jx_name(tenant), *user = ns ? ns->user : NULL;
+	const char *t = jval_name(tenant), *user = ns ? ns->user : NULL;
 	const char *level = tm_pod_security(tenant, cfg);
 	json_t *labels = json_object(), *annots = json_object(), *managed, *out;
-	const json_t *spec;
+	struct jval spec, specific;
 	char user_label[NAMES_BUF] = "", plan_label[NAMES_BUF] = "", *dumped;
 	size_t i;
 
 	if (user)
 		names_label_value(user, user_label);
 	names_label_value(plan ? plan : "", plan_label);
-	merge_map(labels, lcfg_namespace_labels(cfg), t, user_label, true);
-	merge_map(annots, lcfg_namespace_annotations(cfg), t, user, false);
-	spec = jx_get(tenant, "spec", "namespaces", "metadata", NULL);
-	merge_map(labels, jx_get(spec, "common", "labels", NULL), t, user_label, true);
-	merge_map(annots, jx_get(spec, "common", "annotations", NULL), t, user, false);
+	merge_json_map(labels, lcfg_namespace_labels(cfg), t, user_label, true);
+	merge_json_map(annots, lcfg_namespace_annotations(cfg), t, user, false);
+	spec = jval_path(tenant, "spec", "namespaces", "metadata", NULL);
+	merge_map(labels, jval_path(spec, "common", "labels", NULL), t, user_label, true);
+	merge_map(annots, jval_path(spec, "common", "annotations", NULL), t, user, false);
 	if (user) {
-		merge_map(labels, jx_get(spec, "sandbox", "labels", NULL), t, user_label, true);
-		merge_map(annots, jx_get(spec, "sandbox", "annotations", NULL), t, user, false);
+		merge_map(labels, jval_path(spec, "sandbox", "labels", NULL), t, user_label, true);
+		merge_map(annots, jval_path(spec, "sandbox", "annotations", NULL), t, user, false);
 	}
-	json_array_foreach(jx_get(spec, "specific", NULL), i, spec) {
-		if (!listed(jx_get(spec, "namespaces", NULL), ns_name))
+	specific = jval_get(spec, "specific");
+	jval_foreach(specific, i, spec) {
+		if (!listed(jval_get(spec, "namespaces"), ns_name))
 			continue;
-		merge_map(labels, jx_get(spec, "labels", NULL), t, user_label, true);
-		merge_map(annots, jx_get(spec, "annotations", NULL), t, user, false);
+		merge_map(labels, jval_get(spec, "labels"), t, user_label, true);
+		merge_map(annots, jval_get(spec, "annotations"), t, user, false);
 	}
 	/* landlord's own keys win over anything configured */
 	json_object_set_new(labels, LABEL_TENANT, json_string(t));
@@ -288,9 +308,9 @@ json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, cons
 }
 
 /* The annotation as written, if it is an object naming a tenant (a new reference), or NULL. */
-static json_t *managed_annotation(const json_t *namespace_obj)
+static json_t *managed_annotation(struct jval namespace_obj)
 {
-	const char *a = jx_annotation(namespace_obj, ANNOT_MANAGED_METADATA);
+	const char *a = jval_annotation(namespace_obj, ANNOT_MANAGED_METADATA);
 	json_t *m = a ? jx_loads(a, strlen(a), NULL) : NULL;
 
 	if (m && (!json_is_object(m) || !json_is_string(json_object_get(m, "tenant")))) {
@@ -300,10 +320,10 @@ static json_t *managed_annotation(const json_t *namespace_obj)
 	return m;
 }
 
-json_t *tm_managed_keys(const json_t *namespace_obj)
+json_t *tm_managed_keys(struct jval namespace_obj)
 {
 	json_t *m = managed_annotation(namespace_obj);
-	const char *label = jx_label(namespace_obj, LABEL_TENANT);
+	const char *label = jval_label(namespace_obj, LABEL_TENANT);
 
 	if (m && (label == NULL || strcmp(label, jx_str(m, "tenant", NULL)) != 0)) {
 		json_decref(
@@ -313,11 +333,11 @@ json_t *tm_managed_keys(const json_t *namespace_obj)
 	return m;
 }
 
-bool tm_managed_metadata_ignored(const json_t *namespace_obj)
+bool tm_managed_metadata_ignored(struct jval namespace_obj)
 {
 	json_t *m;
 
-	if (jx_annotation(namespace_obj, ANNOT_MANAGED_METADATA) == NULL)
+	if (jval_annotation(namespace_obj, ANNOT_MANAGED_METADATA) == NULL)
 		return false;
 	m = tm_managed_keys(namespace_obj);
 	json_decref(m);
@@ -331,8 +351,13 @@ bool tm_namespace_protected(const struct lcfg *cfg, const char *name)
 	       lcfg_is_privileged_namespace(cfg, name);
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 /* Add to @patch_map: desired values that differ, and null for keys no longer wanted. */
-static void diff_map(json_t *patch_map, const json_t *current, const json_t *desired,
+static void diff_map(json_t *patch_map, struct jval current, const json_t *desired,
                      const json_t *previously_set)
 {
 	const char *k;
@@ -340,18 +365,19 @@ static void diff_map(json_t *patch_map, const json_t *current, const json_t *des
 	size_t i;
 
 	json_object_foreach((json_t *)desired, k, v)
-		if (!json_equal(json_object_get(current, k), v))
+		if (!jval_equal_json(jval_get(current, k), v))
 			json_object_set(patch_map, k, v);
 	json_array_foreach(previously_set, i, v) {
 		k = json_string_value(v);
-		if (k && !json_object_get(desired, k) && json_object_get(current, k))
+		if (k && !json_object_get(desired, k) && jval_type(jval_get(current, k)) != JT_NONE)
 			json_object_set_new(patch_map, k, json_null());
 	}
 }
 
 /* tm_metadata_patch() with the record of what landlord set given (@prev, borrowed, or NULL). */
-static json_t *metadata_patch(const json_t *current, const json_t *desired, const json_t *prev)
+static json_t *metadata_patch(struct jval current, const json_t *desired, const json_t *prev)
 {
+	struct jval have_labels = jval_path(current, "metadata", "labels", NULL);
 	json_t *empty = json_object();
 	json_t *labels = json_object(), *annots = json_object(), *patch = NULL;
 	const json_t *want_labels = desired ? json_object_get(desired, "labels") : empty;
@@ -363,23 +389,23 @@ static json_t *metadata_patch(const json_t *current, const json_t *desired, cons
 		prev_annots = json_array();
 	/* the bookkeeping annotation itself is landlord's too */
 	json_array_append_new(prev_annots, json_string(ANNOT_MANAGED_METADATA));
-	diff_map(labels, jx_get(current, "metadata", "labels", NULL), want_labels, prev_labels);
-	diff_map(annots, jx_get(current, "metadata", "annotations", NULL), want_annots,
+	diff_map(labels, have_labels, want_labels, prev_labels);
+	diff_map(annots, jval_path(current, "metadata", "annotations", NULL), want_annots,
 	         prev_annots);
 	if (desired == NULL) {
 		/* releasing: landlord.dev labels go whether or not they were recorded */
-		const char *k;
-		json_t *v;
+		for (size_t i = 0; i < jval_size(have_labels); i++) {
+			const char *k = jval_key_at(have_labels, i); /* NULL: not an object */
 
-		json_object_foreach((json_t *)jx_get(current, "metadata", "labels", NULL), k, v)
-			if (strncmp(k, LANDLORD_KEY_PREFIX, strlen(LANDLORD_KEY_PREFIX)) == 0)
+			if (k && has_prefix(k, LANDLORD_KEY_PREFIX))
 				json_object_set_new(labels, k, json_null());
+		}
 	}
-	if (desired && jx_annotation(current, ANNOT_RELEASED_FROM))
+	if (desired && jval_annotation(current, ANNOT_RELEASED_FROM))
 		json_object_set_new(annots, ANNOT_RELEASED_FROM, json_null());
 	if (json_object_size(labels) || json_object_size(annots)) {
 		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
-		                  jx_resource_version(current));
+		                  jval_resource_version(current));
 		if (json_object_size(labels))
 			json_object_set(json_object_get(patch, "metadata"), "labels", labels);
 		if (json_object_size(annots))
@@ -392,7 +418,7 @@ static json_t *metadata_patch(const json_t *current, const json_t *desired, cons
 	return patch;
 }
 
-json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
+json_t *tm_metadata_patch(struct jval current, const json_t *desired)
 {
 	json_t *prev = tm_managed_keys(current), *patch = metadata_patch(current, desired, prev);
 
@@ -406,10 +432,10 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired)
  * forged record can then only remove keys that are not protected (the Pod Security labels stay
  * and landlord.dev/ keys go anyway), which its writer could remove as well.
  */
-static json_t *release_record(const json_t *ns, const char *tenant)
+static json_t *release_record(struct jval ns, const char *tenant)
 {
 	json_t *m = managed_annotation(ns);
-	const char *label = jx_label(ns, LABEL_TENANT);
+	const char *label = jval_label(ns, LABEL_TENANT);
 
 	if (m && (strcmp(jx_str(m, "tenant", NULL), tenant) != 0 ||
 	          (label && strcmp(label, tenant) != 0))) {
@@ -419,23 +445,20 @@ static json_t *release_record(const json_t *ns, const char *tenant)
 	return m;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-json_t *tm_release_patch(const json_t *current, const char *tenant)
+json_t *tm_release_patch(struct jval current, const char *tenant)
 {
 	json_t *record = release_record(current, tenant);
 	json_t *patch = metadata_patch(current, NULL, record), *meta, *labels, *annots, *v;
+	struct jval have_annots = jval_path(current, "metadata", "annotations", NULL);
 	const char *k;
 	void *tmp;
+	size_t i;
 
 	json_decref(record);
 
 	if (patch == NULL)
 		patch = json_pack("{s:{s:s?}}", "metadata", "resourceVersion",
-		                  jx_resource_version(current));
+		                  jval_resource_version(current));
 	meta = json_object_get(patch, "metadata");
 	if (json_object_get(meta, "annotations") == NULL)
 		json_object_set_new(meta, "annotations", json_object());
@@ -447,9 +470,11 @@ json_t *tm_release_patch(const json_t *current, const char *tenant)
 			json_object_del(labels, k);
 	if (labels && json_object_size(labels) == 0)
 		json_object_del(meta, "labels");
-	json_object_foreach((json_t *)jx_get(current, "metadata", "annotations", NULL), k, v)
-		if (has_prefix(k, LANDLORD_KEY_PREFIX))
+	for (i = 0; i < jval_size(have_annots); i++) {
+		k = jval_key_at(have_annots, i); /* NULL: not an object */
+		if (k && has_prefix(k, LANDLORD_KEY_PREFIX))
 			json_object_set_new(annots, k, json_null());
+	}
 	json_object_set_new(annots, ANNOT_RELEASED_FROM, json_string(tenant));
 	return patch;
 }
@@ -488,22 +513,25 @@ static void append_sorted(json_t *arr, json_t *subject)
 	json_array_insert_new(arr, i, subject);
 }
 
-json_t *tm_subjects(const json_t *tenant, const char *role)
+json_t *tm_subjects(struct jval tenant, const char *role)
 {
-	const json_t *ac = jx_get(tenant, "spec", "accessControl", role, NULL);
-	json_t *out = json_array(), *v;
+	struct jval ac = jval_path(tenant, "spec", "accessControl", role, NULL);
+	struct jval users = jval_get(ac, "users"), groups = jval_get(ac, "groups");
+	struct jval sas = jval_get(ac, "serviceAccounts"), v;
+	json_t *out = json_array();
 	size_t i;
 
-	json_array_foreach(jx_get(ac, "users", NULL), i, v)
-		if (json_is_string(v))
-			append_sorted(out, json_pack("{s:s,s:s,s:O}", "kind", "User", "apiGroup",
-			                             RBAC_GROUP, "name", v));
-	json_array_foreach(jx_get(ac, "groups", NULL), i, v)
-		if (json_is_string(v))
-			append_sorted(out, json_pack("{s:s,s:s,s:O}", "kind", "Group", "apiGroup",
-			                             RBAC_GROUP, "name", v));
-	json_array_foreach(jx_get(ac, "serviceAccounts", NULL), i, v) {
-		const char *ns = jx_str(v, "namespace", NULL), *name = jx_str(v, "name", NULL);
+	jval_foreach(users, i, v)
+		if (jval_str(v))
+			append_sorted(out, json_pack("{s:s,s:s,s:s}", "kind", "User", "apiGroup",
+			                             RBAC_GROUP, "name", jval_str(v)));
+	jval_foreach(groups, i, v)
+		if (jval_str(v))
+			append_sorted(out, json_pack("{s:s,s:s,s:s}", "kind", "Group", "apiGroup",
+			                             RBAC_GROUP, "name", jval_str(v)));
+	jval_foreach(sas, i, v) {
+		const char *ns = jval_str(jval_get(v, "namespace"));
+		const char *name = jval_str(jval_get(v, "name"));
 
 		if (ns && name)
 			append_sorted(out, json_pack("{s:s,s:s,s:s}", "kind", "ServiceAccount",
@@ -512,17 +540,17 @@ json_t *tm_subjects(const json_t *tenant, const char *role)
 	return out;
 }
 
-static json_t *object_meta(const json_t *tenant, const char *name, const char *ns)
+static json_t *object_meta(struct jval tenant, const char *name, const char *ns)
 {
 	json_t *m = json_pack("{s:s,s:{s:s,s:s}}", "name", name, "labels", LABEL_MANAGED_BY,
-	                      MANAGED_BY_VALUE, LABEL_TENANT, jx_name(tenant));
+	                      MANAGED_BY_VALUE, LABEL_TENANT, jval_name(tenant));
 
 	if (ns)
 		json_object_set_new(m, "namespace", json_string(ns));
 	return m;
 }
 
-static void add_binding(json_t *out, const json_t *tenant, const char *ns, const char *role,
+static void add_binding(json_t *out, struct jval tenant, const char *ns, const char *role,
                         const char *cluster_role, json_t *subjects)
 {
 	char name[512];
@@ -540,7 +568,7 @@ static void add_binding(json_t *out, const json_t *tenant, const char *ns, const
 	                              "subjects", subjects));
 }
 
-json_t *tm_rolebindings(const json_t *tenant, const struct lcfg *cfg, const char *ns_name,
+json_t *tm_rolebindings(struct jval tenant, const struct lcfg *cfg, const char *ns_name,
                         const json_t *ns_labels, const struct tm_ns *claim, bool private_sandbox)
 {
 	const char *roles[3];
@@ -563,48 +591,73 @@ json_t *tm_rolebindings(const json_t *tenant, const struct lcfg *cfg, const char
 
 /* ---- policies and quota ---- */
 
-json_t *tm_canonical_quantities(const json_t *list)
+/* @str (or the integer @n when @str is NULL) in canonical form into @buf; NULL when it does not
+ * parse. */
+static const char *canonical(const char *str, long long n, char buf[QTY_STR_MAX])
 {
-	json_t *out = json_object(), *v;
-	const char *k;
+	struct qty q;
 
-	json_object_foreach((json_t *)list, k, v) {
-		struct qty q;
-		char s[QTY_STR_MAX];
-		const char *str = json_string_value(v);
+	if (str == NULL)
+		q = qty_from_int(n);
+	else if (qty_parse(str, &q) != 0)
+		return NULL;
+	return qty_format(&q, buf);
+}
 
-		if (json_is_integer(v)) {
-			q = qty_from_int(json_integer_value(v));
-			json_object_set_new(out, k, json_string(qty_format(&q, s)));
-		} else if (str && qty_parse(str, &q) == 0) {
-			json_object_set_new(out, k, json_string(qty_format(&q, s)));
-		} else {
-			json_object_set(out, k, v);
-		}
+json_t *tm_canonical_quantities(struct jval list)
+{
+	json_t *out = json_object();
+	const char *k, *c;
+	char s[QTY_STR_MAX];
+	struct jval v;
+	size_t i;
+
+	jval_foreach_member(list, i, k, v) {
+		if (jval_type(v) == JT_INT)
+			c = canonical(NULL, jval_int(v, 0), s);
+		else
+			c = jval_str(v) ? canonical(jval_str(v), 0, s) : NULL;
+		json_object_set_new(out, k, c ? json_string(c) : jval_to_json(v));
 	}
 	return out;
 }
 
-json_t *tm_limitrange(const json_t *tenant, const json_t *plan, const char *ns_name)
+/* tm_canonical_quantities() of a ResourceList landlord built (a split of the plan). */
+static json_t *canonical_json(const json_t *list)
+{
+	json_t *out = json_object(), *v;
+	const char *k, *c;
+	char s[QTY_STR_MAX];
+
+	json_object_foreach((json_t *)list, k, v) {
+		if (json_is_integer(v))
+			c = canonical(NULL, json_integer_value(v), s);
+		else
+			c = json_string_value(v) ? canonical(json_string_value(v), 0, s) : NULL;
+		json_object_set_new(out, k, c ? json_string(c) : json_incref(v));
+	}
+	return out;
+}
+
+json_t *tm_limitrange(struct jval tenant, struct jval plan, const char *ns_name)
 {
 	static const char *const maps[] = {"max", "min", "default", "defaultRequest",
 	                                   "maxLimitRequestRatio"};
-	const json_t *limits = jx_get(plan, "spec", "limitRange", "limits", NULL);
-	json_t *items = json_array(), *item;
+	struct jval limits = jval_path(plan, "spec", "limitRange", "limits", NULL), item;
+	json_t *items;
 	size_t i;
 
-	if (json_array_size(limits) == 0) {
-		json_decref(items);
+	if (jval_type(limits) != JT_ARRAY || jval_size(limits) == 0)
 		return NULL;
-	}
-	json_array_foreach(limits, i, item) {
-		json_t *copy = json_deep_copy(item);
+	items = json_array();
+	jval_foreach(limits, i, item) {
+		json_t *copy = jval_to_json(item); /* the desired item, sent as written */
 
 		for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++)
-			if (json_is_object(json_object_get(item, maps[m])))
+			if (jval_type(jval_get(item, maps[m])) == JT_OBJECT)
 				json_object_set_new(
 				        copy, maps[m],
-				        tm_canonical_quantities(json_object_get(item, maps[m])));
+				        tm_canonical_quantities(jval_get(item, maps[m])));
 		json_array_append_new(items, copy);
 	}
 	return json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "v1", "kind", "LimitRange",
@@ -612,10 +665,10 @@ json_t *tm_limitrange(const json_t *tenant, const json_t *plan, const char *ns_n
 	                 items);
 }
 
-json_t *tm_networkpolicy(const json_t *tenant, const char *ns_name, const json_t *privileged)
+json_t *tm_networkpolicy(struct jval tenant, const char *ns_name, const json_t *privileged)
 {
 	json_t *ingress = json_pack("[{s:[{s:{s:{s:s}}}]}]", "from", "namespaceSelector",
-	                            "matchLabels", LABEL_TENANT, jx_name(tenant));
+	                            "matchLabels", LABEL_TENANT, jval_name(tenant));
 
 	if (json_array_size(privileged) > 0)
 		json_array_append_new(ingress, json_pack("{s:[{s:{s:[{s:s,s:s,s:O}]}}]}", "from",
@@ -628,11 +681,11 @@ json_t *tm_networkpolicy(const json_t *tenant, const char *ns_name, const json_t
 	                 "policyTypes", "Ingress", "ingress", ingress);
 }
 
-json_t *tm_resourcequota(const json_t *tenant, const char *ns_name, const json_t *hard)
+json_t *tm_resourcequota(struct jval tenant, const char *ns_name, const json_t *hard)
 {
 	return json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "v1", "kind", "ResourceQuota",
 	                 "metadata", object_meta(tenant, QUOTA_NAME, ns_name), "spec", "hard",
-	                 tm_canonical_quantities(hard));
+	                 canonical_json(hard));
 }
 
 void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20])
@@ -640,19 +693,19 @@ void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20])
 	snprintf(out, NAMES_BUF + 20, TENANT_CLUSTERROLE_FMT, tenant);
 }
 
-json_t *tm_clusterrole(const json_t *tenant)
+json_t *tm_clusterrole(struct jval tenant)
 {
 	char name[NAMES_BUF + 20];
 
-	tm_tenant_role_name(jx_name(tenant), name);
+	tm_tenant_role_name(jval_name(tenant), name);
 	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s],s:[s,s]}]}", "apiVersion",
 	                 RBAC_GROUP "/v1", "kind", "ClusterRole", "metadata",
 	                 object_meta(tenant, name, NULL), "rules", "apiGroups", LANDLORD_GROUP,
-	                 "resources", "tenants", "resourceNames", jx_name(tenant), "verbs", "get",
+	                 "resources", "tenants", "resourceNames", jval_name(tenant), "verbs", "get",
 	                 "watch");
 }
 
-json_t *tm_clusterrolebinding(const json_t *tenant)
+json_t *tm_clusterrolebinding(struct jval tenant)
 {
 	char name[NAMES_BUF + 20];
 	json_t *subjects = json_array();
@@ -669,7 +722,7 @@ json_t *tm_clusterrolebinding(const json_t *tenant)
 		json_decref(subjects);
 		return NULL;
 	}
-	tm_tenant_role_name(jx_name(tenant), name);
+	tm_tenant_role_name(jval_name(tenant), name);
 	return json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s},s:o}", "apiVersion", RBAC_GROUP "/v1",
 	                 "kind", "ClusterRoleBinding", "metadata", object_meta(tenant, name, NULL),
 	                 "roleRef", "apiGroup", RBAC_GROUP, "kind", "ClusterRole", "name", name,

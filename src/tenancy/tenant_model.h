@@ -7,11 +7,18 @@
  * keeps cluster-wide (the per-tenant ClusterRole and ClusterRoleBinding). docs/tenants.md is the
  * user-facing description of the same rules.
  *
+ * Inputs are read in place: the Tenant, its Plan and a namespace are struct jval views into
+ * documents (base/jdoc.h) - the informers' cached objects, or a document built from what landlord
+ * just wrote - so a reconcile copies nothing out of its caches. What this module returns is what
+ * landlord sends (desired objects, patches), built as jansson values and dropped once sent.
+ *
  * Invariants:
  *  - Pure and deterministic: the same inputs give the same JSON (keys sorted by jansson's dump,
  *    arrays in a documented order), so "desired equals cached" checks are stable and a steady
  *    state costs no writes.
- *  - Inputs are borrowed and never modified; every returned json_t is a new reference.
+ *  - Inputs are borrowed and never modified; a view must stay valid (its document held) for the
+ *    call, and the claims' users for as long as the claims are used; every returned json_t is a
+ *    new reference.
  *  - Quantities in the objects built here are in the API server's canonical form (quantity.h), so
  *    they compare equal to what the API server returns.
  */
@@ -63,19 +70,19 @@ const struct tm_ns *tm_claims_find(const struct tm_claims *c, const char *name);
  * landlord.dev/managed-metadata: {"tenant":T,"labels":[keys],"annotations":[keys]} naming every
  * key set here except that annotation itself.
  */
-json_t *tm_namespace_metadata(const json_t *tenant, const struct lcfg *cfg, const char *plan,
+json_t *tm_namespace_metadata(struct jval tenant, const struct lcfg *cfg, const char *plan,
                               const char *ns_name, const struct tm_ns *ns,
                               const char *adopted_kind);
 
 /**
- * tm_managed_keys() - parse a namespace's landlord.dev/managed-metadata annotation.
+ * tm_managed_keys() - parse the landlord.dev/managed-metadata annotation of @namespace_obj.
  * Return: {"tenant":T,"labels":[...],"annotations":[...]} (new reference) or NULL when absent,
  * malformed, or naming a tenant other than the namespace's landlord.dev/tenant label: only the
  * record of the tenant the protected label names is landlord's (docs/internals/trust.md).
  */
-json_t *tm_managed_keys(const json_t *namespace_obj);
+json_t *tm_managed_keys(struct jval namespace_obj);
 /** tm_managed_metadata_ignored() - the annotation is there, but tm_managed_keys() refuses it. */
-bool tm_managed_metadata_ignored(const json_t *namespace_obj);
+bool tm_managed_metadata_ignored(struct jval namespace_obj);
 
 /**
  * tm_namespace_protected() - a namespace landlord never provisions, labels, releases or writes
@@ -91,7 +98,7 @@ bool tm_namespace_protected(const struct lcfg *cfg, const char *name);
  * The patch carries metadata.resourceVersion, so it fails with 409 if the namespace changed.
  * A namespace that joins a tenant loses its landlord.dev/released-from annotation.
  */
-json_t *tm_metadata_patch(const json_t *current, const json_t *desired);
+json_t *tm_metadata_patch(struct jval current, const json_t *desired);
 
 /**
  * tm_release_patch() - what releasing @current from @tenant removes: every landlord.dev/ label
@@ -101,47 +108,50 @@ json_t *tm_metadata_patch(const json_t *current, const json_t *desired);
  * landlord.dev/released-from: @tenant, which is how the tenant's status.released is known (it
  * survives restarts and stale caches). Never NULL.
  */
-json_t *tm_release_patch(const json_t *current, const char *tenant);
+json_t *tm_release_patch(struct jval current, const char *tenant);
 
 /** The subjects of a role ("owners", "editors", "viewers") as RBAC subjects, sorted. */
-json_t *tm_subjects(const json_t *tenant, const char *role);
+json_t *tm_subjects(struct jval tenant, const char *role);
 
 /**
  * tm_rolebindings() - the RoleBindings for namespace @ns_name: an object mapping binding name
  * ("landlord-owners-admin") to the RoleBinding. @ns_labels are the namespace's labels as landlord
  * sets them (for the custom role mapping). @claim is NULL for adopted namespaces.
  */
-json_t *tm_rolebindings(const json_t *tenant, const struct lcfg *cfg, const char *ns_name,
+json_t *tm_rolebindings(struct jval tenant, const struct lcfg *cfg, const char *ns_name,
                         const json_t *ns_labels, const struct tm_ns *claim, bool private_sandbox);
 
-/** tm_limitrange() - LimitRange landlord-limits from the Plan, or NULL when it has none. */
-json_t *tm_limitrange(const json_t *tenant, const json_t *plan, const char *ns_name);
+/** tm_limitrange() - LimitRange landlord-limits from @plan, or NULL when it has none. */
+json_t *tm_limitrange(struct jval tenant, struct jval plan, const char *ns_name);
 
 /**
  * tm_networkpolicy() - NetworkPolicy landlord-isolation: ingress from the tenant's namespaces
  * and from @privileged (sorted namespace names, may be empty).
  */
-json_t *tm_networkpolicy(const json_t *tenant, const char *ns_name, const json_t *privileged);
+json_t *tm_networkpolicy(struct jval tenant, const char *ns_name, const json_t *privileged);
 
-/** tm_resourcequota() - ResourceQuota landlord-quota with spec.hard @hard (borrowed). */
-json_t *tm_resourcequota(const json_t *tenant, const char *ns_name, const json_t *hard);
+/**
+ * tm_resourcequota() - ResourceQuota landlord-quota with spec.hard @hard (borrowed: the split
+ * landlord computed, quotaplan.h), its quantities in canonical form.
+ */
+json_t *tm_resourcequota(struct jval tenant, const char *ns_name, const json_t *hard);
 
 /** tm_clusterrole()/tm_clusterrolebinding() - landlord:tenant:<name>: get/watch the Tenant. */
-json_t *tm_clusterrole(const json_t *tenant);
+json_t *tm_clusterrole(struct jval tenant);
 /** Returns NULL when the tenant has no members. */
-json_t *tm_clusterrolebinding(const json_t *tenant);
+json_t *tm_clusterrolebinding(struct jval tenant);
 /** tm_tenant_role_name() - "landlord:tenant:<tenant>" into @out. */
 void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20]);
 
 /** tm_pod_security() - spec.podSecurity or the configured default (static string). */
-const char *tm_pod_security(const json_t *tenant, const struct lcfg *cfg);
-bool tm_network_isolation(const json_t *tenant, const struct lcfg *cfg);
+const char *tm_pod_security(struct jval tenant, const struct lcfg *cfg);
+bool tm_network_isolation(struct jval tenant, const struct lcfg *cfg);
 
 /**
- * tm_canonical_quantities() - a copy of a ResourceList (or LimitRange item) with every quantity
- * string in canonical form; values that do not parse are kept as written.
+ * tm_canonical_quantities() - a new object: the ResourceList (or LimitRange map) @list with every
+ * quantity in canonical form; values that do not parse are kept as written. Not an object: {}.
  */
-json_t *tm_canonical_quantities(const json_t *list);
+json_t *tm_canonical_quantities(struct jval list);
 
 /** tm_sorted_keys() - a new array of the keys of object @obj, sorted (byte order). */
 json_t *tm_sorted_keys(const json_t *obj);

@@ -6,6 +6,8 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+from kube import ignore_404
+
 
 def test_admin_lists_namespaces(k8s_client):
     names = {ns.metadata.name for ns in k8s.CoreV1Api(k8s_client("admin")).list_namespace().items}
@@ -70,14 +72,17 @@ def _try_create_configmap(api_client, namespace, cm):
 
 def test_resourcequota_status_is_filled(cluster, k8s_client, namespace):
     core = k8s.CoreV1Api(k8s_client("admin"))
-    hard = {"configmaps": "3", "pods": "2"}
+    # root-ca-cert-publisher puts kube-root-ca.crt into every namespace, and the quota counts it
+    cluster.wait_for(lambda: ignore_404(core.read_namespaced_config_map, "kube-root-ca.crt",
+                                        namespace), what="the root CA ConfigMap")
+    hard = {"configmaps": "4", "pods": "2"}
     core.create_namespaced_resource_quota(namespace, k8s.V1ResourceQuota(
         metadata=k8s.V1ObjectMeta(name="q"), spec=k8s.V1ResourceQuotaSpec(hard=hard)))
     status = cluster.wait_for(
         lambda: (lambda s: s if s and s.hard == hard and s.used is not None else None)(
             core.read_namespaced_resource_quota("q", namespace).status),
         what="resourcequota-controller to fill status")
-    assert status.used == {"configmaps": "0", "pods": "0"}
+    assert status.used == {"configmaps": "1", "pods": "0"}
     for i in range(3):
         core.create_namespaced_config_map(namespace, k8s.V1ConfigMap(
             metadata=k8s.V1ObjectMeta(name=f"cm{i}")))

@@ -19,7 +19,9 @@
  * ClusterRole and ClusterRoleBinding landlord:tenant:<t>), create each namespace's RoleBinding
  * only once its ResourceQuota's status.hard equals its spec.hard (seen through one cluster-wide
  * watch) and its LimitRange and NetworkPolicy exist, and finally write the Tenant's status with
- * one merge patch. Requests answered 429 or 5xx, or lost to a timeout, are retried.
+ * one merge patch. Requests answered 429 or 5xx, or lost to a timeout, are retried, and so are
+ * creates the admission policy landlord-quota-in-force refuses while the API server has not yet
+ * seen the namespace's new ResourceQuota (deploy/policies/quota-in-force.yaml).
  *
  * --quota-status self (floor): put each ResourceQuota in force the way landlord does
  * (src/controllers/tenant_quota.c) instead of waiting for kube-controller-manager: right after
@@ -200,6 +202,7 @@ static int write_obj_out(struct bench *b, const struct kc_gvr *gvr, const char *
 	struct kc_resp r = {0};
 	struct ll_err err = {{0}};
 	int attempt, rc = -EIO;
+	bool lagging;
 
 	for (attempt = 0; attempt < RETRIES; attempt++) {
 		kc_resp_release(&r);

@@ -85,6 +85,31 @@ static void test_events__cluster_scoped_object_gets_its_event_in_default(void **
 	json_decref(t);
 }
 
+/* An object read in place (a cached document) names itself the same way. */
+static void test_events__a_document_is_named_like_a_jansson_object(void **state)
+{
+	struct env *e = *state;
+	json_t *cm = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+	                       "metadata", "name", "cfg", "namespace", "team", "uid", "u-1");
+	struct jdoc *d = NULL;
+	json_t *ev;
+
+	assert_int_equal(jdoc_from_json(cm, NULL, &d, NULL), 0);
+	event_record_doc(e->c, "unit", jdoc_root(d), EVENT_WARNING, "Broken", "it broke %d times",
+	                 3);
+	ev = only_event(e->f, "team");
+	assert_string_equal(jx_str(ev, "message", NULL), "it broke 3 times");
+	assert_string_equal(jx_str(ev, "involvedObject", "apiVersion", NULL), "v1");
+	assert_string_equal(jx_str(ev, "involvedObject", "kind", NULL), "ConfigMap");
+	assert_string_equal(jx_str(ev, "involvedObject", "name", NULL), "cfg");
+	assert_string_equal(jx_str(ev, "involvedObject", "namespace", NULL), "team");
+	assert_string_equal(jx_str(ev, "involvedObject", "uid", NULL), "u-1");
+	assert_int_equal(strncmp(jx_name(ev), "cfg.", 4), 0);
+	json_decref(ev);
+	jdoc_unref(d);
+	json_decref(cm);
+}
+
 static void test_events__long_messages_are_cut(void **state)
 {
 	struct env *e = *state;
@@ -129,6 +154,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(
 	                test_events__cluster_scoped_object_gets_its_event_in_default, setup,
 	                teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_events__a_document_is_named_like_a_jansson_object, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_events__long_messages_are_cut, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_events__a_refused_event_is_not_retried, setup,

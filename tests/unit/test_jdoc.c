@@ -117,6 +117,11 @@ static void test_jdoc__accessors_follow_paths_and_tolerate_missing_values(void *
 	assert_int_equal(jval_type(jd_get(d, "nope", NULL)), JT_NONE);
 	assert_int_equal(jval_type(jval_at(items, 3)), JT_NONE);
 	assert_int_equal(jval_size(items), 3);
+	assert_true(jval_has_string(items, "y"));
+	assert_false(jval_has_string(items, "w"));
+	assert_false(jval_has_string(items, NULL));
+	assert_false(
+	        jval_has_string(jd_get(d, "metadata", "labels", NULL), "1")); /* not an array */
 	assert_int_equal(jval_size(jd_get(d, "metadata", "name", NULL)), 0);
 	assert_int_equal(jval_strlen(jd_get(d, "metadata", "name", NULL)), 1);
 	jval_foreach(items, i, e) {
@@ -131,6 +136,22 @@ static void test_jdoc__accessors_follow_paths_and_tolerate_missing_values(void *
 		assert_string_equal(jval_str(v), i == 0 ? order[1] : "2");
 	}
 	assert_null(jval_key_at(items, 0));
+	/* an array has no members, an object no elements */
+	jval_foreach_member(items, i, key, v)
+		fail_msg("member %s of an array", key);
+	e = jd_get(d, "metadata", NULL);
+	jval_foreach(e, i, v)
+		fail_msg("element %zu of an object", i);
+	/* metadata shorthands, from the root and from any view */
+	assert_string_equal(jd_name(d), "n");
+	assert_string_equal(jval_name(jdoc_root(d)), "n");
+	assert_string_equal(jd_label(d, "b"), "2");
+	assert_string_equal(jval_label(jdoc_root(d), "a"), "1");
+	assert_null(jval_label(jdoc_root(d), "c"));
+	assert_null(jval_annotation(jdoc_root(d), "a"));
+	assert_null(jval_namespace(jdoc_root(d)));
+	assert_null(jval_name(items));
+	assert_null(jval_resource_version(jd_get(d, "nope", NULL)));
 	jdoc_unref(d);
 }
 

@@ -7,24 +7,18 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
+#include "base/err.h"
 #include "base/json.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/membership.h"
 
 struct env {
-	json_t *tenant, *namespaces;
+	struct jdoc *tenant; /* read in place, as the controller reads its cache */
+	json_t *namespaces;
 	struct lcfg *cfg;
 };
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static int setup(void **state)
 {
@@ -32,7 +26,7 @@ static int setup(void **state)
 	json_t *cfg = js("{\"spec\":{\"privileged\":{\"users\":[\"ops-.*\"],"
 	                 "\"groups\":[\"platform\"],\"serviceAccounts\":[\"monitoring:.*\"]}}}");
 
-	e.tenant = js(
+	e.tenant = jd(
 	        "{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"accessControl\":{"
 	        "\"owners\":{\"users\":[\"alice\"]},\"editors\":{\"groups\":[\"team-a\"]},"
 	        "\"viewers\":{\"serviceAccounts\":[{\"namespace\":\"ci\",\"name\":\"bot\"}]}}}}");
@@ -47,7 +41,7 @@ static int teardown(void **state)
 {
 	struct env *e = *state;
 
-	json_decref(e->tenant);
+	jdoc_unref(e->tenant);
 	json_decref(e->namespaces);
 	lcfg_unref(e->cfg);
 	return 0;
@@ -55,10 +49,11 @@ static int teardown(void **state)
 
 static enum tm_verdict verdict(struct env *e, const char *subject)
 {
-	json_t *s = js(subject);
-	enum tm_verdict v = tm_subject_verdict(e->tenant, e->cfg, e->namespaces, "acme-dev", s);
+	struct jdoc *s = jd(subject);
+	enum tm_verdict v = tm_subject_verdict(jdoc_root(e->tenant), e->cfg, e->namespaces,
+	                                       "acme-dev", jdoc_root(s));
 
-	json_decref(s);
+	jdoc_unref(s);
 	return v;
 }
 
@@ -149,16 +144,16 @@ static void test_membership__what_cannot_be_read_is_an_outsider(void **state)
 static void test_membership__subjects_are_described(void **state)
 {
 	char out[64];
-	json_t *sa = js("{\"kind\":\"ServiceAccount\",\"namespace\":\"ci\",\"name\":\"bot\"}");
-	json_t *user = js("{\"kind\":\"User\",\"name\":\"alice\"}");
+	struct jdoc *sa = jd("{\"kind\":\"ServiceAccount\",\"namespace\":\"ci\",\"name\":\"bot\"}");
+	struct jdoc *user = jd("{\"kind\":\"User\",\"name\":\"alice\"}");
 
 	(void)state;
-	tm_subject_describe(sa, out, sizeof(out));
+	tm_subject_describe(jdoc_root(sa), out, sizeof(out));
 	assert_string_equal(out, "ServiceAccount ci/bot");
-	tm_subject_describe(user, out, sizeof(out));
+	tm_subject_describe(jdoc_root(user), out, sizeof(out));
 	assert_string_equal(out, "User alice");
-	json_decref(sa);
-	json_decref(user);
+	jdoc_unref(sa);
+	jdoc_unref(user);
 }
 
 int main(void)

@@ -14,20 +14,12 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/buf.h"
 #include "base/jdoc.h"
 #include "base/json.h"
 #include "tenancy/planstatus.h"
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 /* Put tenant @name with this status: @used and @hard are ResourceList JSON texts or NULL. */
 static void put(struct ps_plan *p, const char *name, long long namespaces, const char *used,

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/err.h"
 #include "kube/quantity.h"
 #include "tenancy/quotaplan.h"
@@ -26,19 +28,6 @@ struct tenant {
 	size_t n;
 	struct qp_result res;
 };
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v;
-
-	if (!text)
-		return NULL;
-	v = json_loads(text, 0, &e);
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static void set_json(json_t **slot, json_t *take)
 {
@@ -77,18 +66,43 @@ static size_t ns_index(const struct tenant *t, const char *name)
 	return 0;
 }
 
+/* A view of @j in a new document kept in @docs (the caller's cache holds its documents so);
+ * NULL is the missing value. */
+static struct jval view(const json_t *j, struct jdoc **docs, size_t *n)
+{
+	struct jdoc *d = NULL;
+
+	if (j == NULL)
+		return jdoc_root(NULL);
+	assert_int_equal(jdoc_from_json(j, NULL, &d, NULL), 0);
+	docs[(*n)++] = d;
+	return jdoc_root(d);
+}
+
+/* qp_compute() over the first @n namespaces, each map read in place from a document. */
+static int compute(struct tenant *t, size_t n, struct ll_err *err)
+{
+	struct jdoc *docs[1 + 3 * MAX_NS];
+	size_t nd = 0, i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		t->ns[i].used = view(t->used[i], docs, &nd);
+		t->ns[i].status_hard = view(t->status[i], docs, &nd);
+		t->ns[i].spec_hard = view(t->spec[i], docs, &nd);
+	}
+	rc = qp_compute(view(t->plan, docs, &nd), t->ns, n, &t->res, err);
+	while (nd > 0)
+		jdoc_unref(docs[--nd]);
+	return rc;
+}
+
 static void plan_now(struct tenant *t)
 {
 	struct ll_err err = {{0}};
-	size_t i;
 
 	qp_result_release(&t->res);
-	for (i = 0; i < t->n; i++) {
-		t->ns[i].used = t->used[i];
-		t->ns[i].status_hard = t->status[i];
-		t->ns[i].spec_hard = t->spec[i];
-	}
-	if (qp_compute(t->plan, t->ns, t->n, &t->res, &err) != 0)
+	if (compute(t, t->n, &err) != 0)
 		fail_msg("qp_compute: %s", err.msg);
 }
 
@@ -530,9 +544,7 @@ static void expect_einval(const char *plan, const char *used, const char *spec, 
 	struct ll_err err = {{0}};
 
 	add_ns(&t, "a", used, NULL, spec);
-	t.ns[0].used = t.used[0];
-	t.ns[0].spec_hard = t.spec[0];
-	assert_int_equal(qp_compute(t.plan, t.ns, t.n, &t.res, &err), -EINVAL);
+	assert_int_equal(compute(&t, t.n, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, msg));
 	assert_null(t.res.phase2);
 	assert_null(t.res.used);
@@ -553,10 +565,9 @@ static void test_quotaplan__rejects_malformed_input(void **state)
 	/* Values of resources outside the plan are not read. */
 	add_ns(&t, "a", "{\"secrets\": \"x\"}", NULL, NULL);
 	add_ns(&t, "a", NULL, NULL, NULL);
-	t.ns[0].used = t.used[0];
-	assert_int_equal(qp_compute(t.plan, t.ns, 1, &t.res, &err), 0);
+	assert_int_equal(compute(&t, 1, &err), 0);
 	qp_result_release(&t.res);
-	assert_int_equal(qp_compute(t.plan, t.ns, 2, &t.res, &err), -EINVAL);
+	assert_int_equal(compute(&t, 2, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "listed twice"));
 	tenant_release(&t);
 }

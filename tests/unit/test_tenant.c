@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "fake_manager.h"
@@ -30,16 +32,6 @@ struct env {
 	struct fake_api *f;
 	struct fake_mgr *m;
 };
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static void put(struct fake_api *f, const char *res, const char *text)
 {
@@ -336,13 +328,12 @@ static void test_tenant__rolebindings_wait_until_quota_is_in_force(void **state)
 }
 
 /* A restarted controller finds everything in place and writes nothing. */
-static void test_tenant__a_restart_writes_nothing(void **state)
+/* Stop the manager, start it again and wait for its first pass: it must write nothing. */
+static void assert_a_restart_writes_nothing(struct env *e)
 {
-	struct env *e = *state;
 	double before;
 	int writes;
 
-	provisioned(e);
 	fake_mgr_stop(e->m);
 	writes = fake_api_writes(e->f);
 	before = fake_mgr_reconciles("tenant");
@@ -351,6 +342,14 @@ static void test_tenant__a_restart_writes_nothing(void **state)
 	fake_mgr_stop(e->m); /* nothing in flight any more */
 	e->m = NULL;
 	assert_int_equal(fake_api_writes(e->f), writes);
+}
+
+static void test_tenant__a_restart_writes_nothing(void **state)
+{
+	struct env *e = *state;
+
+	provisioned(e);
+	assert_a_restart_writes_nothing(e);
 }
 
 static bool spec_hard_pods_is(struct fake_api *f, void *ud)
@@ -422,7 +421,6 @@ static void test_tenant__fields_others_add_are_reverted(void **state)
 {
 	struct env *e = *state;
 	json_t *np, *rq, *rb, *lr;
-	long long writes;
 
 	provisioned(e);
 	np = fake_api_get(e->f, NP, "acme-dev", "landlord-isolation");
@@ -444,9 +442,7 @@ static void test_tenant__fields_others_add_are_reverted(void **state)
 	assert_true(fake_api_wait(e->f, additions_gone, NULL));
 	/* and once reverted, nothing more is written */
 	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
-	writes = fake_api_writes(e->f);
-	assert_true(fake_api_wait(e->f, additions_gone, NULL));
-	assert_int_equal(fake_api_writes(e->f), writes);
+	assert_a_restart_writes_nothing(e);
 	json_decref(np);
 	json_decref(rq);
 	json_decref(rb);
@@ -789,6 +785,35 @@ static void test_tenant__a_plan_without_quota_gets_an_empty_quota(void **state)
 	json_decref(rq);
 }
 
+/* A Plan's status is written about once a second; only its spec wakes its tenants. */
+static void test_tenant__a_plans_status_wakes_no_tenant(void **state)
+{
+	struct env *e = *state;
+	double before;
+	json_t *plan;
+
+	provisioned(e);
+	fake_mgr_stop(e->m);
+	before = fake_mgr_reconciles("tenant");
+	e->m = start(e->f);
+	assert_true(fake_mgr_wait_reconciles(e->f, "tenant", before + 1)); /* the start's pass */
+	before = fake_mgr_reconciles("tenant");
+	for (int i = 0; i < 3; i++) {
+		plan = fake_api_get(e->f, PLANS, NULL, "gold");
+		json_object_set_new(plan, "status", json_pack("{s:i}", "tenants", i));
+		fake_api_put(e->f, PLANS, plan);
+		json_decref(plan);
+	}
+	plan = fake_api_get(e->f, PLANS, NULL, "gold");
+	json_object_set_new(json_object_get(plan, "spec"), "maxNamespaces", json_integer(11));
+	fake_api_put(e->f, PLANS, plan);
+	json_decref(plan);
+	assert_true(fake_mgr_wait_reconciles(e->f, "tenant", before + 1));
+	fake_mgr_stop(e->m);
+	e->m = NULL;
+	assert_true(fake_mgr_reconciles("tenant") == before + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +852,8 @@ int main(void)
 	                test_tenant__a_new_quota_is_put_in_force_by_landlord, setup, teardown),
 	        cmocka_unit_test_setup_teardown(
 	                test_tenant__a_plan_without_quota_gets_an_empty_quota, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tenant__a_plans_status_wakes_no_tenant, setup,
+	                                        teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

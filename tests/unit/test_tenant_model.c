@@ -8,20 +8,13 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
+#include "base/err.h"
 #include "base/json.h"
 #include "controllers/controllers.h"
 #include "tenancy/landlordconfig.h"
 #include "tenancy/tenant_model.h"
-
-static json_t *js(const char *text)
-{
-	json_error_t e;
-	json_t *v = json_loads(text, 0, &e);
-
-	if (!v)
-		fail_msg("bad test JSON %s: %s", text, e.text);
-	return v;
-}
 
 static struct lcfg *config(const char *spec)
 {
@@ -119,7 +112,7 @@ static void test_tenant_model__metadata_layers_and_landlord_keys_win(void **stat
 	(void)state;
 	struct jdoc *d = claims_of(t, &c);
 
-	m = tm_namespace_metadata(t, cfg, "gold", "acme-prod", &c.ns[1], NULL);
+	m = tm_namespace_metadata(jdoc_root(d), cfg, "gold", "acme-prod", &c.ns[1], NULL);
 	assert_string_equal(jx_str(m, "labels", "org", NULL), "x");
 	/* specific beats common beats the configuration */
 	assert_string_equal(jx_str(m, "labels", "team", NULL), "payments");
@@ -140,7 +133,7 @@ static void test_tenant_model__metadata_layers_and_landlord_keys_win(void **stat
 	json_decref(m);
 
 	/* sandboxes get the user, as a valid label value, and the raw user in an annotation */
-	m = tm_namespace_metadata(t, cfg, "gold", c.ns[4].name, &c.ns[4], NULL);
+	m = tm_namespace_metadata(jdoc_root(d), cfg, "gold", c.ns[4].name, &c.ns[4], NULL);
 	assert_string_equal(jx_str(m, "annotations", ANNOT_USERNAME_RAW, NULL), "a@b.com");
 	assert_non_null(strstr(jx_str(m, "labels", LABEL_USERNAME, NULL), "a-b.com-"));
 	assert_string_equal(jx_str(m, "labels", "user", NULL),
@@ -154,14 +147,16 @@ static void test_tenant_model__metadata_layers_and_landlord_keys_win(void **stat
 
 static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(void **state)
 {
-	json_t *ns =
-	        js("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"7\","
+	struct jdoc *nsd =
+	        jd("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"7\","
 	           "\"labels\":{\"landlord.dev/tenant\":\"acme\",\"team\":\"a\","
 	           "\"mine\":\"keep\"},\"annotations\":{\"landlord.dev/managed-metadata\":"
 	           "\"{\\\"tenant\\\":\\\"acme\\\",\\\"labels\\\":[\\\"landlord.dev/tenant\\\","
 	           "\\\"team\\\"],\\\"annotations\\\":[]}\"}}}");
+	struct jval ns = jdoc_root(nsd);
 	json_t *want = js("{\"labels\":{\"landlord.dev/tenant\":\"acme\"},\"annotations\":{}}");
-	json_t *p = tm_metadata_patch(ns, want), *released;
+	json_t *p = tm_metadata_patch(ns, want);
+	struct jdoc *released;
 
 	(void)state;
 	assert_non_null(p);
@@ -186,13 +181,13 @@ static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(voi
 	                    "acme");
 	assert_true(json_is_null(jx_get(p, "metadata", "labels", "team", NULL)));
 	json_decref(p);
-	released = js("{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"8\","
+	released = jd("{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"8\","
 	              "\"annotations\":{\"landlord.dev/released-from\":\"acme\"}}}");
-	p = tm_metadata_patch(released, want);
+	p = tm_metadata_patch(jdoc_root(released), want);
 	assert_true(json_is_null(jx_get(p, "metadata", "annotations", ANNOT_RELEASED_FROM, NULL)));
 	assert_string_equal(jx_str(p, "metadata", "labels", LABEL_TENANT, NULL), "acme");
 	json_decref(p);
-	json_decref(released);
+	jdoc_unref(released);
 
 	/* nothing to change: no patch at all */
 	json_decref(want);
@@ -202,7 +197,7 @@ static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(voi
 	          "\\\"annotations\\\":[]}\"}}");
 	assert_null(tm_metadata_patch(ns, want));
 	json_decref(want);
-	json_decref(ns);
+	jdoc_unref(nsd);
 }
 
 /* The bookkeeping annotation counts only for the tenant the protected label names. */
@@ -210,44 +205,44 @@ static void test_tenant_model__a_forged_bookkeeping_annotation_is_ignored(void *
 {
 	/* written by someone who may patch the namespace: names another tenant and the labels
 	 * that would detach the namespace */
-	json_t *forged = js("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"3\","
-	                    "\"labels\":{\"landlord.dev/tenant\":\"acme\","
-	                    "\"pod-security.kubernetes.io/enforce\":\"restricted\"},"
-	                    "\"annotations\":{\"landlord.dev/managed-metadata\":"
-	                    "\"{\\\"tenant\\\":\\\"globex\\\",\\\"labels\\\":"
-	                    "[\\\"landlord.dev/tenant\\\",\\\"pod-security.kubernetes.io/"
-	                    "enforce\\\"]}\"}}}");
-	json_t *unlabelled = js("{\"metadata\":{\"name\":\"kube-system\",\"annotations\":{"
-	                        "\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":"
-	                        "\\\"globex\\\",\\\"labels\\\":[]}\"}}}");
+	struct jdoc *forged = jd("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"3\","
+	                         "\"labels\":{\"landlord.dev/tenant\":\"acme\","
+	                         "\"pod-security.kubernetes.io/enforce\":\"restricted\"},"
+	                         "\"annotations\":{\"landlord.dev/managed-metadata\":"
+	                         "\"{\\\"tenant\\\":\\\"globex\\\",\\\"labels\\\":"
+	                         "[\\\"landlord.dev/tenant\\\",\\\"pod-security.kubernetes.io/"
+	                         "enforce\\\"]}\"}}}");
+	struct jdoc *unlabelled = jd("{\"metadata\":{\"name\":\"kube-system\",\"annotations\":{"
+	                             "\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":"
+	                             "\\\"globex\\\",\\\"labels\\\":[]}\"}}}");
 	json_t *p;
 
 	(void)state;
-	assert_null(tm_managed_keys(forged));
-	assert_true(tm_managed_metadata_ignored(forged));
-	assert_null(tm_managed_keys(unlabelled));
-	assert_true(tm_managed_metadata_ignored(unlabelled));
+	assert_null(tm_managed_keys(jdoc_root(forged)));
+	assert_true(tm_managed_metadata_ignored(jdoc_root(forged)));
+	assert_null(tm_managed_keys(jdoc_root(unlabelled)));
+	assert_true(tm_managed_metadata_ignored(jdoc_root(unlabelled)));
 	/* the record of another tenant removes nothing it lists */
-	p = tm_metadata_patch(forged, NULL);
+	p = tm_metadata_patch(jdoc_root(forged), NULL);
 	assert_null(jx_get(p, "metadata", "labels", "pod-security.kubernetes.io/enforce", NULL));
 	json_decref(p);
-	json_decref(forged);
-	json_decref(unlabelled);
+	jdoc_unref(forged);
+	jdoc_unref(unlabelled);
 }
 
 /* A release keeps the Pod Security level and takes every landlord.dev annotation. */
 static void test_tenant_model__a_release_quarantines_the_namespace(void **state)
 {
-	json_t *ns = js("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"7\","
-	                "\"labels\":{\"landlord.dev/tenant\":\"acme\",\"team\":\"a\","
-	                "\"pod-security.kubernetes.io/enforce\":\"restricted\","
-	                "\"pod-security.kubernetes.io/warn\":\"restricted\"},"
-	                "\"annotations\":{\"landlord.dev/source\":\"spec\","
-	                "\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":\\\"acme\\\","
-	                "\\\"labels\\\":[\\\"landlord.dev/tenant\\\",\\\"team\\\","
-	                "\\\"pod-security.kubernetes.io/enforce\\\",\\\"pod-security."
-	                "kubernetes.io/warn\\\"],\\\"annotations\\\":[]}\"}}}");
-	json_t *p = tm_release_patch(ns, "acme");
+	struct jdoc *ns = jd("{\"metadata\":{\"name\":\"acme-dev\",\"resourceVersion\":\"7\","
+	                     "\"labels\":{\"landlord.dev/tenant\":\"acme\",\"team\":\"a\","
+	                     "\"pod-security.kubernetes.io/enforce\":\"restricted\","
+	                     "\"pod-security.kubernetes.io/warn\":\"restricted\"},"
+	                     "\"annotations\":{\"landlord.dev/source\":\"spec\","
+	                     "\"landlord.dev/managed-metadata\":\"{\\\"tenant\\\":\\\"acme\\\","
+	                     "\\\"labels\\\":[\\\"landlord.dev/tenant\\\",\\\"team\\\","
+	                     "\\\"pod-security.kubernetes.io/enforce\\\",\\\"pod-security."
+	                     "kubernetes.io/warn\\\"],\\\"annotations\\\":[]}\"}}}");
+	json_t *p = tm_release_patch(jdoc_root(ns), "acme");
 
 	(void)state;
 	assert_null(jx_get(p, "metadata", "labels", "pod-security.kubernetes.io/enforce", NULL));
@@ -260,7 +255,7 @@ static void test_tenant_model__a_release_quarantines_the_namespace(void **state)
 	assert_string_equal(jx_str(p, "metadata", "annotations", ANNOT_RELEASED_FROM, NULL),
 	                    "acme");
 	json_decref(p);
-	json_decref(ns);
+	jdoc_unref(ns);
 }
 
 static void test_tenant_model__system_and_privileged_namespaces_are_protected(void **state)
@@ -293,7 +288,7 @@ static void test_tenant_model__rolebindings_follow_the_role_mapping(void **state
 	(void)state;
 	struct jdoc *d = claims_of(t, &c);
 
-	rbs = tm_rolebindings(t, cfg, "acme-dev", NULL, &c.ns[0], false);
+	rbs = tm_rolebindings(jdoc_root(d), cfg, "acme-dev", NULL, &c.ns[0], false);
 	assert_int_equal(json_object_size(rbs), 3);
 	subjects = jx_get(rbs, "landlord-owners-admin", "subjects", NULL);
 	/* users sorted, then groups */
@@ -311,13 +306,13 @@ static void test_tenant_model__rolebindings_follow_the_role_mapping(void **state
 	json_decref(rbs);
 
 	/* a custom mapping renames the binding, since roleRef cannot change */
-	rbs = tm_rolebindings(t, cfg, "acme-prod", prod_labels, &c.ns[1], false);
+	rbs = tm_rolebindings(jdoc_root(d), cfg, "acme-prod", prod_labels, &c.ns[1], false);
 	assert_null(json_object_get(rbs, "landlord-owners-admin"));
 	assert_non_null(json_object_get(rbs, "landlord-owners-edit"));
 	json_decref(rbs);
 
 	/* a private sandbox is its user's alone */
-	rbs = tm_rolebindings(t, cfg, c.ns[5].name, NULL, &c.ns[5], true);
+	rbs = tm_rolebindings(jdoc_root(d), cfg, c.ns[5].name, NULL, &c.ns[5], true);
 	assert_int_equal(json_object_size(rbs), 1);
 	subjects = jx_get(rbs, "landlord-owners-admin", "subjects", NULL);
 	assert_int_equal(json_array_size(subjects), 1);
@@ -332,12 +327,14 @@ static void test_tenant_model__rolebindings_follow_the_role_mapping(void **state
 
 static void test_tenant_model__policies_and_quota_are_canonical(void **state)
 {
-	json_t *t = js(ACME);
-	json_t *plan = js("{\"spec\":{\"limitRange\":{\"limits\":[{\"type\":\"Container\","
-	                  "\"default\":{\"cpu\":\"0.5\",\"memory\":\"1024Mi\"}}]}}}");
+	struct jdoc *td = jd(ACME);
+	struct jval t = jdoc_root(td);
+	struct jdoc *plan = jd("{\"spec\":{\"limitRange\":{\"limits\":[{\"type\":\"Container\","
+	                       "\"default\":{\"cpu\":\"0.5\",\"memory\":\"1024Mi\"}}]}}}");
 	json_t *hard = js("{\"requests.cpu\":\"1.5\",\"pods\":10}");
+	struct jdoc *hard_doc = jd("{\"requests.cpu\":\"1.5\",\"pods\":10}");
 	json_t *priv = js("[\"kube-system\",\"monitoring\"]"), *empty = json_array();
-	json_t *lr = tm_limitrange(t, plan, "acme-dev"), *rq, *np, *rule;
+	json_t *lr = tm_limitrange(t, jdoc_root(plan), "acme-dev"), *rq, *np, *rule, *canon;
 
 	(void)state;
 	assert_string_equal(jx_str(json_array_get(jx_get(lr, "spec", "limits", NULL), 0), "default",
@@ -364,21 +361,27 @@ static void test_tenant_model__policies_and_quota_are_canonical(void **state)
 	json_decref(np);
 	np = tm_networkpolicy(t, "acme-dev", empty);
 	assert_int_equal(json_array_size(jx_get(np, "spec", "ingress", NULL)), 1);
-	assert_null(tm_limitrange(t, hard, "acme-dev"));
+	assert_null(tm_limitrange(t, jdoc_root(hard_doc), "acme-dev"));
+	/* a cached ResourceList in canonical form, as the Tenant's status reports the plan's */
+	canon = tm_canonical_quantities(jdoc_root(hard_doc));
+	assert_true(json_equal(canon, jx_get(rq, "spec", "hard", NULL)));
+	json_decref(canon);
 	json_decref(np);
 	json_decref(rq);
 	json_decref(lr);
 	json_decref(priv);
 	json_decref(empty);
 	json_decref(hard);
-	json_decref(plan);
-	json_decref(t);
+	jdoc_unref(hard_doc);
+	jdoc_unref(plan);
+	jdoc_unref(td);
 }
 
 static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void **state)
 {
-	json_t *t = js(ACME), *cr = tm_clusterrole(t), *crb = tm_clusterrolebinding(t);
-	json_t *lonely = js("{\"metadata\":{\"name\":\"empty\"},\"spec\":{\"plan\":\"p\"}}");
+	struct jdoc *t = jd(ACME);
+	json_t *cr = tm_clusterrole(jdoc_root(t)), *crb = tm_clusterrolebinding(jdoc_root(t));
+	struct jdoc *lonely = jd("{\"metadata\":{\"name\":\"empty\"},\"spec\":{\"plan\":\"p\"}}");
 	json_t *rule = json_array_get(json_object_get(cr, "rules"), 0);
 
 	(void)state;
@@ -389,11 +392,11 @@ static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void *
 	assert_int_equal(json_array_size(json_object_get(rule, "verbs")), 2);
 	/* every member once: 3 users, 2 groups, 1 service account */
 	assert_int_equal(json_array_size(json_object_get(crb, "subjects")), 6);
-	assert_null(tm_clusterrolebinding(lonely));
-	json_decref(lonely);
+	assert_null(tm_clusterrolebinding(jdoc_root(lonely)));
+	jdoc_unref(lonely);
 	json_decref(crb);
 	json_decref(cr);
-	json_decref(t);
+	jdoc_unref(t);
 }
 
 int main(void)

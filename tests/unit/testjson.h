@@ -1,0 +1,42 @@
+/*
+ * testjson.h - JSON from a test's literal text, for the cmocka suites: js("{...}") parses any
+ * JSON value (a NUL escape included) and fails the test, naming the text and the error, when it
+ * does not parse; js(NULL) is NULL; jd("{...}") is the same as a jdoc document. Header-only and
+ * static inline; include it after cmocka.h.
+ */
+#ifndef LANDLORD_TESTS_TESTJSON_H
+#define LANDLORD_TESTS_TESTJSON_H
+
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+#include "base/jdoc.h"
+
+static inline json_t *js(const char *text)
+{
+	json_error_t e;
+	json_t *v;
+
+	if (text == NULL)
+		return NULL;
+	v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
+	if (v == NULL)
+		fail_msg("bad test JSON %s: %s", text, e.text);
+	return v;
+}
+
+/* A document parsed from @text as the informer would cache it; fails the test if it does not
+ * parse. jdoc_unref() it. */
+static inline struct jdoc *jd(const char *text)
+{
+	struct jdoc *d = NULL;
+	struct ll_err err;
+
+	if (jdoc_parse(text, strlen(text), NULL, &d, &err) != 0)
+		fail_msg("bad test JSON %s: %s", text, err.msg);
+	return d;
+}
+
+#endif
