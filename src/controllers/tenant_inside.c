@@ -78,6 +78,35 @@ static bool sync_policies(struct rec *r, const char *ns)
 	return ok;
 }
 
+/*
+ * A namespace created in this pass gets its default ServiceAccount from landlord too: the API
+ * server admits no pod without it, and kube-controller-manager, which makes it anyway, works at
+ * 20 requests a second by default, holding a burst's owners back for tens of seconds
+ * (docs/quota.md). Created once the quota is in force, so that quota admission counts it, and
+ * exactly as that controller makes it (no labels: landlord does not own it). 409 means the
+ * controller came first. A failure costs only time: it is logged, not reported.
+ */
+static void make_default_serviceaccount(struct rec *r, const char *ns)
+{
+	json_t *sa;
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	int rc;
+
+	if (!tc_str_listed(r->created, ns) ||
+	    !tc_may_write(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SERVICEACCOUNT))
+		return;
+	sa = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "ServiceAccount",
+	               "metadata", "name", DEFAULT_SERVICEACCOUNT);
+	rc = kc_create(r->kc, &KC_SERVICEACCOUNTS, ns, sa, &resp, &err);
+	if (rc < 0 || (!kc_resp_ok(&resp) && resp.http_status != 409))
+		log_info("default ServiceAccount left to kube-controller-manager", "{s:s,s:s,s:s}",
+		         "tenant", r->name, "namespace", ns, "error",
+		         rc < 0 ? err.msg : resp.status.message);
+	kc_resp_release(&resp);
+	json_decref(sa);
+}
+
 void tc_sync_inside(struct rec *r)
 {
 	r->privileged = privileged_namespaces(r);
@@ -97,6 +126,8 @@ void tc_sync_inside(struct rec *r)
 			r->quota_pending = true;
 		if (!policies_ok)
 			r->policies_pending = true;
+		if (quota_ok && policies_ok)
+			make_default_serviceaccount(r, name);
 		tc_sync_access(r, name, r->active.v[i].doc, quota_ok && policies_ok);
 		jdoc_unref(rq);
 	}

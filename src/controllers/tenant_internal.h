@@ -31,14 +31,15 @@
 #include "tenancy/landlordconfig.h"
 #include "tenancy/tenant_model.h"
 
-#define IDX_TENANT     "tenant"     /* label landlord.dev/tenant (owned kinds: landlord's only) */
-#define IDX_HAD        "had"        /* tenants: the namespaces their status lists */
-#define IDX_NAMESPACE  "namespace"  /* RoleBindings: their namespace */
-#define IDX_CLAIMS     "claims"     /* tenants: the namespace names they claim */
-#define IDX_RELEASED   "released"   /* namespaces: landlord.dev/released-from */
-#define IDX_UNTENANTED "untenanted" /* namespaces without a tenant label, under one value */
-#define UNTENANTED     "-"
-#define NOT_READY_POLL 30000 /* safety net while not Ready; drift comes by watch */
+#define IDX_TENANT             "tenant" /* label landlord.dev/tenant (owned kinds: landlord's only) */
+#define IDX_HAD                "had"    /* tenants: the namespaces their status lists */
+#define IDX_NAMESPACE          "namespace"  /* RoleBindings: their namespace */
+#define IDX_CLAIMS             "claims"     /* tenants: the namespace names they claim */
+#define IDX_RELEASED           "released"   /* namespaces: landlord.dev/released-from */
+#define IDX_UNTENANTED         "untenanted" /* namespaces without a tenant label, under one value */
+#define UNTENANTED             "-"
+#define NOT_READY_POLL         30000     /* safety net while not Ready; drift comes by watch */
+#define DEFAULT_SERVICEACCOUNT "default" /* what pods run as unless they say */
 
 /* The kinds landlord stamps into tenant namespaces, in the order they are torn down. */
 enum owned_kind { OWN_RB, OWN_NP, OWN_LR, OWN_RQ, N_OWNED };

@@ -22,7 +22,6 @@
 #define FORCE_ATTEMPTS 3 /* a status write lost to quota admission's own: read and try again */
 /* What the cluster's controllers put into every new namespace, as a quota counts it. */
 #define ROOT_CA_CONFIGMAP "kube-root-ca.crt"
-#define DEFAULT_SA        "default"
 
 /* ---- in force or not ---- */
 
@@ -118,7 +117,9 @@ static json_t *fresh_usage(struct rec *r, const char *ns, struct jval hard)
 		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0)
 			one = ca = ca == -2 ? exists(r, &KC_CONFIGMAPS, ns, ROOT_CA_CONFIGMAP) : ca;
 		else if (strcmp(k, "count/serviceaccounts") == 0)
-			one = sa = sa == -2 ? exists(r, &KC_SERVICEACCOUNTS, ns, DEFAULT_SA) : sa;
+			one = sa = sa == -2 ? exists(r, &KC_SERVICEACCOUNTS, ns,
+			                             DEFAULT_SERVICEACCOUNT)
+			                    : sa;
 		if (one < 0) {
 			json_decref(used);
 			return NULL; /* kube-controller-manager will count it */

@@ -276,6 +276,39 @@ def test_landlord_may_do_its_work(env):
         "annotations": {RELEASED_FROM: env.tenant}}}, dry_run="All")
     assert "landlord.dev/tenant" not in out.metadata.labels
     core.delete_namespace(env.ns, dry_run="All")
+    # a new namespace's default ServiceAccount (409: kube-controller-manager made it already;
+    # the API server answers that only after admission)
+    try:
+        core.create_namespaced_service_account(env.ns, {"metadata": {"name": "default"}},
+                                               dry_run="All")
+    except k8s.ApiException as e:
+        assert e.status == 409, e.body
+
+
+PLAIN_SA_ONLY = "it only creates a namespace's plain default ServiceAccount"
+
+
+def test_landlord_creates_only_plain_default_serviceaccounts(env):
+    """landlord's create on ServiceAccounts (RBAC cannot narrow it by name) is limited to a
+    plain default one in a namespace it manages: no other name, no secrets, no pull secrets, no
+    labels, and not in the cluster's or unmanaged namespaces (dry runs)."""
+    core = k8s.CoreV1Api(env.landlord)
+    no_keys = (f"namespace {env.plain} carries no landlord.dev/ label or annotation, and there "
+               "landlord may only delete objects labelled app.kubernetes.io/managed-by=landlord")
+    for ns, body, why in (
+            (env.ns, {"metadata": {"name": "builder"}}, PLAIN_SA_ONLY),
+            (env.ns, {"metadata": {"name": "default"},
+                      "imagePullSecrets": [{"name": "registry"}]}, PLAIN_SA_ONLY),
+            (env.ns, {"metadata": {"name": "default"}, "secrets": [{"name": "token"}]},
+             PLAIN_SA_ONLY),
+            (env.ns, {"metadata": {"name": "default", "labels": {"team": "x"}}},
+             PLAIN_SA_ONLY),
+            ("kube-system", {"metadata": {"name": "default"}}, SYSTEM_NS),
+            (env.plain, {"metadata": {"name": "default"}}, no_keys)):
+        name = body["metadata"]["name"]
+        msg = denied_by(SELF_POLICY, core.create_namespaced_service_account, ns, body,
+                        dry_run="All")
+        assert f"landlord may not create ServiceAccount {ns}/{name}: {why}" in msg, msg
 
 
 def test_landlord_provisions_adopts_releases_and_purges_under_the_policies(env, kit):

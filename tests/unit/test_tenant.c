@@ -250,6 +250,14 @@ static void test_tenant__becomes_namespaces_quota_policies_and_access(void **sta
 	all = fake_api_list(e->f, "namespaces", NULL);
 	assert_int_equal(json_array_size(all), 2);
 	json_decref(all);
+	/* each new namespace's default ServiceAccount, as kube-controller-manager makes it */
+	all = fake_api_list(e->f, "serviceaccounts", NULL);
+	assert_int_equal(json_array_size(all), 2);
+	for (size_t i = 0; i < 2; i++) {
+		assert_string_equal(jx_name(json_array_get(all, i)), "default");
+		assert_null(jx_get(json_array_get(all, i), "metadata", "labels", NULL));
+	}
+	json_decref(all);
 
 	owners = fake_api_get(e->f, RB, "acme-prod", "landlord-owners-admin");
 	viewers = fake_api_get(e->f, RB, "acme-prod", "landlord-viewers-view");
