@@ -202,7 +202,6 @@ static int write_obj_out(struct bench *b, const struct kc_gvr *gvr, const char *
 	struct kc_resp r = {0};
 	struct ll_err err = {{0}};
 	int attempt, rc = -EIO;
-	bool lagging;
 
 	for (attempt = 0; attempt < RETRIES; attempt++) {
 		kc_resp_release(&r);
