@@ -4,10 +4,11 @@
  *
  *   bare_tenants --kubeconfig K --mode floor|apply --prefix P --tenants N --plan NAME
  *                --kinds dev,stage,prod --plan-hard JSON --ns-hard JSON --limits JSON
- *                [--threads T] [--timeout-seconds S] [--http2]
+ *                [--threads T] [--timeout-seconds S] [--http2] [--no-sandbox]
+ *                [--quota-status kcm|self] [--serviceaccount] [--access-first]
  *
  * Tenant i is "<P>-<i>", on plan NAME, owned by user "owner-<i>", with one namespace
- * "<P>-<i>-<kind>" per kind and a sandbox "<P>-<i>-owner-<i>-sandbox".
+ * "<P>-<i>-<kind>" per kind and a sandbox "<P>-<i>-owner-<i>-sandbox" (none with --no-sandbox).
  *
  * --mode apply: POST the N Tenants (T threads) and wait, through one watch, until every one
  * has the condition Ready=True. This is what landlord is timed against.
@@ -22,11 +23,30 @@
  * creates the admission policy landlord-quota-in-force refuses while the API server has not yet
  * seen the namespace's new ResourceQuota (deploy/policies/quota-in-force.yaml).
  *
+ * --quota-status self (floor): put each ResourceQuota in force the way landlord does
+ * (src/controllers/tenant_quota.c) instead of waiting for kube-controller-manager: right after
+ * creating it, count what a new namespace holds that the quota counts (a GET of the root CA
+ * ConfigMap where count/configmaps is limited, of the default ServiceAccount where
+ * count/serviceaccounts is), then write status.hard = spec.hard and that status.used with one
+ * JSON patch of the status subresource guarded by the create's resourceVersion. A conflict
+ * (kube-controller-manager or quota admission wrote the status meanwhile) is read back: in force
+ * if status.hard equals spec.hard, else written again, at most 3 times. The quota watch still
+ * counts a quota in force when kube-controller-manager gets there first.
+ *
+ * --serviceaccount (floor): also create each namespace's default ServiceAccount right after its
+ * quota, instead of leaving it to kube-controller-manager (what-if: a pod is admitted only once
+ * its ServiceAccount exists). Not part of landlord's end state's making today.
+ *
+ * --access-first (floor): a RoleBinding whose namespace is ready is written before any other
+ * queued job (namespaces still to make, Tenant status), so that every owner gets access as
+ * early as the work allows; by default jobs run in the order they became ready.
+ *
  * Requests are spread over HTTP/1.1 keep-alive connections, one per request in flight (the
  * client core's default, and landlord's), or with --http2 multiplexed over one HTTP/2 connection.
  *
  * Both modes print one JSON line: seconds from the first POST to the end, phase times, request
- * counts, failures, and the tool's own CPU time and peak RSS. Exit status 1 on any failure.
+ * counts, failures, and the tool's own CPU time and peak RSS, and t0_mono_ns, the first POST on
+ * CLOCK_MONOTONIC (for tests/tools/pod_probe.c). Exit status 1 on any failure.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,6 +61,7 @@
 
 #include <curl/curl.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
@@ -53,6 +74,7 @@
 #define MAX_KINDS   16
 #define MAX_THREADS 64
 #define RETRIES     8
+#define FORCE_TRIES 3 /* --quota-status self: writes of one quota's status */
 
 static const struct kc_gvr TENANTS = {"landlord.dev", "v1alpha1", "tenants", "Tenant", false};
 
@@ -89,7 +111,11 @@ struct bench {
 	int tenants;
 	int threads;
 	int timeout_s;
-	bool http2; /* every request on one HTTP/2 connection instead of HTTP/1.1 connections */
+	bool http2;   /* every request on one HTTP/2 connection instead of HTTP/1.1 connections */
+	bool sandbox; /* a sandbox namespace per tenant (default; --no-sandbox) */
+	bool quota_status; /* --quota-status self: the client puts each quota in force */
+	bool create_sa;    /* --serviceaccount: the client creates each default ServiceAccount */
+	bool access_first; /* --access-first: RoleBindings before any other queued write */
 	const char *kinds[MAX_KINDS];
 	int nkinds;
 	json_t *plan_hard;
@@ -106,6 +132,8 @@ struct bench {
 	int64_t t_posted;    /* apply: every Tenant POSTed; floor: every namespace's objects */
 	int64_t t_quota;     /* floor: last ResourceQuota seen in force */
 	atomic_long writes;  /* successful write requests */
+	atomic_long reads;   /* --quota-status self: GETs (counting, reading a quota back) */
+	atomic_long forced;  /* --quota-status self: quotas this client put in force */
 	atomic_long retries; /* requests sent again after 429, 5xx or a timeout */
 	atomic_int failures;
 
@@ -114,6 +142,8 @@ struct bench {
 	pthread_cond_t cv;
 	struct job *jobs;
 	size_t head, tail, cap;
+	struct job *urgent; /* --access-first: RoleBinding jobs, taken before the others */
+	size_t uhead, utail;
 	int running;        /* jobs being executed */
 	int done;           /* tenants finished (floor: status written; apply: Ready seen) */
 	int ns_done;        /* floor: namespaces whose first four objects exist */
@@ -124,7 +154,9 @@ struct bench {
 static void push(struct bench *b, enum job_type type, int t, int k)
 {
 	pthread_mutex_lock(&b->mu);
-	if (b->tail < b->cap)
+	if (b->access_first && type == JOB_ROLEBINDING && b->utail < b->cap)
+		b->urgent[b->utail++] = (struct job){type, t, k};
+	else if (b->tail < b->cap)
 		b->jobs[b->tail++] = (struct job){type, t, k};
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
@@ -145,23 +177,31 @@ static void fail(struct bench *b, const char *what, const char *name, const stru
 }
 
 /*
- * The admission policy landlord-quota-in-force refused a create because the API server's own
- * informer has not seen the namespace's new ResourceQuota yet (its parameter): every requester,
- * cluster admins included, is refused until it has. Transient: retried at once.
+ * The admission policy landlord-quota-in-force refused a write in a namespace whose
+ * landlord-quota the API server's informer has not seen yet (it looks the parameter up before it
+ * looks at who asks, so cluster admins are refused too): just created, it is there a moment later.
  */
-static bool policy_lagging(const struct kc_resp *r)
+static bool no_params(const struct kc_resp *r)
 {
-	return r->http_status == 422 && strstr(r->status.message, "no params found") != NULL;
+	return r->http_status >= 400 && strstr(r->status.message, "no params found") != NULL;
 }
 
-/* POST (or, with @subresource, merge-PATCH) with retries; takes @obj. Returns 0 on 2xx. */
-static int write_obj(struct bench *b, const struct kc_gvr *gvr, const char *ns, const char *name,
-                     const char *subresource, json_t *obj)
+static bool retryable(int rc, const struct kc_resp *r)
+{
+	return rc == -ETIMEDOUT ||
+	       (rc == 0 && (r->http_status == 429 || r->http_status >= 500 || no_params(r)));
+}
+
+/*
+ * POST (or, with @subresource, merge-PATCH) with retries; takes @obj. Returns 0 on 2xx, with the
+ * object as the API server wrote it in *@written when that is not NULL (a new reference).
+ */
+static int write_obj_out(struct bench *b, const struct kc_gvr *gvr, const char *ns,
+                         const char *name, const char *subresource, json_t *obj, json_t **written)
 {
 	struct kc_resp r = {0};
 	struct ll_err err = {{0}};
 	int attempt, rc = -EIO;
-	bool lagging;
 
 	for (attempt = 0; attempt < RETRIES; attempt++) {
 		kc_resp_release(&r);
@@ -172,17 +212,17 @@ static int write_obj(struct bench *b, const struct kc_gvr *gvr, const char *ns, 
 			rc = kc_create(b->c, gvr, ns, obj, &r, &err);
 		if (rc == 0 && kc_resp_ok(&r)) {
 			atomic_fetch_add(&b->writes, 1);
+			if (written)
+				*written = json_incref(r.body);
 			goto out;
 		}
-		lagging = rc == 0 && policy_lagging(&r);
-		if (!(rc == -ETIMEDOUT || lagging ||
-		      (rc == 0 && (r.http_status == 429 || r.http_status >= 500))))
+		if (!retryable(rc, &r))
 			break;
 		atomic_fetch_add(&b->retries, 1);
 		log_kv(LOG_WARN, "bare_tenants: retrying", "{s:s,s:s,s:i,s:i,s:s}", "what",
 		       gvr->resource, "name", name, "rc", rc, "code", (int)r.http_status, "message",
 		       rc < 0 ? err.msg : r.status.message);
-		usleep((lagging ? 10000u : 100000u) << (attempt < 4 ? attempt : 4));
+		usleep((no_params(&r) ? 10000u : 100000u) << (attempt < 4 ? attempt : 4));
 	}
 	fail(b, gvr->resource, name, rc == 0 ? &r : NULL, &err);
 	rc = -EIO;
@@ -190,6 +230,12 @@ out:
 	kc_resp_release(&r);
 	json_decref(obj);
 	return rc;
+}
+
+static int write_obj(struct bench *b, const struct kc_gvr *gvr, const char *ns, const char *name,
+                     const char *subresource, json_t *obj)
+{
+	return write_obj_out(b, gvr, ns, name, subresource, obj, NULL);
 }
 
 static json_t *labels(const struct bench *b, int t)
@@ -220,7 +266,7 @@ static json_t *tenant_obj(const struct bench *b, int t)
 	                 "landlord.dev/v1alpha1", "kind", "Tenant", "metadata", "name",
 	                 b->ts[t].name, "spec", "plan", b->plan, "accessControl", "owners", "users",
 	                 b->ts[t].owner, "namespaces", "withTenantPrefix", kinds, "sandboxes",
-	                 "enabled", 1);
+	                 "enabled", b->sandbox);
 }
 
 static void job_tenant(struct bench *b, int t)
@@ -265,13 +311,167 @@ static void prereq_done(struct bench *b, int t, int k)
 		push(b, JOB_ROLEBINDING, t, k);
 }
 
+/* The quota of namespace @k of tenant @t is in force: counted once, whoever saw it first. */
+static void quota_in_force(struct bench *b, int t, int k)
+{
+	if (atomic_exchange(&b->ts[t].ns[k].quota_seen, true))
+		return;
+	pthread_mutex_lock(&b->mu);
+	if (++b->quota_in_force == b->tenants * b->nns)
+		b->t_quota = clock_mono_ns();
+	pthread_mutex_unlock(&b->mu);
+	prereq_done(b, t, k);
+}
+
+/* A GET of @ns/@name: the object (a new reference), or NULL when missing or unreadable. */
+static json_t *read_obj(struct bench *b, const struct kc_gvr *gvr, const char *ns, const char *name)
+{
+	struct kc_resp r = {0};
+	struct ll_err err;
+	json_t *obj = NULL;
+
+	if (kc_get(b->c, gvr, ns, name, &r, &err) == 0 && kc_resp_ok(&r))
+		obj = json_incref(r.body);
+	atomic_fetch_add(&b->reads, 1);
+	kc_resp_release(&r);
+	return obj;
+}
+
+static bool exists(struct bench *b, const struct kc_gvr *gvr, const char *ns, const char *name)
+{
+	json_t *obj = read_obj(b, gvr, ns, name);
+
+	json_decref(obj);
+	return obj != NULL;
+}
+
+/* What a new quota counts in the new namespace @ns, counted as landlord counts it. */
+static json_t *fresh_used(struct bench *b, const char *ns)
+{
+	json_t *used = json_object(), *v;
+	int ca = -1, sa = -1; /* -1: not asked yet */
+	const char *k;
+
+	json_object_foreach(b->ns_hard, k, v) {
+		bool one = false;
+
+		if (strcmp(k, "configmaps") == 0 || strcmp(k, "count/configmaps") == 0) {
+			ca = ca < 0 ? exists(b, &KC_CONFIGMAPS, ns, "kube-root-ca.crt") : ca;
+			one = ca;
+		} else if (strcmp(k, "count/serviceaccounts") == 0) {
+			sa = sa < 0 ? exists(b, &KC_SERVICEACCOUNTS, ns, "default") : sa;
+			one = sa;
+		}
+		json_object_set_new(used, k, json_string(one ? "1" : "0"));
+	}
+	return used;
+}
+
+static bool status_applied(const json_t *rq)
+{
+	const json_t *st = jx_get(rq, "status", "hard", NULL);
+
+	return st && json_equal(jx_get(rq, "spec", "hard", NULL), st);
+}
+
+/* The JSON patch writing @rq's status: hard = spec.hard, used = what is counted, guarded. */
+static json_t *status_patch(const json_t *rq, const json_t *fresh)
+{
+	json_t *used = json_deep_copy(jx_get(rq, "status", "used", NULL));
+
+	used = used ? used : json_object();
+	json_object_update_missing(used, (json_t *)fresh);
+	return json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:{s:O,s:o}}]", "op", "replace", "path",
+	                 "/metadata/resourceVersion", "value", jx_resource_version(rq), "op", "add",
+	                 "path", "/status", "value", "hard",
+	                 (json_t *)jx_get(rq, "spec", "hard", NULL), "used", used);
+}
+
+/* --quota-status self: put the quota @rq (as created; consumed) in force, as landlord does. */
+static void force_quota(struct bench *b, int t, int k, json_t *rq)
+{
+	const char *ns = b->ts[t].ns[k].name;
+	json_t *fresh = fresh_used(b, ns);
+
+	for (int attempt = 0; rq && !status_applied(rq) && attempt < FORCE_TRIES; attempt++) {
+		json_t *body = status_patch(rq, fresh);
+		struct kc_resp r = {0};
+		struct ll_err err;
+		int rc = kc_patch(b->c, &KC_RESOURCEQUOTAS, ns, "landlord-quota", "status",
+		                  KC_PATCH_JSON, body, "bare-tenants", &r, &err);
+
+		json_decref(rq);
+		rq = NULL;
+		if (rc == 0 && kc_resp_ok(&r)) {
+			atomic_fetch_add(&b->writes, 1);
+			atomic_fetch_add(&b->forced, 1);
+			rq = json_incref(r.body);
+		} else if (rc == 0 && r.http_status == 409) { /* someone wrote it: read it back */
+			rq = read_obj(b, &KC_RESOURCEQUOTAS, ns, "landlord-quota");
+		}
+		kc_resp_release(&r);
+		json_decref(body);
+	}
+	if (rq && status_applied(rq))
+		quota_in_force(b, t, k);
+	json_decref(rq); /* not in force: the quota watch sees kube-controller-manager's */
+	json_decref(fresh);
+}
+
+/*
+ * --serviceaccount: the namespace's default ServiceAccount, which kube-controller-manager
+ * creates otherwise (one worker). Already there (409) is done. After the quota: before it
+ * exists, the quota-in-force policy refuses everyone.
+ */
+static int create_sa(struct bench *b, const char *ns)
+{
+	json_t *sa = json_pack("{s:{s:s}}", "metadata", "name", "default");
+	struct kc_resp r = {0};
+	struct ll_err err = {{0}};
+	int rc = -EIO;
+
+	for (int attempt = 0; attempt < RETRIES; attempt++) {
+		kc_resp_release(&r);
+		rc = kc_create(b->c, &KC_SERVICEACCOUNTS, ns, sa, &r, &err);
+		if (rc == 0 && (kc_resp_ok(&r) || r.http_status == 409))
+			break;
+		atomic_fetch_add(&b->retries, 1);
+		usleep(10000u << (attempt < 4 ? attempt : 4));
+	}
+	if (rc == 0 && kc_resp_ok(&r))
+		atomic_fetch_add(&b->writes, 1);
+	else if (!(rc == 0 && r.http_status == 409))
+		fail(b, "serviceaccounts", ns, rc == 0 ? &r : NULL, &err);
+	rc = rc == 0 && (kc_resp_ok(&r) || r.http_status == 409) ? 0 : -EIO;
+	kc_resp_release(&r);
+	json_decref(sa);
+	return rc;
+}
+
+/* The namespace's ResourceQuota; with --quota-status self, put in force at once. */
+static int job_quota(struct bench *b, int t, int k)
+{
+	const char *ns = b->ts[t].ns[k].name;
+	json_t *quota = json_pack("{s:o,s:{s:o}}", "metadata", meta(b, t, "landlord-quota"), "spec",
+	                          "hard", json_deep_copy(b->ns_hard));
+	json_t *written = NULL;
+
+	if (write_obj_out(b, &KC_RESOURCEQUOTAS, ns, "landlord-quota", NULL, quota, &written) < 0)
+		return -1;
+	if (b->quota_status)
+		force_quota(b, t, k, written);
+	else
+		json_decref(written);
+	return 0;
+}
+
 static void job_namespace(struct bench *b, int t, int k)
 {
 	struct ns_state *n = &b->ts[t].ns[k];
 	const char *level = "restricted";
-	bool sandbox = k == b->nkinds;
+	bool sandbox = b->sandbox && k == b->nkinds;
 	json_t *nsmeta = meta(b, t, n->name), *l = json_object_get(nsmeta, "labels");
-	json_t *quota, *limits, *policy, *keys, *managed;
+	json_t *limits, *policy, *keys, *managed;
 	char *dumped;
 	void *it;
 
@@ -297,9 +497,7 @@ static void job_namespace(struct bench *b, int t, int k)
 	if (write_obj(b, &KC_NAMESPACES, NULL, n->name, NULL,
 	              json_pack("{s:o}", "metadata", nsmeta)) < 0)
 		return;
-	quota = json_pack("{s:o,s:{s:o}}", "metadata", meta(b, t, "landlord-quota"), "spec", "hard",
-	                  json_deep_copy(b->ns_hard));
-	if (write_obj(b, &KC_RESOURCEQUOTAS, n->name, "landlord-quota", NULL, quota) < 0)
+	if (job_quota(b, t, k) < 0 || (b->create_sa && create_sa(b, n->name) < 0))
 		return;
 	limits = json_pack("{s:o,s:{s:o}}", "metadata", meta(b, t, "landlord-limits"), "spec",
 	                   "limits", json_deep_copy(b->limits));
@@ -369,11 +567,11 @@ static void job_status(struct bench *b, int t)
 		json_array_append_new(conds, condition(types[i], now));
 	for (it = json_object_iter(b->plan_hard); it; it = json_object_iter_next(b->plan_hard, it))
 		json_object_set_new(used, json_object_iter_key(it), json_string("0"));
-	status = json_pack("{s:{s:I,s:o,s:i,s:{s:s},s:{s:o,s:o},s:o}}", "status",
-	                   "observedGeneration", (json_int_t)1, "namespaces", names,
-	                   "namespaceCount", b->nns, "sandboxes", ts->owner, ts->ns[b->nkinds].name,
-	                   "quota", "hard", json_deep_copy(b->plan_hard), "used", used,
-	                   "conditions", conds);
+	status = json_pack(
+	        "{s:{s:I,s:o,s:i,s:o,s:{s:o,s:o},s:o}}", "status", "observedGeneration",
+	        (json_int_t)1, "namespaces", names, "namespaceCount", b->nns, "sandboxes",
+	        b->sandbox ? json_pack("{s:s}", ts->owner, ts->ns[b->nkinds].name) : json_object(),
+	        "quota", "hard", json_deep_copy(b->plan_hard), "used", used, "conditions", conds);
 	if (write_obj(b, &TENANTS, NULL, ts->name, "status", status) < 0)
 		return;
 	pthread_mutex_lock(&b->mu);
@@ -389,13 +587,13 @@ static void *worker(void *ud)
 
 	for (;;) {
 		pthread_mutex_lock(&b->mu);
-		while (!b->stop && b->head == b->tail)
+		while (!b->stop && b->head == b->tail && b->uhead == b->utail)
 			pthread_cond_wait(&b->cv, &b->mu);
 		if (b->stop) {
 			pthread_mutex_unlock(&b->mu);
 			return NULL;
 		}
-		j = b->jobs[b->head++];
+		j = b->uhead < b->utail ? b->urgent[b->uhead++] : b->jobs[b->head++];
 		b->running++;
 		pthread_mutex_unlock(&b->mu);
 		switch (j.type) {
@@ -437,13 +635,7 @@ static int on_quota(enum watch_event_type type, json_t *obj, void *ud)
 		return 0;
 	t = (int)json_integer_value(idx) / b->nns;
 	k = (int)json_integer_value(idx) % b->nns;
-	if (atomic_exchange(&b->ts[t].ns[k].quota_seen, true))
-		return 0;
-	pthread_mutex_lock(&b->mu);
-	if (++b->quota_in_force == b->tenants * b->nns)
-		b->t_quota = clock_mono_ns();
-	pthread_mutex_unlock(&b->mu);
-	prereq_done(b, t, k);
+	quota_in_force(b, t, k);
 	return 0;
 }
 
@@ -485,24 +677,30 @@ static int on_tenant(enum watch_event_type type, json_t *obj, void *ud)
 	return 0;
 }
 
-static int ignore_item(json_t *item, void *ud)
-{
-	return 0;
-}
-
-/* The resourceVersion a watch starts after: a one-item list's. */
+/*
+ * The resourceVersion a watch starts after: that of one page of at most one item (kc_list()
+ * would walk every page, one item each, through everything earlier rounds created).
+ */
 static int current_rv(struct bench *b, const struct kc_gvr *gvr)
 {
-	struct kc_list_opts lo = {.limit = 1};
+	struct buf path = BUF_INIT(4096);
+	struct kc_request rq = {.method = "GET", .query = "limit=1", .verb = "LIST"};
 	struct kc_resp r = {0};
-	struct ll_err err;
-	int rc = kc_list(b->c, gvr, NULL, &lo, ignore_item, NULL, &b->start_rv, &r, &err);
+	struct ll_err err = {{0}};
+	const char *rv;
+	int rc = kc_path(&path, gvr, NULL, NULL, NULL);
 
-	if (rc == 0 && !kc_resp_ok(&r))
-		rc = -EIO;
-	if (rc < 0)
+	rq.path = buf_cstr(&path);
+	if (rc == 0)
+		rc = kc_do(b->c, &rq, &r, &err);
+	rv = kc_resp_ok(&r) ? jx_str(r.body, "metadata", "resourceVersion", NULL) : NULL;
+	if (rc == 0 && rv)
+		b->start_rv = xstrdup(rv);
+	else
 		fail(b, "list", gvr->resource, rc == 0 ? &r : NULL, &err);
+	rc = rc == 0 && rv ? 0 : -EIO;
 	kc_resp_release(&r);
+	buf_release(&path);
 	return rc;
 }
 
@@ -594,10 +792,12 @@ static void report(struct bench *b, int64_t t_end)
 	printf("{\"mode\":\"%s\",\"tenants\":%d,\"namespaces_per_tenant\":%d,\"threads\":%d,"
 	       "\"seconds\":%.3f,\"done\":%d,\"posted_seconds\":%.3f,\"quota_seconds\":%.3f,"
 	       "\"ready_p50_seconds\":%.3f,\"writes\":%ld,\"retries\":%ld,\"failures\":%d,"
-	       "\"cpu_seconds\":%.3f,\"hwm_kib\":%ld}\n",
+	       "\"cpu_seconds\":%.3f,\"hwm_kib\":%ld,\"reads\":%ld,\"quotas_forced\":%ld,"
+	       "\"t0_mono_ns\":%lld}\n",
 	       b->mode, b->tenants, b->nns, b->threads, secs(b->t0, t_end), b->done,
 	       secs(b->t0, b->t_posted), secs(b->t0, b->t_quota), p50, atomic_load(&b->writes),
-	       atomic_load(&b->retries), atomic_load(&b->failures), cpu, status_kib("VmHWM"));
+	       atomic_load(&b->retries), atomic_load(&b->failures), cpu, status_kib("VmHWM"),
+	       atomic_load(&b->reads), atomic_load(&b->forced), (long long)b->t0);
 	fflush(stdout);
 	free(ready);
 }
@@ -650,7 +850,7 @@ static void setup_tenants(struct bench *b)
 {
 	int t, k;
 
-	b->nns = b->nkinds + 1;
+	b->nns = b->nkinds + (b->sandbox ? 1 : 0);
 	b->ts = xcalloc((size_t)b->tenants, sizeof(*b->ts));
 	b->ns_index = json_object();
 	for (t = 0; t < b->tenants; t++) {
@@ -672,6 +872,7 @@ static void setup_tenants(struct bench *b)
 	}
 	b->cap = (size_t)b->tenants * (size_t)(2 * b->nns + 3);
 	b->jobs = xcalloc(b->cap, sizeof(*b->jobs));
+	b->urgent = xcalloc(b->cap, sizeof(*b->urgent));
 }
 
 static void free_tenants(struct bench *b)
@@ -687,6 +888,7 @@ static void free_tenants(struct bench *b)
 	}
 	free(b->ts);
 	free(b->jobs);
+	free(b->urgent);
 	free(b->start_rv);
 	json_decref(b->ns_index);
 }
@@ -699,6 +901,84 @@ static json_t *json_arg(const char *s, const char *flag)
 	if (v == NULL)
 		fprintf(stderr, "bare_tenants: %s: %s\n", flag, err.msg);
 	return v;
+}
+
+static void parse_kinds(struct bench *b, const char *arg, char **kinds_buf)
+{
+	char *save = NULL, *tok;
+
+	free(*kinds_buf);
+	*kinds_buf = xstrdup(arg);
+	b->nkinds = 0;
+	for (tok = strtok_r(*kinds_buf, ",", &save); tok && b->nkinds < MAX_KINDS;
+	     tok = strtok_r(NULL, ",", &save))
+		b->kinds[b->nkinds++] = tok;
+}
+
+static void set_json(json_t **slot, const char *arg, const char *flag)
+{
+	json_decref(*slot);
+	*slot = json_arg(arg, flag);
+}
+
+/* One option @ch with its argument @arg into @b. */
+static int parse_opt(struct bench *b, int ch, const char *arg, char **kinds_buf)
+{
+	switch (ch) {
+	case 'k':
+		b->kubeconfig = arg;
+		break;
+	case 'm':
+		b->mode = arg;
+		break;
+	case 'p':
+		b->prefix = arg;
+		break;
+	case 'n':
+		b->tenants = (int)strtol(arg, NULL, 10);
+		break;
+	case 'P':
+		b->plan = arg;
+		break;
+	case 'K':
+		parse_kinds(b, arg, kinds_buf);
+		break;
+	case 'H':
+		set_json(&b->plan_hard, arg, "--plan-hard");
+		break;
+	case 'N':
+		set_json(&b->ns_hard, arg, "--ns-hard");
+		break;
+	case 'L':
+		set_json(&b->limits, arg, "--limits");
+		break;
+	case 't':
+		b->threads = (int)strtol(arg, NULL, 10);
+		break;
+	case 'T':
+		b->timeout_s = (int)strtol(arg, NULL, 10);
+		break;
+	case '2':
+		b->http2 = true;
+		break;
+	case 'S':
+		b->sandbox = false;
+		break;
+	case 'A':
+		b->create_sa = true;
+		break;
+	case 'F':
+		b->access_first = true;
+		break;
+	case 'Q':
+		if (strcmp(arg, "self") != 0 && strcmp(arg, "kcm") != 0)
+			return -EINVAL;
+		b->quota_status = strcmp(arg, "self") == 0;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Parse the command line into @b; @kinds_buf keeps the strings --kinds points into. */
@@ -717,61 +997,17 @@ static int parse_args(int argc, char **argv, struct bench *b, char **kinds_buf)
 	        {"threads", required_argument, NULL, 't'},
 	        {"timeout-seconds", required_argument, NULL, 'T'},
 	        {"http2", no_argument, NULL, '2'},
+	        {"no-sandbox", no_argument, NULL, 'S'},
+	        {"quota-status", required_argument, NULL, 'Q'},
+	        {"serviceaccount", no_argument, NULL, 'A'},
+	        {"access-first", no_argument, NULL, 'F'},
 	        {NULL, 0, NULL, 0},
 	};
-	char *save = NULL, *tok;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'k':
-			b->kubeconfig = optarg;
-			break;
-		case 'm':
-			b->mode = optarg;
-			break;
-		case 'p':
-			b->prefix = optarg;
-			break;
-		case 'n':
-			b->tenants = (int)strtol(optarg, NULL, 10);
-			break;
-		case 'P':
-			b->plan = optarg;
-			break;
-		case 'K':
-			free(*kinds_buf);
-			*kinds_buf = xstrdup(optarg);
-			b->nkinds = 0;
-			for (tok = strtok_r(*kinds_buf, ",", &save); tok && b->nkinds < MAX_KINDS;
-			     tok = strtok_r(NULL, ",", &save))
-				b->kinds[b->nkinds++] = tok;
-			break;
-		case 'H':
-			json_decref(b->plan_hard);
-			b->plan_hard = json_arg(optarg, "--plan-hard");
-			break;
-		case 'N':
-			json_decref(b->ns_hard);
-			b->ns_hard = json_arg(optarg, "--ns-hard");
-			break;
-		case 'L':
-			json_decref(b->limits);
-			b->limits = json_arg(optarg, "--limits");
-			break;
-		case 't':
-			b->threads = (int)strtol(optarg, NULL, 10);
-			break;
-		case 'T':
-			b->timeout_s = (int)strtol(optarg, NULL, 10);
-			break;
-		case '2':
-			b->http2 = true;
-			break;
-		default:
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (parse_opt(b, ch, optarg, kinds_buf) < 0)
 			return -EINVAL;
-		}
-	}
 	if (b->mode == NULL || (strcmp(b->mode, "floor") != 0 && strcmp(b->mode, "apply") != 0) ||
 	    b->prefix == NULL || b->plan == NULL || b->tenants <= 0 || b->threads <= 0 ||
 	    b->threads > MAX_THREADS || b->timeout_s <= 0 || !json_is_object(b->plan_hard) ||
@@ -785,7 +1021,7 @@ static int parse_args(int argc, char **argv, struct bench *b, char **kinds_buf)
 
 int main(int argc, char **argv)
 {
-	struct bench b = {.threads = 4, .timeout_s = 900, .plan_hard = NULL};
+	struct bench b = {.threads = 4, .timeout_s = 900, .sandbox = true};
 	struct kcfg cfg = {0};
 	struct ll_err err;
 	char *kinds_buf = NULL;
