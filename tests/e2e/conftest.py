@@ -16,6 +16,7 @@ Fixtures:
 Users: admin, landlord, alice, bob, carol, dave, erin, frank (see tests/cluster/README.md).
 """
 
+import contextlib
 import os
 import pathlib
 import subprocess
@@ -181,7 +182,13 @@ def cluster(tmp_path_factory):
     if reuse:
         yield Cluster(reuse)
         return
-    state_dir = tmp_path_factory.mktemp("cluster")
+    with private_cluster(tmp_path_factory.mktemp("cluster")) as c:
+        yield c
+
+
+@contextlib.contextmanager
+def private_cluster(state_dir):
+    """A fresh control plane kept in @state_dir, stopped when the block ends."""
     subprocess.run([str(CLUSTER_SCRIPTS / "build-k8s.sh")], check=True, capture_output=True)
     try:
         run_script("start.sh", state_dir)

@@ -27,7 +27,7 @@ from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 
-from conftest import CLUSTER_SCRIPTS, Cluster, run_script, wait_for
+from conftest import CLUSTER_SCRIPTS, private_cluster, wait_for
 from netns import netns, throwaway_pki  # noqa: F401 (netns is a fixture)
 from procs import REPO
 
@@ -70,16 +70,8 @@ def helm(tmp_path_factory):
 @pytest.fixture(scope="module")
 def chart_cluster(tmp_path_factory):
     """A control plane of the chart test's own (see the module's docstring)."""
-    state_dir = tmp_path_factory.mktemp("chart-cluster")
-    subprocess.run([str(CLUSTER_SCRIPTS / "build-k8s.sh")], check=True, capture_output=True)
-    try:
-        run_script("start.sh", state_dir)
-    except subprocess.CalledProcessError as e:
-        pytest.fail(f"start.sh failed (logs in {state_dir}/logs):\n{e.stdout}{e.stderr}")
-    try:
-        yield Cluster(state_dir)
-    finally:
-        run_script("stop.sh", state_dir)
+    with private_cluster(tmp_path_factory.mktemp("chart-cluster")) as c:
+        yield c
 
 
 # ---------- without a cluster: what the chart renders ----------
