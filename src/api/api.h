@@ -53,10 +53,15 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 #define QUOTA_NAME     "landlord-quota"
 #define LIMITS_NAME    "landlord-limits"
 #define ISOLATION_NAME "landlord-isolation"
-/* RoleBindings are "landlord-<role>-<clusterrole>"; the per-tenant ClusterRole and its binding
- * are "landlord:tenant:<tenant>". */
-#define ROLEBINDING_PREFIX        "landlord-"
-#define TENANT_CLUSTERROLE_FMT    "landlord:tenant:%s"
+/* RoleBindings are "landlord-<role>-<clusterrole>"; the per-tenant ClusterRoles and their
+ * bindings are "landlord:tenant:<tenant>" (every member) and "landlord:tenant:<tenant>:owners"
+ * (a tenant name has no ':', so no tenant's names can be another's). */
+#define ROLEBINDING_PREFIX     "landlord-"
+#define TENANT_CLUSTERROLE_FMT "landlord:tenant:%s"
+#define TENANT_OWNERS_ROLE_FMT "landlord:tenant:%s:owners"
+/* The custom verb an owner holds on its Tenant: the namespace-metadata policy lets a requester
+ * label a new namespace with the tenants it may "own" (authorizer check). */
+#define VERB_OWN                  "own"
 #define TENANT_CLUSTERROLE_PREFIX "landlord:tenant:"
 /* The ClusterRole deploy/rbac.yaml grants landlord: its bind rule lists the roles landlord may
  * hand out (scripts/render-rbac.py), so a change to it re-checks the LandlordConfig. */

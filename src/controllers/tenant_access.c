@@ -226,22 +226,25 @@ void tc_sync_access(struct rec *r, const char *ns_name, const struct jdoc *ns, b
 
 void tc_sync_tenant_role(struct rec *r)
 {
-	char name[NAMES_BUF + 20];
-	json_t *cr = tm_clusterrole(r->tenant), *crb = tm_clusterrolebinding(r->tenant);
-	const struct jdoc *cr_cached, *crb_cached;
+	for (int which = 0; which < TM_TENANT_ROLES; which++) {
+		char name[NAMES_BUF + 20];
+		json_t *cr = tm_clusterrole(r->tenant, which);
+		json_t *crb = tm_clusterrolebinding(r->tenant, which);
+		const struct jdoc *cr_cached, *crb_cached;
 
-	tm_tenant_role_name(r->name, name);
-	cr_cached = inf_get_ref(r->t->croles, NULL, name);
-	crb_cached = inf_get_ref(r->t->crbindings, NULL, name);
-	tc_ensure(r, &KC_CLUSTERROLES, cr, cr_cached, NULL);
-	if (crb)
-		tc_ensure(r, &KC_CLUSTERROLEBINDINGS, crb, crb_cached, NULL);
-	else if (crb_cached)
-		tc_delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
-	json_decref(cr);
-	json_decref(crb);
-	jdoc_unref(cr_cached);
-	jdoc_unref(crb_cached);
+		tm_tenant_role_name(r->name, which, name);
+		cr_cached = inf_get_ref(r->t->croles, NULL, name);
+		crb_cached = inf_get_ref(r->t->crbindings, NULL, name);
+		tc_ensure(r, &KC_CLUSTERROLES, cr, cr_cached, NULL);
+		if (crb)
+			tc_ensure(r, &KC_CLUSTERROLEBINDINGS, crb, crb_cached, NULL);
+		else if (crb_cached)
+			tc_delete_obj(r, &KC_CLUSTERROLEBINDINGS, crb_cached);
+		json_decref(cr);
+		json_decref(crb);
+		jdoc_unref(cr_cached);
+		jdoc_unref(crb_cached);
+	}
 }
 
 void tc_delete_tenant_role(struct rec *r)

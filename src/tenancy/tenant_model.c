@@ -688,29 +688,33 @@ json_t *tm_resourcequota(struct jval tenant, const char *ns_name, const json_t *
 	                 canonical_json(hard));
 }
 
-void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20])
+void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[NAMES_BUF + 20])
 {
-	snprintf(out, NAMES_BUF + 20, TENANT_CLUSTERROLE_FMT, tenant);
+	snprintf(out, NAMES_BUF + 20,
+	         which == TM_ROLE_OWNERS ? TENANT_OWNERS_ROLE_FMT : TENANT_CLUSTERROLE_FMT, tenant);
 }
 
-json_t *tm_clusterrole(struct jval tenant)
+json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which)
 {
 	char name[NAMES_BUF + 20];
+	json_t *verbs = which == TM_ROLE_OWNERS ? json_pack("[s]", VERB_OWN)
+	                                        : json_pack("[s,s]", "get", "watch");
 
-	tm_tenant_role_name(jval_name(tenant), name);
-	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s],s:[s,s]}]}", "apiVersion",
+	tm_tenant_role_name(jval_name(tenant), which, name);
+	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s],s:o}]}", "apiVersion",
 	                 RBAC_GROUP "/v1", "kind", "ClusterRole", "metadata",
 	                 object_meta(tenant, name, NULL), "rules", "apiGroups", LANDLORD_GROUP,
-	                 "resources", "tenants", "resourceNames", jval_name(tenant), "verbs", "get",
-	                 "watch");
+	                 "resources", "tenants", "resourceNames", jval_name(tenant), "verbs",
+	                 verbs);
 }
 
-json_t *tm_clusterrolebinding(struct jval tenant)
+json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which)
 {
 	char name[NAMES_BUF + 20];
 	json_t *subjects = json_array();
+	size_t roles = which == TM_ROLE_OWNERS ? 1 : 3; /* ROLES[0] is the owners */
 
-	for (size_t r = 0; r < 3; r++) {
+	for (size_t r = 0; r < roles; r++) {
 		json_t *s = tm_subjects(tenant, ROLES[r]), *v;
 		size_t i;
 
@@ -722,7 +726,7 @@ json_t *tm_clusterrolebinding(struct jval tenant)
 		json_decref(subjects);
 		return NULL;
 	}
-	tm_tenant_role_name(jval_name(tenant), name);
+	tm_tenant_role_name(jval_name(tenant), which, name);
 	return json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s},s:o}", "apiVersion", RBAC_GROUP "/v1",
 	                 "kind", "ClusterRoleBinding", "metadata", object_meta(tenant, name, NULL),
 	                 "roleRef", "apiGroup", RBAC_GROUP, "kind", "ClusterRole", "name", name,

@@ -136,12 +136,19 @@ json_t *tm_networkpolicy(struct jval tenant, const char *ns_name, const json_t *
  */
 json_t *tm_resourcequota(struct jval tenant, const char *ns_name, const json_t *hard);
 
-/** tm_clusterrole()/tm_clusterrolebinding() - landlord:tenant:<name>: get/watch the Tenant. */
-json_t *tm_clusterrole(struct jval tenant);
-/** Returns NULL when the tenant has no members. */
-json_t *tm_clusterrolebinding(struct jval tenant);
-/** tm_tenant_role_name() - "landlord:tenant:<tenant>" into @out. */
-void tm_tenant_role_name(const char *tenant, char out[NAMES_BUF + 20]);
+/* The cluster-wide roles landlord gives a tenant's people, each a ClusterRole and a binding. */
+enum tm_tenant_role {
+	TM_ROLE_MEMBERS, /* landlord:tenant:<t>: every member may get and watch the Tenant */
+	TM_ROLE_OWNERS,  /* landlord:tenant:<t>:owners: owners hold the verb "own" on it */
+	TM_TENANT_ROLES
+};
+
+/** tm_clusterrole() - the ClusterRole @which for @tenant. */
+json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which);
+/** tm_clusterrolebinding() - its binding; NULL when nobody holds the role. */
+json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which);
+/** tm_tenant_role_name() - the name of role @which of @tenant into @out. */
+void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[NAMES_BUF + 20]);
 
 /** tm_pod_security() - spec.podSecurity or the configured default (static string). */
 const char *tm_pod_security(struct jval tenant, const struct lcfg *cfg);

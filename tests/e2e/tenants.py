@@ -505,15 +505,20 @@ class Kit:
     def grant_namespace_patch(self, user, namespaces):
         """Test-only RBAC: user may patch these namespaces (so that only the admission policies
         can be the reason for a denial)."""
-        name = self.name("e2e-nspatch-")
-        self.rbac.create_cluster_role({"metadata": {"name": name}, "rules": [{
-            "apiGroups": [""], "resources": ["namespaces"], "resourceNames": list(namespaces),
-            "verbs": ["get", "patch", "update"]}]})
+        self.grant([{"apiGroups": [""], "resources": ["namespaces"],
+                     "resourceNames": list(namespaces), "verbs": ["get", "patch", "update"]}],
+                   [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}], "e2e-nspatch-")
+
+    def grant(self, rules, subjects, prefix="e2e-grant-"):
+        """Test-only RBAC: a ClusterRole of rules bound cluster-wide to subjects (removed after
+        the test)."""
+        name = self.name(prefix)
+        self.rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
         self.cluster_roles.append(name)
         self.rbac.create_cluster_role_binding({
             "metadata": {"name": name},
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
-            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}]})
+            "subjects": subjects})
         self.cluster_bindings.append(name)
 
     def allow_landlord_to_bind(self, role):

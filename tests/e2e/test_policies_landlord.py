@@ -121,7 +121,8 @@ def test_landlord_may_not_touch_the_clusters_own_namespaces(env, case):
 
 
 TENANT_ROLE_ONLY = "its ClusterRoles and ClusterRoleBindings are named landlord:tenant:*"
-READ_ONLY_ROLE = "a tenant's ClusterRole may only get, list and watch landlord.dev objects"
+READ_ONLY_ROLE = ("a tenant's ClusterRole may only get, list and watch landlord.dev objects, "
+                  "and own one Tenant")
 
 
 def _role(name, rules=None, **extra):
@@ -157,6 +158,20 @@ CLUSTER_WRITES = {
         f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
         (_role("landlord:tenant:x", [{"apiGroups": ["landlord.dev"], "resources": ["tenants"],
                                       "verbs": ["get", "update"]}]),)),
+    "owners-role-owning-every-tenant": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x:owners: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x:owners", [{"apiGroups": ["landlord.dev"],
+                                             "resources": ["tenants"], "verbs": ["own"]}]),)),
+    "owners-role-owning-two-tenants": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x:owners: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x:owners", [{"apiGroups": ["landlord.dev"],
+                                             "resources": ["tenants"],
+                                             "resourceNames": ["x", "y"], "verbs": ["own"]}]),)),
+    "owners-role-owning-and-writing": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x:owners: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x:owners", [{"apiGroups": ["landlord.dev"],
+                                             "resources": ["tenants"], "resourceNames": ["x"],
+                                             "verbs": ["own", "update"]}]),)),
     "tenant-role-aggregating": lambda rbac: (
         f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
         (_role("landlord:tenant:x", aggregationRule={"clusterRoleSelectors": [{"matchLabels": {
@@ -264,6 +279,11 @@ def test_landlord_may_do_its_work(env):
     out = rbac.create_cluster_role_binding(binding(role, "ClusterRole", role, "User", "alice"),
                                            dry_run="All")
     assert out.role_ref.name == role
+    owners = f"{role}:owners"
+    out = rbac.create_cluster_role(_role(owners, [{
+        "apiGroups": ["landlord.dev"], "resources": ["tenants"], "resourceNames": [env.tenant],
+        "verbs": ["own"]}]), dry_run="All")
+    assert out.metadata.name == owners
     out = rbac.create_namespaced_role_binding(env.ns, binding(
         "landlord-owners-admin", "ClusterRole", "admin", "User", "alice"), dry_run="All")
     assert out.metadata.name == "landlord-owners-admin"

@@ -270,10 +270,12 @@ static void test_tenant__becomes_namespaces_quota_policies_and_access(void **sta
 
 	role = fake_api_get(e->f, CR, NULL, "landlord:tenant:acme");
 	assert_non_null(role);
-	binding = fake_api_list(e->f, CRB, NULL);
-	assert_int_equal(json_array_size(binding), 1);
+	binding = fake_api_list(e->f, CRB, NULL); /* the members' and the owners' */
+	assert_int_equal(json_array_size(binding), 2);
 	assert_string_equal(jx_str(json_array_get(binding, 0), "roleRef", "name", NULL),
 	                    "landlord:tenant:acme");
+	assert_string_equal(jx_str(json_array_get(binding, 1), "roleRef", "name", NULL),
+	                    "landlord:tenant:acme:owners");
 
 	t = fake_api_get(e->f, TENANTS, NULL, "acme");
 	assert_string_equal(

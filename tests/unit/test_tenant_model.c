@@ -380,7 +380,8 @@ static void test_tenant_model__policies_and_quota_are_canonical(void **state)
 static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void **state)
 {
 	struct jdoc *t = jd(ACME);
-	json_t *cr = tm_clusterrole(jdoc_root(t)), *crb = tm_clusterrolebinding(jdoc_root(t));
+	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_MEMBERS);
+	json_t *crb = tm_clusterrolebinding(jdoc_root(t), TM_ROLE_MEMBERS);
 	struct jdoc *lonely = jd("{\"metadata\":{\"name\":\"empty\"},\"spec\":{\"plan\":\"p\"}}");
 	json_t *rule = json_array_get(json_object_get(cr, "rules"), 0);
 
@@ -392,8 +393,38 @@ static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void *
 	assert_int_equal(json_array_size(json_object_get(rule, "verbs")), 2);
 	/* every member once: 3 users, 2 groups, 1 service account */
 	assert_int_equal(json_array_size(json_object_get(crb, "subjects")), 6);
-	assert_null(tm_clusterrolebinding(jdoc_root(lonely)));
+	assert_null(tm_clusterrolebinding(jdoc_root(lonely), TM_ROLE_MEMBERS));
 	jdoc_unref(lonely);
+	json_decref(crb);
+	json_decref(cr);
+	jdoc_unref(t);
+}
+
+/* Owners alone hold "own" on their Tenant: the policy lets them label new namespaces with it. */
+static void test_tenant_model__owners_role_grants_own_to_owners_only(void **state)
+{
+	struct jdoc *t = jd(ACME);
+	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_OWNERS);
+	json_t *crb = tm_clusterrolebinding(jdoc_root(t), TM_ROLE_OWNERS);
+	json_t *rule = json_array_get(json_object_get(cr, "rules"), 0), *owners;
+	struct jdoc *no_owner = jd("{\"metadata\":{\"name\":\"v\"},\"spec\":{\"plan\":\"p\","
+	                           "\"accessControl\":{\"viewers\":{\"users\":[\"x\"]}}}}");
+
+	(void)state;
+	assert_string_equal(jx_str(cr, "metadata", "name", NULL), "landlord:tenant:acme:owners");
+	assert_string_equal(jx_str(crb, "roleRef", "name", NULL), "landlord:tenant:acme:owners");
+	assert_string_equal(
+	        json_string_value(json_array_get(json_object_get(rule, "resourceNames"), 0)),
+	        "acme");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(rule, "verbs"), 0)),
+	                    "own");
+	assert_int_equal(json_array_size(json_object_get(rule, "verbs")), 1);
+	owners = tm_subjects(jdoc_root(t), "owners");
+	assert_int_equal(json_array_size(json_object_get(crb, "subjects")),
+	                 json_array_size(owners));
+	assert_null(tm_clusterrolebinding(jdoc_root(no_owner), TM_ROLE_OWNERS));
+	json_decref(owners);
+	jdoc_unref(no_owner);
 	json_decref(crb);
 	json_decref(cr);
 	jdoc_unref(t);
@@ -412,6 +443,7 @@ int main(void)
 	        cmocka_unit_test(test_tenant_model__rolebindings_follow_the_role_mapping),
 	        cmocka_unit_test(test_tenant_model__policies_and_quota_are_canonical),
 	        cmocka_unit_test(test_tenant_model__tenant_role_grants_get_and_watch_on_itself),
+	        cmocka_unit_test(test_tenant_model__owners_role_grants_own_to_owners_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
