@@ -5,5 +5,6 @@ import subprocess
 import sys
 
 here = pathlib.Path(__file__).resolve().parent
-for script in ("informer_sync.py", "tenants.py", "restart.py", "idle.py", "plan_status.py"):
+for script in ("informer_sync.py", "tenants.py", "restart.py", "idle.py", "plan_status.py",
+               "admission_latency.py"):
     subprocess.run([sys.executable, here / script, *sys.argv[1:]], check=True)

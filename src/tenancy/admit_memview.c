@@ -28,6 +28,7 @@ struct adm_memview {
 	json_t *plan_users; /* plan -> tenant name */
 	json_t *plans;      /* plan -> true */
 	json_t *hosts;      /* host -> tenant name */
+	json_t *under;      /* domain -> [[tenant, host]...]: hosts below it, two tenants at most */
 	struct lcfg *cfg;
 	enum adm_mode modes[ADM_FAMILY_N];
 	const char *self;
@@ -80,17 +81,23 @@ static const char *other_owner(const json_t *tenant, const char *except)
 	return t && strcmp(t, except) != 0 ? t : NULL;
 }
 
-/* A wildcard's children: the one search that cannot be a lookup. */
-static const char *scan_hosts(const struct adm_memview *v, const char *host, const char *except,
-                              const char **other)
+/*
+ * A wildcard's children ("*.example.com" against "a.example.com", "*.b.example.com"): the hosts
+ * in use below its domain, indexed by every domain above them. Each entry keeps the first two
+ * tenants, so that one other than @except is always found when there is one.
+ */
+static const char *below(const struct adm_memview *v, const char *host, const char *except,
+                         const char **other)
 {
-	const char *key, *t;
-	json_t *val;
+	const json_t *list = json_object_get(v->under, host + 2), *e;
+	size_t i;
 
-	json_object_foreach(v->hosts, key, val) {
-		t = other_owner(val, except);
-		if (t && hm_overlap(host, strlen(host), key, strlen(key), HM_ANY_LABELS)) {
-			*other = key;
+	json_array_foreach(list, i, e) {
+		const char *t = other_owner(json_array_get(e, 0), except);
+		const char *h = json_string_value(json_array_get(e, 1));
+
+		if (t && hm_overlap(host, strlen(host), h, strlen(h), HM_ANY_LABELS)) {
+			*other = h;
 			return t;
 		}
 	}
@@ -116,7 +123,7 @@ static const char *op_host_user(const void *ctx, const char *host, const char *e
 			return t;
 		}
 	}
-	return hm_is_wildcard(host, strlen(host)) ? scan_hosts(v, host, except, other) : NULL;
+	return hm_is_wildcard(host, strlen(host)) ? below(v, host, except, other) : NULL;
 }
 
 static const char *op_namespace_claimant(const void *ctx, const char *ns, const char *except)
@@ -288,6 +295,24 @@ static int add_config(struct adm_memview *v, struct ll_err *err)
 	return 0;
 }
 
+/* Index @host of @tenant under every domain above it: "a.b.c" under "b.c" and "c". */
+static void index_below(struct adm_memview *v, const char *host, const char *tenant)
+{
+	json_t *list, *e;
+	size_t i;
+
+	for (const char *p = strchr(host, '.'); p; p = strchr(p + 1, '.')) {
+		list = json_object_get(v->under, p + 1);
+		if (list == NULL)
+			json_object_set_new(v->under, p + 1, list = json_array());
+		json_array_foreach(list, i, e)
+			if (strcmp(json_string_value(json_array_get(e, 0)), tenant) == 0)
+				break;
+		if (i == json_array_size(list) && i < 2)
+			json_array_append_new(list, json_pack("[s,s]", tenant, host));
+	}
+}
+
 static void add_lists(struct adm_memview *v)
 {
 	struct jval plans = jd_get(v->doc, "plans", NULL), hosts = jd_get(v->doc, "hosts", NULL), e;
@@ -296,10 +321,15 @@ static void add_lists(struct adm_memview *v)
 	jval_foreach(plans, i, e)
 		if (jval_str(e))
 			json_object_set_new(v->plans, jval_str(e), json_true());
-	jval_foreach(hosts, i, e)
-		if (jval_str(jval_get(e, "host")) && jval_str(jval_get(e, "tenant")))
-			json_object_set_new(v->hosts, jval_str(jval_get(e, "host")),
-			                    json_string(jval_str(jval_get(e, "tenant"))));
+	jval_foreach(hosts, i, e) {
+		const char *host = jval_str(jval_get(e, "host"));
+		const char *tenant = jval_str(jval_get(e, "tenant"));
+
+		if (host == NULL || tenant == NULL)
+			continue;
+		json_object_set_new(v->hosts, host, json_string(tenant));
+		index_below(v, host, tenant);
+	}
 }
 
 static struct adm_memview *alloc_view(void)
@@ -314,6 +344,7 @@ static struct adm_memview *alloc_view(void)
 	v->plan_users = json_object();
 	v->plans = json_object();
 	v->hosts = json_object();
+	v->under = json_object();
 	return v;
 }
 
@@ -367,6 +398,7 @@ void adm_memview_free(struct adm_memview *v)
 	json_decref(v->plan_users);
 	json_decref(v->plans);
 	json_decref(v->hosts);
+	json_decref(v->under);
 	lcfg_unref(v->cfg);
 	jdoc_unref(v->doc);
 	free(v);

@@ -17,9 +17,10 @@
  * listed). Claims are what tm_claims_build() computes for each Tenant. "hosts" stands for the
  * hosts of Ingresses and HTTPRoutes in the tenants' namespaces.
  *
- * Lookups are hash lookups (jansson objects), except the overlap search for a wildcard host,
- * which scans the hosts; that is how the informer-backed view should answer too, with the
- * indexes kept up to date by event handlers rather than built once.
+ * Every answer is a few hash lookups (jansson objects), the overlap search too: a host is found
+ * by its own name, the wildcards above it, and (for a wildcard) an index of the hosts in use by
+ * every domain above them. That is how the informer-backed view should answer, with the indexes
+ * kept up to date by event handlers rather than built once.
  *
  * Invariants: built once, then only read; any number of threads may use the view at once.
  */

@@ -44,8 +44,8 @@ static void test_admit__request_read_takes_fields_and_refuses_bad_shapes(void **
 	        "{\"operation\":\"CREATE\"}",
 	        "{\"operation\":\"CREATE\",\"resource\":{\"resource\":\"\"}}",
 	        "{\"operation\":\"CREATE\",\"resource\":{\"resource\":\"pods\"},\"namespace\":1}",
-	        "{\"operation\":\"CREATE\",\"resource\":{\"resource\":\"pods\"},"
-	        "\"userInfo\":{\"groups\":\"x\"}}",
+	        ("{\"operation\":\"CREATE\",\"resource\":{\"resource\":\"pods\"},"
+	         "\"userInfo\":{\"groups\":\"x\"}}"),
 	};
 	struct adm_request rq;
 	struct jdoc *doc;
