@@ -1,7 +1,8 @@
 /*
  * admit_rbac.c - RoleBindings in tenant namespaces bind only the tenant's members and the
  * LandlordConfig's privileged subjects: the same judgement the Tenant controller applies
- * (membership.h), given at the door with the reason.
+ * (membership.h), given at the door with the reason. An UPDATE is checked on the subjects it
+ * adds: one already bound is the controller's to remove.
  */
 #include <stdio.h>
 #include <string.h>
@@ -142,13 +143,35 @@ static bool subject_check(struct adm_ctx *c, struct jval subject)
 	return adm__violation(c, ADM_RBAC, msg);
 }
 
+static bool same_str(struct jval a, struct jval b, const char *key)
+{
+	const char *x = jval_str(jval_get(a, key)), *y = jval_str(jval_get(b, key));
+
+	return strcmp(x ? x : "", y ? y : "") == 0;
+}
+
+/* Was @subject in the binding before this UPDATE? Then it is not checked again. */
+static bool subject_kept(struct adm_ctx *c, struct jval subject)
+{
+	struct jval old = jval_get(c->rq->old_object, "subjects"), s;
+	size_t i;
+
+	if (c->rq->op != ADM_UPDATE)
+		return false;
+	jval_foreach(old, i, s)
+		if (same_str(s, subject, "kind") && same_str(s, subject, "name") &&
+		    same_str(s, subject, "namespace"))
+			return true;
+	return false;
+}
+
 bool adm__rolebinding(struct adm_ctx *c)
 {
 	struct jval subjects = jval_get(c->rq->object, "subjects"), s;
 	size_t i;
 
 	jval_foreach(subjects, i, s)
-		if (subject_check(c, s))
+		if (!subject_kept(c, s) && subject_check(c, s))
 			return true;
 	return false;
 }

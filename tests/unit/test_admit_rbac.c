@@ -110,6 +110,33 @@ static void test_admit_rbac__privileged_and_landlord_bind_anyone(void **state)
 	assert_true(d.allowed);
 }
 
+static void test_admit_rbac__an_update_is_checked_on_the_subjects_it_adds(void **state)
+{
+	struct adm_decision d;
+
+	at_decide(
+	        *state,
+	        "{\"operation\":\"UPDATE\",\"resource\":\"rbac.authorization.k8s.io/rolebindings\","
+	        "\"namespace\":\"acme-dev\",\"user\":\"alice\",\"object\":{\"metadata\":{"
+	        "\"labels\":"
+	        "{\"a\":\"b\"}},\"subjects\":[{\"kind\":\"User\",\"name\":\"gina\"}]},"
+	        "\"oldObject\":"
+	        "{\"subjects\":[{\"kind\":\"User\",\"name\":\"gina\"}]}}",
+	        &d);
+	assert_true(d.allowed);
+	at_decide(
+	        *state,
+	        "{\"operation\":\"UPDATE\",\"resource\":\"rbac.authorization.k8s.io/rolebindings\","
+	        "\"namespace\":\"acme-dev\",\"user\":\"alice\",\"object\":{\"subjects\":[{\"kind\":"
+	        "\"User\",\"name\":\"gina\"},{\"kind\":\"ServiceAccount\",\"name\":\"gina\","
+	        "\"namespace\":\"other\"}]},\"oldObject\":{\"subjects\":[{\"kind\":\"User\","
+	        "\"name\":"
+	        "\"gina\"}]}}",
+	        &d);
+	assert_false(d.allowed);
+	assert_non_null(strstr(d.message, "ServiceAccount \"other/gina\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -117,6 +144,7 @@ int main(void)
 	        cmocka_unit_test(test_admit_rbac__each_outsider_is_named_with_the_reason),
 	        cmocka_unit_test(test_admit_rbac__a_hostile_name_stays_one_quoted_line),
 	        cmocka_unit_test(test_admit_rbac__privileged_and_landlord_bind_anyone),
+	        cmocka_unit_test(test_admit_rbac__an_update_is_checked_on_the_subjects_it_adds),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
