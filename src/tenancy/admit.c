@@ -265,6 +265,22 @@ static void decide_cluster(struct adm_ctx *c)
 		adm__plan_delete(c);
 }
 
+/*
+ * The request's tenant: its namespace's, or for a Namespace being created, the Tenant its
+ * landlord.dev/tenant label names (so that a cordoned tenant gets no new namespace; whether the
+ * requester may use that label is the namespace rules' and the label policy's business).
+ */
+static const struct adm_tenant *tenant_of(const struct adm_request *rq, const struct adm_view *view)
+{
+	const struct adm_tenant *t = view->ops->tenant_of_namespace(view->ctx, rq->ns);
+	const char *label;
+
+	if (t || rq->op != ADM_CREATE || !adm__is(rq, "", "namespaces"))
+		return t;
+	label = jval_label(rq->object, LABEL_TENANT);
+	return label ? view->ops->tenant(view->ctx, label) : NULL;
+}
+
 void adm_decide(const struct adm_request *rq, const struct adm_view *view, struct adm_decision *d)
 {
 	struct adm_ctx c = {.rq = rq, .view = view, .d = d};
@@ -276,7 +292,7 @@ void adm_decide(const struct adm_request *rq, const struct adm_view *view, struc
 		decide_cluster(&c);
 		return;
 	}
-	c.tenant = view->ops->tenant_of_namespace(view->ctx, rq->ns);
+	c.tenant = tenant_of(rq, view);
 	if (c.tenant == NULL || privileged(&c))
 		return;
 	system = system_component(rq);
