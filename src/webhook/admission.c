@@ -60,6 +60,13 @@ bool admission_rule_applies(const struct admission_rule *rule, const json_t *req
 	return false;
 }
 
+void admission_verdict_warn(struct admission_verdict *v, const char *text)
+{
+	if (v->warnings == NULL)
+		v->warnings = json_array();
+	json_array_append_new(v->warnings, json_string(text));
+}
+
 static int bad_request(struct buf *out, const char *why)
 {
 	json_t *doc = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", "Failure",
@@ -98,6 +105,8 @@ static json_t *response_for(const char *uid, const struct admission_verdict *v)
 	if (!v->allowed)
 		json_object_set_new(resp, "status",
 		                    json_pack("{s:i,s:s}", "code", v->code, "message", v->message));
+	if (json_array_size(v->warnings) > 0)
+		json_object_set(resp, "warnings", v->warnings);
 	return json_pack("{s:s,s:s,s:o}", "apiVersion", "admission.k8s.io/v1", "kind",
 	                 "AdmissionReview", "response", resp);
 }
@@ -147,6 +156,7 @@ int admission_review(struct admission_route *r, const char *body, struct buf *ou
 	buf_append_str(out, text);
 	free(text);
 	json_decref(doc);
+	json_decref(v.warnings);
 	record(r, v.allowed, t0);
 	if (!v.allowed)
 		log_info("admission denied", "{s:s,s:s,s:s?,s:s?,s:s?,s:s}", "webhook", r->name,

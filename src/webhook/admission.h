@@ -24,9 +24,18 @@ struct http_server;
 
 struct admission_verdict {
 	bool allowed;
-	int code;          /* HTTP-style code for a denial, e.g. 403 (0: 403) */
-	char message[512]; /* shown to the user on denial */
+	int code;           /* HTTP-style code for a denial, e.g. 403 (0: 403) */
+	char message[2048]; /* shown to the user on denial (denial.h's DENIAL_MSG_MAX) */
+	/*
+	 * Admission warnings shown to the user whatever the verdict (audit-mode findings, notes):
+	 * NULL or an array of strings that a validator creates or appends to; the verdict owns it
+	 * and admission_review() frees it after answering.
+	 */
+	json_t *warnings;
 };
+
+/** admission_verdict_warn() - append warning @text (copied) to @v->warnings. */
+void admission_verdict_warn(struct admission_verdict *v, const char *text);
 
 /** A validator: inspect the AdmissionRequest (borrowed) and deny by filling @v. */
 typedef void (*admission_validator_fn)(const json_t *request, struct admission_verdict *v,

@@ -9,4 +9,17 @@
 /* Ended by a row whose name is NULL. */
 extern const struct admission_rule webhook_rules[];
 
+/*
+ * The tenant rules (tenancy/admit.h, docs/admission-rules.md) as one row:
+ *
+ *	{"tenancy", wh_tenancy_resources, ADMISSION_ANY_OP, wh_tenancy_validate, &view},
+ *
+ * where @ud is a const struct adm_view * that outlives the route (the webhook's informer-backed
+ * view; tests use admit_memview.h). Every resource: the cordon covers them all, and the
+ * webhook configuration decides what the API server sends. A request that cannot be read is
+ * refused with 400.
+ */
+extern const char *const wh_tenancy_resources[];
+void wh_tenancy_validate(const json_t *request, struct admission_verdict *v, void *ud);
+
 #endif

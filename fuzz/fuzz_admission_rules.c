@@ -1,0 +1,107 @@
+/*
+ * Fuzz the tenant rules behind the admission core: any body is an AdmissionReview for
+ * admission_review() with the tenancy row (webhook/rules.h) on a fixed view that has every
+ * rule switched on. The answer must be well-formed JSON: 400 with no response, or 200 with the
+ * request's uid, and a denial must carry code 403 or 400 and a one-line printable message;
+ * warnings are printable lines too.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/mem.h"
+#include "tenancy/admit_memview.h"
+#include "webhook/admission.h"
+#include "webhook/rules.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char view_json[] =
+        "{\"self\":\"system:serviceaccount:landlord-system:landlord\","
+        "\"config\":{\"spec\":{\"privileged\":{\"users\":[\"platform-admin\"]},"
+        "\"admission\":{\"modes\":{\"services\":\"audit\"}}}},"
+        "\"tenants\":[{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\","
+        "\"accessControl\":{\"owners\":{\"users\":[\"alice\"],\"groups\":[\"devs\"]}},"
+        "\"namespaces\":{\"withTenantPrefix\":[\"dev\"],\"withoutTenantPrefix\":[\"legacy\"]},"
+        "\"allowed\":{\"registries\":[\"ghcr.io/acme\",\"docker.io/library\",\"\"],"
+        "\"storageClasses\":[\"fast\"],\"ingressClasses\":[\"nginx\"],"
+        "\"priorityClasses\":[\"low\",\"\"],\"runtimeClasses\":[\"gvisor\"],"
+        "\"imagePullPolicies\":[\"IfNotPresent\"],\"hosts\":{\"names\":[\"a.acme.com\","
+        "\"*.apps.acme.com\"],\"regex\":\"[a-z]+\\\\.acme\\\\.io\",\"denyWildcards\":false}},"
+        "\"denied\":{\"serviceAccounts\":[\"builder\"]},"
+        "\"services\":{\"nodePort\":false,\"externalName\":false}}},"
+        "{\"metadata\":{\"name\":\"frozen\"},\"spec\":{\"plan\":\"gold\",\"cordoned\":true}}],"
+        "\"namespaces\":[{\"metadata\":{\"name\":\"acme-dev\",\"labels\":{"
+        "\"landlord.dev/tenant\":\"acme\"}}},{\"metadata\":{\"name\":\"legacy\",\"labels\":{"
+        "\"landlord.dev/tenant\":\"acme\",\"landlord.dev/cordoned\":\"true\"}}},"
+        "{\"metadata\":{\"name\":\"ice\",\"labels\":{\"landlord.dev/tenant\":\"frozen\"}}},"
+        "{\"metadata\":{\"name\":\"other\"}}],"
+        "\"plans\":[\"gold\"],"
+        "\"hosts\":[{\"host\":\"b.acme.io\",\"tenant\":\"globex\"},"
+        "{\"host\":\"*.w.acme.io\",\"tenant\":\"globex\"}]}";
+
+static bool one_printable_line(const char *s)
+{
+	for (; s && *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return false;
+	return s != NULL;
+}
+
+static void check_response(const json_t *resp)
+{
+	const json_t *warnings = json_object_get(resp, "warnings"), *w;
+	size_t i;
+
+	if (!json_is_true(json_object_get(resp, "allowed"))) {
+		long long code = jx_int(resp, 0, "status", "code", NULL);
+
+		if ((code != 403 && code != 400) ||
+		    !one_printable_line(jx_str(resp, "status", "message", NULL)))
+			abort();
+	}
+	json_array_foreach(warnings, i, w)
+		if (!one_printable_line(json_string_value(w)))
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct adm_memview *mv;
+	static struct adm_view view;
+	static struct admission_route *route;
+	static struct admission_rule rules[2];
+	struct buf out = BUF_INIT(ADMISSION_BODY_MAX);
+	char *body = xstrndup((const char *)data, size);
+	json_t *answer;
+	int status;
+
+	if (route == NULL) {
+		json_t *doc = jx_loads(view_json, strlen(view_json), NULL);
+
+		if (adm_memview_new(doc, &mv, NULL) != 0)
+			abort();
+		json_decref(doc);
+		view = adm_memview_view(mv);
+		rules[0] = (struct admission_rule){"tenancy", wh_tenancy_resources,
+		                                   ADMISSION_ANY_OP, wh_tenancy_validate, &view};
+		route = admission_route_new(NULL, "/validate", "fuzz", rules);
+	}
+	status = admission_review(route, body, &out);
+	answer = jx_loads(out.p, out.len, NULL);
+	if (answer == NULL || (status != 200 && status != 400))
+		abort();
+	if (status == 200 && !jx_str(answer, "response", "uid", NULL))
+		abort();
+	if (status == 400 && jx_get(answer, "response", NULL))
+		abort();
+	if (status == 200)
+		check_response(jx_get(answer, "response", NULL));
+	json_decref(answer);
+	buf_release(&out);
+	free(body);
+	return 0;
+}
