@@ -92,8 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_namespace(jdoc_root(doc), cfg, &claims.ns[i]);
 		}
 		tm_claims_release(&claims);
-		json_decref(tm_clusterrole(jdoc_root(doc)));
-		json_decref(tm_clusterrolebinding(jdoc_root(doc)));
+		for (int which = 0; which < TM_TENANT_ROLES; which++) {
+			json_decref(tm_clusterrole(jdoc_root(doc), which));
+			json_decref(tm_clusterrolebinding(jdoc_root(doc), which));
+		}
 		json_decref(tm_networkpolicy(jdoc_root(doc), "ns", NULL));
 		json_decref(tm_limitrange(jdoc_root(doc), jdoc_root(doc), "ns"));
 		json_decref(tm_canonical_quantities(jd_get(doc, "spec", NULL)));

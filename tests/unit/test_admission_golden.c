@@ -114,7 +114,8 @@ static int check_case(const char *dir, bool update)
 	int bad = 0;
 
 	if (update) {
-		snprintf(path, sizeof(path), "%s/want.json", dir);
+		if (snprintf(path, sizeof(path), "%s/want.json", dir) >= (int)sizeof(path))
+			fail_msg("case path too long: %s", dir);
 		json_dump_file(got, path, JSON_INDENT(2) | JSON_SORT_KEYS);
 		json_decref(got);
 		return 0;
