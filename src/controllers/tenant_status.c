@@ -136,22 +136,27 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 json_t *tc_desired_status(struct rec *r, bool deleting)
 {
 	long long gen = jval_int(jval_path(r->tenant, "metadata", "generation", NULL), 0);
-	json_t *sandboxes = json_object(), *names = json_array();
+	json_t *sandboxes = json_object(), *names = json_array(), *adopted = json_array();
 	json_t *hard =
 	        tm_canonical_quantities(jval_path(r->plan, "spec", "resourceQuota", "hard", NULL));
 
-	for (size_t i = 0; i < r->active.len; i++) /* in name order */
-		json_array_append_new(names, json_string(r->active.v[i].name));
+	for (size_t i = 0; i < r->active.len; i++) { /* in name order */
+		const char *name = r->active.v[i].name;
+
+		json_array_append_new(names, json_string(name));
+		if (tm_claims_find(&r->claims, name) == NULL) /* joined by its label */
+			json_array_append_new(adopted, json_string(name));
+	}
 	for (size_t i = 0; i < r->claims.n; i++)
 		if (r->claims.ns[i].user && tc_docs_get(&r->active, r->claims.ns[i].name))
 			json_object_set_new(sandboxes, r->claims.ns[i].user,
 			                    json_string(r->claims.ns[i].name));
-	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:O,s:{s:o,s:o},s:o}", "observedGeneration",
+	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:O,s:{s:o,s:o},s:o}", "observedGeneration",
 	                 (json_int_t)gen, "namespaceCount", (json_int_t)json_array_size(names),
-	                 "namespaces", names, "sandboxes", sandboxes, "released", released_list(r),
-	                 "collisions", r->collisions, "quota", "hard", hard, "used",
-	                 r->quota_used ? json_incref(r->quota_used) : json_object(), "conditions",
-	                 conditions(r, gen, deleting));
+	                 "namespaces", names, "adopted", adopted, "sandboxes", sandboxes,
+	                 "released", released_list(r), "collisions", r->collisions, "quota", "hard",
+	                 hard, "used", r->quota_used ? json_incref(r->quota_used) : json_object(),
+	                 "conditions", conditions(r, gen, deleting));
 }
 
 /* The message of the Ready condition the Tenant's status holds now, or NULL. */

@@ -85,6 +85,9 @@ def test_an_owner_creates_a_namespace_for_its_tenant_and_landlord_provisions_it(
     for user, name in (("alice", f"{t}-feature"), ("carol", f"{t}-team-b")):
         create_as(kit, user, name, {TENANT_LABEL: t})
         kit.wait_provisioned(name, t)
+    kit.wait_tenant(t, lambda o: sorted(o["status"].get("adopted") or []) ==
+                    sorted([f"{t}-feature", f"{t}-team-b"]), "status.adopted lists both")
+    assert f"{t}-dev" not in kit.status(t)["adopted"]
     # the owner is admin there, through landlord's binding, not through having created it
     assert kit.can_i("alice", "create", "configmaps", f"{t}-team-b")
     kit.wait_can_i("bob", "create", "configmaps", f"{t}-feature")  # editor

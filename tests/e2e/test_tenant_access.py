@@ -682,6 +682,7 @@ def test_a_labelled_namespace_is_adopted_and_released_when_unlabelled(kit):
         assert_access(kit, ns, {"alice": "admin"})
     assert kit.labels(created)["landlord.dev/kind"] == "adopted"
     assert kit.labels(relabelled)["landlord.dev/kind"] == "tools"
+    assert sorted(kit.status(t).get("adopted") or []) == sorted([created, relabelled])
 
     # Unlabelled: released, never purged (even with onDeletePurge).
     kit.core.patch_namespace(created, {"metadata": {"labels": {TENANT_LABEL: None}}})
@@ -694,6 +695,7 @@ def test_a_labelled_namespace_is_adopted_and_released_when_unlabelled(kit):
     assert obj.status.phase == "Active" and obj.metadata.deletion_timestamp is None
     kit.wait_can_i("alice", "get", "pods", created, False)
     kit.wait_ready(t, [dev, relabelled, barrier])
+    assert kit.status(t).get("adopted") == [relabelled]
 
 
 # ---------- plan ----------
