@@ -227,7 +227,7 @@ void tc_sync_access(struct rec *r, const char *ns_name, const struct jdoc *ns, b
 void tc_sync_tenant_role(struct rec *r)
 {
 	for (int which = 0; which < TM_TENANT_ROLES; which++) {
-		char name[NAMES_BUF + 20];
+		char name[TM_ROLE_NAME_BUF];
 		json_t *cr = tm_clusterrole(r->tenant, which);
 		json_t *crb = tm_clusterrolebinding(r->tenant, which);
 		const struct jdoc *cr_cached, *crb_cached;

@@ -688,15 +688,15 @@ json_t *tm_resourcequota(struct jval tenant, const char *ns_name, const json_t *
 	                 canonical_json(hard));
 }
 
-void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[NAMES_BUF + 20])
+void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[TM_ROLE_NAME_BUF])
 {
-	snprintf(out, NAMES_BUF + 20,
+	snprintf(out, TM_ROLE_NAME_BUF,
 	         which == TM_ROLE_OWNERS ? TENANT_OWNERS_ROLE_FMT : TENANT_CLUSTERROLE_FMT, tenant);
 }
 
 json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which)
 {
-	char name[NAMES_BUF + 20];
+	char name[TM_ROLE_NAME_BUF];
 	json_t *verbs = which == TM_ROLE_OWNERS ? json_pack("[s]", VERB_OWN)
 	                                        : json_pack("[s,s]", "get", "watch");
 
@@ -710,7 +710,7 @@ json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which)
 
 json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which)
 {
-	char name[NAMES_BUF + 20];
+	char name[TM_ROLE_NAME_BUF];
 	json_t *subjects = json_array();
 	size_t roles = which == TM_ROLE_OWNERS ? 1 : 3; /* ROLES[0] is the owners */
 

@@ -147,8 +147,11 @@ enum tm_tenant_role {
 json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which);
 /** tm_clusterrolebinding() - its binding; NULL when nobody holds the role. */
 json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which);
+/* Room for "landlord:tenant:<tenant>:owners" and its NUL. */
+#define TM_ROLE_NAME_BUF (NAMES_BUF + sizeof("landlord:tenant::owners"))
+
 /** tm_tenant_role_name() - the name of role @which of @tenant into @out. */
-void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[NAMES_BUF + 20]);
+void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[TM_ROLE_NAME_BUF]);
 
 /** tm_pod_security() - spec.podSecurity or the configured default (static string). */
 const char *tm_pod_security(struct jval tenant, const struct lcfg *cfg);
