@@ -1,5 +1,6 @@
 /* cacheview.c - the admission view served from informer caches (see cacheview.h). */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +29,7 @@ struct cv_node {
 	struct cv_node *next; /* the next entry of the same key */
 	struct cv_node *tail; /* in the head: the last entry */
 	const char *val;
-	const char *val2; /* NULL unless given */
-	size_t size;      /* of the allocation */
-	char key[];
+	char key[]; /* then val when copied, then val2 when given (node_val2()) */
 };
 
 /* The maps a tenant has entries in. */
@@ -81,12 +80,10 @@ static struct cv_node *node_new(const char *key, const char *val, bool copy, con
 {
 	size_t klen = strlen(key) + 1, vlen = copy ? strlen(val) + 1 : 0;
 	size_t v2len = val2 ? strlen(val2) + 1 : 0;
-	size_t size = sizeof(struct cv_node) + klen + vlen + v2len;
-	struct cv_node *n = xmalloc(size);
+	struct cv_node *n = xmalloc(sizeof(struct cv_node) + klen + vlen + v2len);
 	char *p = n->key;
 
 	n->next = NULL;
-	n->size = size;
 	memcpy(p, key, klen);
 	p += klen;
 	n->val = val;
@@ -95,12 +92,20 @@ static struct cv_node *node_new(const char *key, const char *val, bool copy, con
 		n->val = p;
 		p += vlen;
 	}
-	n->val2 = NULL;
-	if (val2) {
+	if (val2)
 		memcpy(p, val2, v2len);
-		n->val2 = p;
-	}
 	return n;
+}
+
+/* The second value of a node made with one (the host index's namespaces). */
+static const char *node_val2(const struct cv_node *n)
+{
+	return n->val + strlen(n->val) + 1;
+}
+
+static size_t node_size(const struct cv_node *n)
+{
+	return malloc_usable_size((void *)n);
 }
 
 /* Append @n to its key's chain: O(1). */
@@ -146,14 +151,14 @@ static bool str_eq(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* The entry of @key whose values are @val and @val2, or NULL. */
+/* The entry of @key whose values are @val and (when not NULL) @val2, or NULL. */
 static struct cv_node *mm_find(const struct cache_table *t, const char *key, const char *val,
                                const char *val2)
 {
 	struct cv_node *n;
 
 	for (n = cache_get(t, key); n; n = n->next)
-		if (str_eq(n->val, val) && str_eq(n->val2, val2))
+		if (str_eq(n->val, val) && (val2 == NULL || str_eq(node_val2(n), val2)))
 			return n;
 	return NULL;
 }
@@ -245,7 +250,7 @@ static const char *below(const struct cacheview *cv, const char *host, const cha
 	const char *t;
 
 	for (n = cache_get(&cv->under, host + 2); n; n = n->next) {
-		t = other_tenant(cv, n->val2, except);
+		t = other_tenant(cv, node_val2(n), except);
 		if (t && hm_overlap(host, strlen(host), n->val, strlen(n->val), HM_ANY_LABELS)) {
 			*other = n->val;
 			return t;
@@ -354,7 +359,7 @@ static void tenant_entry(struct cv_tenant *t, enum cv_map map, const char *key)
 {
 	struct cv_node *n = node_new(key, t->t.name, false, NULL);
 
-	t->size += n->size;
+	t->size += node_size(n);
 	vec_push(&t->entries, ((struct cv_entry){map, n}));
 }
 
@@ -582,11 +587,11 @@ static void host_add(struct cacheview *cv, const char *host, const char *ns)
 {
 	struct cv_node *n = node_new(host, ns, true, NULL);
 
-	count(cv, n->size, 0);
+	count(cv, node_size(n), 0);
 	mm_add(&cv->hosts, n);
 	for (const char *p = strchr(host, '.'); p; p = strchr(p + 1, '.')) {
 		n = node_new(p + 1, host, true, ns);
-		count(cv, n->size, 0);
+		count(cv, node_size(n), 0);
 		mm_add(&cv->under, n);
 	}
 }
@@ -596,7 +601,7 @@ static void node_drop(struct cacheview *cv, struct cache_table *t, struct cv_nod
 	if (n == NULL)
 		return;
 	mm_del(t, n);
-	count(cv, 0, n->size);
+	count(cv, 0, node_size(n));
 	free(n);
 }
 
@@ -755,12 +760,24 @@ static struct cacheview *alloc_view(const struct cacheview_opts *opts)
 	return cv;
 }
 
+/* What the view reads, for cacheview_opts.compact (jdoc_opts paths). */
+static const char *const KEEP_NS[] = {"metadata.name", "metadata.resourceVersion",
+                                      "metadata.labels", NULL};
+static const char *const KEEP_TENANT[] = {"metadata.name", "metadata.resourceVersion", "spec",
+                                          NULL};
+static const char *const KEEP_NAME[] = {"metadata.name", "metadata.resourceVersion", NULL};
+static const char *const KEEP_CONFIG[] = {"metadata.name", "metadata.resourceVersion",
+                                          "spec.admission", NULL};
+
 static int make_informers(struct cacheview *cv, struct mgr *m, const struct cacheview_opts *opts,
                           struct ll_err *err)
 {
-	struct inf_opts tenants = {.gvr = LL_TENANTS}, plans = {.gvr = LL_PLANS};
-	struct inf_opts namespaces = {.gvr = KC_NAMESPACES, .metadata_only = true};
-	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS};
+	bool compact = opts && opts->compact;
+	struct inf_opts tenants = {.gvr = LL_TENANTS, .keep = compact ? KEEP_TENANT : NULL};
+	struct inf_opts plans = {.gvr = LL_PLANS, .keep = compact ? KEEP_NAME : NULL};
+	struct inf_opts namespaces = {
+	        .gvr = KC_NAMESPACES, .metadata_only = true, .keep = compact ? KEEP_NS : NULL};
+	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS, .keep = compact ? KEEP_CONFIG : NULL};
 	struct disc *d = disc_new(mgr_client(m));
 
 	cv->tenants = mgr_informer(m, &tenants);
@@ -893,5 +910,16 @@ size_t cacheview_bytes(const struct cacheview *cv)
 	for (int i = 0; i < MAP_N; i++)
 		n += cache_bytes(&cv->maps[i]);
 	pthread_rwlock_unlock(cv->lock);
+	return n;
+}
+
+size_t cacheview_informer_bytes(const struct cacheview *cv)
+{
+	struct inf *infs[] = {cv->tenants, cv->plans,     cv->namespaces,
+	                      cv->configs, cv->ingresses, cv->httproutes};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
+		n += infs[i] ? inf_bytes(infs[i]) : 0;
 	return n;
 }
