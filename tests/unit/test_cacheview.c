@@ -331,6 +331,56 @@ static void test_cacheview__works_without_the_gateway_api(void **state)
 	env_stop(&e);
 }
 
+/* cacheview_free() takes its handlers off: later events reach nothing freed (ASan). */
+static void test_cacheview__freed_while_informers_run(void **state)
+{
+	struct env e = {.f = new_fake(true)};
+	struct cacheview_opts vo = {.self_user = SELF};
+	struct cacheview *second = NULL;
+	struct ll_err err = {{0}};
+
+	(void)state;
+	seed(e.f, true);
+	env_start(&e);
+	/* the informers are running (a second view only finds them: the manager's list of
+	 * informers does not change): it gets the cached objects as adds */
+	assert_int_equal(cacheview_new(e.m, &vo, &second, &err), 0);
+	expect(second, P_NS_TENANT, "acme-dev", NULL, "acme");
+	cacheview_free(second);
+	put(e.f, TENANTS, GLOBEX);
+	put(e.f, "namespaces", NS("globex-new", "globex"));
+	put(e.f, INGRESSES, INGRESS("globex-web", "more", "more.acme.io"));
+	expect(e.cv, P_HOST_USER, "more.acme.io", "acme", "globex more.acme.io");
+	env_stop(&e);
+}
+
+/* Before the first lists are in, the webhook refuses: a partial cache admits too much. */
+static void test_cacheview__unsynced_view_fails_closed(void **state)
+{
+	struct fake_api *f = new_fake(true);
+	struct kc_client *c = fake_client_new(f);
+	struct mgr_opts o = {.client = c, .probe_port = -1};
+	struct mgr *m = mgr_new(&o);
+	struct admission_verdict v = {.allowed = true};
+	struct cacheview *cv = NULL;
+	json_t *req = json_pack("{s:s,s:s,s:s,s:{s:s,s:s}}", "uid", "1", "operation", "CREATE",
+	                        "namespace", "acme-dev", "resource", "group", "", "resource",
+	                        "configmaps");
+
+	(void)state;
+	assert_int_equal(cacheview_new(m, NULL, &cv, NULL), 0);
+	assert_false(cacheview_synced(cv)); /* never started */
+	cacheview_validate(req, &v, cv);
+	assert_false(v.allowed);
+	assert_int_equal(v.code, 503);
+	assert_non_null(strstr(v.message, "still loading"));
+	json_decref(req);
+	cacheview_free(cv);
+	mgr_free(m);
+	kc_client_free(c);
+	fake_api_stop(f);
+}
+
 /* ---- deciding while informers update ---- */
 
 struct race {
@@ -694,6 +744,8 @@ int main(void)
 	        cmocka_unit_test(test_cacheview__lookups_answer_from_the_caches),
 	        cmocka_unit_test(test_cacheview__updates_and_deletes_are_reflected),
 	        cmocka_unit_test(test_cacheview__works_without_the_gateway_api),
+	        cmocka_unit_test(test_cacheview__freed_while_informers_run),
+	        cmocka_unit_test(test_cacheview__unsynced_view_fails_closed),
 	        cmocka_unit_test(test_cacheview__decisions_race_updates_safely),
 	        cmocka_unit_test(test_cacheview__golden_cases_answer_as_through_memview),
 	};
