@@ -563,24 +563,24 @@ static void each_host(const struct jdoc *obj,
 	struct jval rules = jd_get(obj, "spec", "rules", NULL),
 	            tls = jd_get(obj, "spec", "tls", NULL);
 	struct jval names = jd_get(obj, "spec", "hostnames", NULL), r, h;
-	const char *ns = jd_namespace(obj);
+	const char *ns = obj ? jd_namespace(obj) : NULL, *host;
 	size_t i, j;
 
-	if (obj == NULL || ns == NULL)
+	if (ns == NULL)
 		return;
 	jval_foreach(rules, i, r)
-		if (jval_str(jval_get(r, "host")) && *jval_str(jval_get(r, "host")))
-			fn(cv, jval_str(jval_get(r, "host")), ns);
+		if ((host = jval_str(jval_get(r, "host"))) != NULL && *host)
+			fn(cv, host, ns);
 	jval_foreach(tls, i, r) {
 		struct jval hosts = jval_get(r, "hosts");
 
 		jval_foreach(hosts, j, h)
-			if (jval_str(h) && *jval_str(h))
-				fn(cv, jval_str(h), ns);
+			if ((host = jval_str(h)) != NULL && *host)
+				fn(cv, host, ns);
 	}
 	jval_foreach(names, i, h)
-		if (jval_str(h) && *jval_str(h))
-			fn(cv, jval_str(h), ns);
+		if ((host = jval_str(h)) != NULL && *host)
+			fn(cv, host, ns);
 }
 
 static void host_add(struct cacheview *cv, const char *host, const char *ns)
@@ -710,9 +710,12 @@ static void handled(struct cacheview *cv, struct inf *out[N_HANDLED])
 	out[4] = cv->httproutes;
 }
 
-/* A namespaced resource's informer, projected to its hosts, when discovery finds it served. */
-static struct inf *route_informer(struct mgr *m, struct disc *d, const char *api_version,
-                                  const char *kind)
+/*
+ * A namespaced resource's informer, projected to its hosts, into *@out when discovery finds it
+ * served; NULL there (logged once) when it is not. Return: 0, or discovery's error.
+ */
+static int route_informer(struct mgr *m, struct disc *d, const char *api_version, const char *kind,
+                          struct inf **out, struct ll_err *err)
 {
 	static const char *const keep[] = {"metadata.name",
 	                                   "metadata.namespace",
@@ -722,19 +725,17 @@ static struct inf *route_informer(struct mgr *m, struct disc *d, const char *api
 	                                   "spec.hostnames",
 	                                   NULL};
 	struct inf_opts o = {.keep = keep};
-	struct ll_err err = {{0}};
-	int rc = disc_lookup_kind(d, api_version, kind, &o.gvr, &err);
+	int rc = disc_lookup_kind(d, api_version, kind, &o.gvr, err);
 
+	*out = NULL;
 	if (rc == -ENOENT) {
 		log_info("admission view: not served, its hosts are not indexed", "kind=%s", kind);
-		return NULL;
+		return 0;
 	}
-	if (rc != 0) {
-		log_warn("admission view: discovery failed, hosts not indexed", "kind=%s err=%s",
-		         kind, err.msg);
-		return NULL;
-	}
-	return mgr_informer(m, &o);
+	if (rc != 0)
+		return rc;
+	*out = mgr_informer(m, &o);
+	return *out ? 0 : -ENOMEM;
 }
 
 static struct cacheview *alloc_view(const struct cacheview_opts *opts)
@@ -779,18 +780,20 @@ static int make_informers(struct cacheview *cv, struct mgr *m, const struct cach
 	        .gvr = KC_NAMESPACES, .metadata_only = true, .keep = compact ? KEEP_NS : NULL};
 	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS, .keep = compact ? KEEP_CONFIG : NULL};
 	struct disc *d = disc_new(mgr_client(m));
+	int rc;
 
 	cv->tenants = mgr_informer(m, &tenants);
 	cv->plans = mgr_informer(m, &plans);
 	cv->namespaces = mgr_informer(m, &namespaces);
 	cv->configs = mgr_informer(m, &configs);
-	cv->ingresses = route_informer(m, d, "networking.k8s.io/v1", "Ingress");
-	if (!(opts && opts->no_httproutes))
-		cv->httproutes = route_informer(m, d, "gateway.networking.k8s.io/v1", "HTTPRoute");
+	rc = route_informer(m, d, "networking.k8s.io/v1", "Ingress", &cv->ingresses, err);
+	if (rc == 0 && !(opts && opts->no_httproutes))
+		rc = route_informer(m, d, "gateway.networking.k8s.io/v1", "HTTPRoute",
+		                    &cv->httproutes, err);
 	disc_free(d);
-	if (!cv->tenants || !cv->plans || !cv->namespaces || !cv->configs)
-		return ll_err_set(err, -ENOMEM, "admission view: an informer could not be made");
-	return 0;
+	if (rc == 0 && (!cv->tenants || !cv->plans || !cv->namespaces || !cv->configs))
+		rc = ll_err_set(err, -ENOMEM, "admission view: an informer could not be made");
+	return rc;
 }
 
 int cacheview_new(struct mgr *m, const struct cacheview_opts *opts, struct cacheview **out,

@@ -70,7 +70,8 @@ struct cacheview_opts {
  * thread that sets @m up, as a controller's setup() does; it makes one discovery call (is the
  * Gateway API served?). @m must outlive the view.
  * Return: 0 and *@out (free with cacheview_free()); -ENOMEM when an informer cannot be made,
- * or discovery's error other than "not served" (@err says which).
+ * or discovery's error other than "not served" (the API server did not answer: retry, or
+ * exit and be restarted; @err says which).
  */
 int cacheview_new(struct mgr *m, const struct cacheview_opts *opts,
                   struct cacheview **out /* OUT */, struct ll_err *err);
