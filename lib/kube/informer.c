@@ -572,6 +572,26 @@ void inf_add_handler(struct inf *inf, const struct inf_handler *h)
 	jdoc_list_release(&objs);
 }
 
+static bool same_handler(const struct inf_handler *a, const struct inf_handler *b)
+{
+	return a->on_add == b->on_add && a->on_update == b->on_update &&
+	       a->on_delete == b->on_delete && a->ud == b->ud;
+}
+
+void inf_remove_handler(struct inf *inf, const struct inf_handler *h)
+{
+	pthread_mutex_lock(&inf->dispatch_mu);
+	for (size_t i = 0; i < inf->handlers.len; i++) {
+		if (!same_handler(&inf->handlers.v[i], h))
+			continue;
+		memmove(&inf->handlers.v[i], &inf->handlers.v[i + 1],
+		        (inf->handlers.len - i - 1) * sizeof(*inf->handlers.v));
+		inf->handlers.len--;
+		break;
+	}
+	pthread_mutex_unlock(&inf->dispatch_mu);
+}
+
 int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
 {
 	int rc = 0;

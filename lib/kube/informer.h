@@ -70,6 +70,12 @@ void inf_free(struct inf *inf);
  * delivered to the new handler as an add (on the caller's thread).
  */
 void inf_add_handler(struct inf *inf, const struct inf_handler *h);
+/**
+ * inf_remove_handler() - remove the handler added with the same functions and ud (the first
+ * such; none: a no-op). Once it returns, no call of it is in flight or will be made, so its
+ * @ud may be freed. Not to be called from a handler.
+ */
+void inf_remove_handler(struct inf *inf, const struct inf_handler *h);
 /** inf_add_index() - before inf_start() only. Return: 0, -EEXIST, -EBUSY (already started). */
 int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud);
 

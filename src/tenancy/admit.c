@@ -281,13 +281,12 @@ static const struct adm_tenant *tenant_of(const struct adm_request *rq, const st
 	return label ? view->ops->tenant(view->ctx, label) : NULL;
 }
 
-void adm_decide(const struct adm_request *rq, const struct adm_view *view, struct adm_decision *d)
+static void decide(const struct adm_request *rq, const struct adm_view *view,
+                   struct adm_decision *d)
 {
 	struct adm_ctx c = {.rq = rq, .view = view, .d = d};
 	bool system;
 
-	memset(d, 0, sizeof(*d));
-	d->allowed = true;
 	if (*rq->ns == '\0') {
 		decide_cluster(&c);
 		return;
@@ -304,4 +303,15 @@ void adm_decide(const struct adm_request *rq, const struct adm_view *view, struc
 	}
 	if (!system)
 		namespaced_rules(&c);
+}
+
+void adm_decide(const struct adm_request *rq, const struct adm_view *view, struct adm_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->allowed = true;
+	if (view->ops->hold)
+		view->ops->hold(view->ctx);
+	decide(rq, view, d);
+	if (view->ops->release)
+		view->ops->release(view->ctx);
 }

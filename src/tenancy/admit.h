@@ -138,6 +138,14 @@ struct adm_view_ops {
 	enum adm_mode (*mode)(const void *ctx, enum adm_family f);
 	/* landlord's own user name ("system:serviceaccount:landlord-system:landlord"). */
 	const char *(*self_user)(const void *ctx);
+	/*
+	 * Optional, both or neither: adm_decide() calls hold() before its first lookup and
+	 * release() after its last, on the deciding thread. A view whose state changes while
+	 * decisions run pins it there (webhook/cacheview.h takes a read lock), so that what it
+	 * lends stays valid until adm_decide() returns.
+	 */
+	void (*hold)(const void *ctx);
+	void (*release)(const void *ctx);
 };
 
 struct adm_view {

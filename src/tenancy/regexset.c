@@ -12,13 +12,20 @@
 
 #include "base/err.h"
 #include "base/mem.h"
+#include "base/vec.h"
+
+/* A pattern and its source. Grown as patterns are added: a set of one pattern (a Tenant's host
+ * regex, one per cached Tenant in the webhook) costs one element, not RXS_SET_MAX. */
+struct rx {
+	pcre2_code *re;
+	char *src;
+};
 
 struct rxs {
 	pcre2_general_context *gctx;
 	pcre2_match_context *mctx;
-	pcre2_code *re[RXS_SET_MAX];
-	char *src[RXS_SET_MAX];
-	size_t n;
+	VEC(struct rx) rx;
+	size_t n; /* == rx.len */
 };
 
 static void *rx_alloc(PCRE2_SIZE n, void *ud)
@@ -48,9 +55,10 @@ void rxs_free(struct rxs *set)
 	if (set == NULL)
 		return;
 	for (size_t i = 0; i < set->n; i++) {
-		pcre2_code_free(set->re[i]);
-		free(set->src[i]);
+		pcre2_code_free(set->rx.v[i].re);
+		free(set->rx.v[i].src);
 	}
+	vec_release(&set->rx);
 	pcre2_match_context_free(set->mctx);
 	pcre2_general_context_free(set->gctx);
 	free(set);
@@ -91,9 +99,8 @@ int rxs_add(struct rxs *set, const char *pattern, size_t len, struct ll_err *err
 	re = compile(set, pattern, len, err);
 	if (re == NULL)
 		return -EINVAL;
-	set->re[set->n] = re;
-	set->src[set->n] = xstrndup(pattern, len);
-	set->n++;
+	vec_push(&set->rx, ((struct rx){re, xstrndup(pattern, len)}));
+	set->n = set->rx.len;
 	return 0;
 }
 
@@ -104,7 +111,7 @@ size_t rxs_count(const struct rxs *set)
 
 const char *rxs_pattern(const struct rxs *set, size_t i)
 {
-	return i < set->n ? set->src[i] : NULL;
+	return i < set->n ? set->rx.v[i].src : NULL;
 }
 
 int rxs_match(const struct rxs *set, const char *subject, size_t len, bool *limited)
@@ -120,7 +127,7 @@ int rxs_match(const struct rxs *set, const char *subject, size_t len, bool *limi
 		subject = "";
 	md = pcre2_match_data_create(1, set->gctx);
 	for (size_t i = 0; i < set->n && found < 0; i++) {
-		rc = pcre2_match(set->re[i], (PCRE2_SPTR)subject, len, 0, 0, md, set->mctx);
+		rc = pcre2_match(set->rx.v[i].re, (PCRE2_SPTR)subject, len, 0, 0, md, set->mctx);
 		if (rc >= 0)
 			found = (int)i;
 		else if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
