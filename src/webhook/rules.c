@@ -32,3 +32,7 @@
 const struct admission_rule webhook_rules[] = {
         {.name = NULL}, /* the end */
 };
+
+const struct admission_rule webhook_mutations[] = {
+        {.name = NULL}, /* the end */
+};
