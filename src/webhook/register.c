@@ -207,9 +207,9 @@ static int deregister_one(struct kc_client *kc, const struct kc_gvr *gvr, const 
 		goto out;
 	}
 	if (!ours(resp.body) || !points_at(resp.body, base_url)) {
-		log_info(
-		        "webhook configuration left in place: another landlord points it elsewhere",
-		        "{s:s,s:s}", "kind", gvr->kind, "name", name);
+		log_info("webhook configuration left in place: not registered by this process "
+		         "(another landlord points it elsewhere, or it is not landlord's)",
+		         "{s:s,s:s}", "kind", gvr->kind, "name", name);
 		goto out;
 	}
 	body = json_incref(resp.body);

@@ -17,6 +17,7 @@
 #include "http/probes.h"
 #include "http/server.h"
 #include "kube/kube.h"
+#include "pki/pki.h"
 #include "webhook/admission.h"
 #include "webhook/certs.h"
 #include "webhook/register.h"
@@ -201,6 +202,30 @@ static int start_certs(struct wh_serve *w, const struct wh_serve_opts *o, struct
 	return rc;
 }
 
+/*
+ * The Secret's certificate was made by the first landlord to start, for its names: say so when
+ * it lacks one of this process's (the API server would refuse the handshake for that name).
+ */
+static void check_names(const struct wh_serve *w, const char *cert_pem)
+{
+	char *const *lists[2] = {w->dns, w->ips};
+	size_t counts[2] = {w->n_dns, w->n_ips};
+
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < counts[k]; i++) {
+			if (pki_cert_names(cert_pem, lists[k][i]) == 0)
+				continue;
+			log_warn("the webhook's certificate does not name this landlord's address: "
+			         "start every replica with the same --webhook-service, "
+			         "--webhook-url "
+			         "host and --webhook-cert-ip, or delete the Secret to have it made "
+			         "again",
+			         "{s:s,s:s,s:s}", "name", lists[k][i], "namespace",
+			         LANDLORD_SYSTEM_NAMESPACE, "secret", WEBHOOK_TLS_SECRET);
+		}
+	}
+}
+
 /* ---- the server ---- */
 
 static int read_static(const struct wh_serve_opts *o, struct buf *cert, struct buf *key,
@@ -259,6 +284,8 @@ static int serve_own(struct wh_serve *w, const struct wh_serve_opts *o, const st
 		rc = start_certs(w, o, err);
 	if (rc == 0)
 		rc = certs_served(w->certs, &pair) < 0 ? -EIO : 0;
+	if (rc == 0)
+		check_names(w, pair.cert_pem);
 	if (rc == 0)
 		rc = listen_on(w, o, pair.cert_pem, pair.key_pem, err);
 	if (rc == 0 && u) {

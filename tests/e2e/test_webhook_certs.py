@@ -254,3 +254,28 @@ def _deploys(cluster, ns):
         return True
     except ApiException:
         return False
+
+
+def _exit_line(proc, timeout=60):
+    code = proc.popen.wait(timeout)
+    errors = [r for r in proc.records() if r.get("level") == "error"]
+    return code, errors
+
+
+def test_a_bad_url_or_a_taken_port_is_one_clear_error(installed, tmp_path):
+    proc = start_landlord(installed, tmp_path, "webhook", "--webhook-url", "http://127.0.0.1:1",
+                          name="bad-url")
+    code, errors = _exit_line(proc)
+    assert code == 1 and len(errors) == 1, errors
+    assert "--webhook-url http://127.0.0.1:1: not https://" in errors[0]["error"]
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start_landlord(installed, tmp_path, "webhook", "--webhook-addr",
+                              f"127.0.0.1:{port}", name="taken")
+        code, errors = _exit_line(proc)
+    assert code == 1 and len(errors) == 1, errors
+    assert f"port 127.0.0.1:{port} is in use" in errors[0]["error"]
+    assert registered(installed) == (None, None)
