@@ -8,7 +8,7 @@ the pinned Helm, as a v1 List:
 
 - `kubectl apply -f deploy/webhooks.json` installs them without Helm (clientConfig points at
   the Service landlord in landlord-system; landlord writes the caBundle);
-- landlord embeds the file at build time (src/webhook/CMakeLists: webhook_configs.c) and
+- landlord embeds the file at build time (CMakeLists.txt, cmake/embed.cmake) and
   registers the same objects itself when started with --webhook-url, with clientConfig.url
   set to <base><service path> (src/webhook/register.h).
 

@@ -126,7 +126,7 @@ static bool static_tls(const struct config *cfg)
 	return cfg->tls_cert_file && cfg->tls_key_file;
 }
 
-/* The kubeconfig, a client named @name, and proof that the server takes its credentials. */
+/* The kubeconfig, the main client, and proof that the server takes its credentials. */
 static int connect_server(const struct config *cfg, struct kcfg *kc, struct kc_client **client)
 {
 	struct ll_err err;
