@@ -279,3 +279,31 @@ def test_a_bad_url_or_a_taken_port_is_one_clear_error(installed, tmp_path):
     assert code == 1 and len(errors) == 1, errors
     assert f"port 127.0.0.1:{port} is in use" in errors[0]["error"]
     assert registered(installed) == (None, None)
+
+
+def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path, make_namespace):
+    tenant_ns = make_namespace(labels={TENANT_LABEL: "wh-follower"})
+    timing = ["--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "1s"]
+    leader = start_landlord(installed, tmp_path, "run", *timing, name="leader")
+    leader.wait_probe()
+    installed.wait_for(lambda: leader.metric("landlord_leader") == 1.0, timeout=30,
+                       what="the first replica to lead")
+    follower = start_landlord(installed, tmp_path, "run", *timing, name="follower")
+    try:
+        follower.wait_probe()
+        port = follower.wait_record("webhook listening")["port"]
+        assert follower.metric("landlord_leader") == 0.0
+        # the configurations now point at the follower, the last to register: the API server
+        # calls it, and it answers while the other replica leads
+        v, _ = registered(installed)
+        assert v.webhooks[0].client_config.url.startswith(f"https://127.0.0.1:{port}/")
+        before = validated(follower)
+        k8s.AppsV1Api(installed.client("admin")).create_namespaced_deployment(
+            tenant_ns, deployment("follower"), dry_run="All")
+        assert validated(follower) > before
+        assert follower.metric("landlord_leader") == 0.0
+        assert follower.stop() == 0
+        assert leader.stop() == 0
+    finally:
+        follower.stop()
+        leader.stop()
