@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # `make run`: start landlord against a cluster.
 #  - KUBECONFIG set: use that cluster (installs CRDs and RBAC there; needs cluster-admin).
+#    The webhook serves on 127.0.0.1:9443 but is registered only if LANDLORD_WEBHOOK_URL says
+#    where that cluster's API server reaches it (a fail-closed webhook pointing at a laptop
+#    must not break a real cluster when the laptop sleeps).
 #  - otherwise: start (or reuse) the local control plane in DIR and run landlord inside it
-#    under its own least-privilege identity.
+#    under its own least-privilege identity, with its admission webhook registered at
+#    https://127.0.0.1:9443 (removed again when landlord stops with Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?state dir}
@@ -49,7 +53,11 @@ Act as a tenant user (alice owns acme, carol owns globex):
   kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig get tenant acme            # her own Tenant
   kubectl -n acme-dev delete rolebinding landlord-owners-admin   # drift: landlord puts it back
 
-Stop landlord with Ctrl-C; stop the control plane with 'make cluster-down'.
+landlord's admission webhook is registered at https://127.0.0.1:9443 (kubectl get
+validatingwebhookconfigurations landlord); it answers for tenant namespaces.
+
+Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
 
 MSG
-exec "$bin" run --kubeconfig "$KUBECONFIG_DIR/landlord.kubeconfig" --probe-addr 127.0.0.1:8081
+exec "$bin" run --kubeconfig "$KUBECONFIG_DIR/landlord.kubeconfig" --probe-addr 127.0.0.1:8081 \
+	--webhook-addr 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443

@@ -17,7 +17,6 @@
 #include <microhttpd.h>
 #include <openssl/opensslv.h>
 
-#include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
@@ -27,8 +26,7 @@
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
-#include "webhook/admission.h"
-#include "webhook/rules.h"
+#include "webhook/serve.h"
 
 #include "options.h"
 
@@ -98,109 +96,84 @@ static int new_client(const struct kcfg *kc, const struct config *cfg, const cha
 	return rc;
 }
 
-/* The admission webhook: a TLS server with the webhook rules and its own probe endpoints. */
-struct webhook {
-	struct http_server *server;
-	struct probes *probes;
-	struct admission_route *route;
-};
-
-static int webhook_start(const struct config *cfg, struct webhook *wh)
+/* The webhook role (src/webhook/serve.h) from the options; test lifetimes only with the hooks. */
+static int webhook_start(const struct config *cfg, struct kc_client *client, struct wh_serve **out)
 {
-	struct buf cert = BUF_INIT(1u << 20), key = BUF_INIT(1u << 20);
+	const long ms = 1000;
+	struct wh_serve_opts o = {.client = client,
+	                          .addr = cfg->webhook_addr,
+	                          .port = cfg->webhook_port,
+	                          .cert_file = cfg->tls_cert_file,
+	                          .key_file = cfg->tls_key_file,
+	                          .url = cfg->webhook_url,
+	                          .service = cfg->webhook_service,
+	                          .cert_ips = cfg->webhook_cert_ip,
+	                          .ca_lifetime_s = cfg->test_ca_lifetime_ms / ms,
+	                          .serving_lifetime_s = cfg->test_serving_lifetime_ms / ms,
+	                          .publish_grace_s = cfg->test_publish_grace_ms / ms,
+	                          .drain_s = cfg->test_drain_ms / ms,
+	                          .period_ms = cfg->test_cert_period_ms};
 	struct ll_err err = {{0}};
-	int rc = buf_read_file(&cert, cfg->tls_cert_file, true);
+	int rc = wh_serve_start(&o, out, &err);
 
-	if (rc == 0)
-		rc = buf_read_file(&key, cfg->tls_key_file, true);
-	if (rc < 0) {
-		log_error("cannot read the webhook's TLS files", "{s:s,s:s,s:s}", "cert",
-		          cfg->tls_cert_file, "key", cfg->tls_key_file, "error", strerror(-rc));
-		goto out;
-	}
-	wh->server = http_server_new(&(struct http_server_opts){.name = "webhook",
-	                                                        .addr = cfg->webhook_addr,
-	                                                        .port = cfg->webhook_port,
-	                                                        .cert_pem = buf_cstr(&cert),
-	                                                        .key_pem = buf_cstr(&key)});
-	wh->probes = probes_new(wh->server);
-	wh->route = admission_route_new(wh->server, "/validate", "landlord", webhook_rules);
-	rc = http_server_start(wh->server, &err);
 	if (rc < 0)
-		log_error("webhook server failed to start", "{s:s,s:i,s:i,s:s}", "addr",
-		          cfg->webhook_addr, "port", cfg->webhook_port, "errno", -rc, "error",
-		          err.msg);
-	else
-		log_info("webhook listening", "{s:s,s:i,s:s}", "addr", cfg->webhook_addr, "port",
-		         http_server_port(wh->server), "path", "/validate");
-out:
-	buf_release(&cert);
-	buf_release(&key);
+		log_error("the webhook did not start", "{s:s}", "error", err.msg);
 	return rc;
 }
 
-static void webhook_stop(struct webhook *wh)
-{
-	http_server_free(wh->server);
-	probes_free(wh->probes);
-	admission_route_free(wh->route);
-	*wh = (struct webhook){0};
-}
-
-static bool webhook_configured(const struct config *cfg)
+static bool static_tls(const struct config *cfg)
 {
 	return cfg->tls_cert_file && cfg->tls_key_file;
 }
 
+/* The kubeconfig, the main client, and proof that the server takes its credentials. */
+static int connect_server(const struct config *cfg, struct kcfg *kc, struct kc_client **client)
+{
+	struct ll_err err;
+	int rc = kcfg_load_default(cfg->kubeconfig, cfg->context, kc, &err);
+
+	if (rc < 0) {
+		log_error("cannot load the kubeconfig", "{s:s}", "error", err.msg);
+		return rc;
+	}
+	rc = new_client(kc, cfg, "main", client);
+	if (rc == 0)
+		rc = check_server(*client);
+	return rc;
+}
+
 static int cmd_webhook(const struct config *cfg)
 {
-	struct webhook wh = {0};
+	struct wh_serve *wh = NULL;
+	struct kc_client *client = NULL;
+	struct kcfg kc = {0};
 	struct mgr *m;
-	int rc;
+	int rc = 0;
 
-	if (!webhook_configured(cfg)) {
-		log_error("the webhook needs --tls-cert-file and --tls-key-file", NULL);
-		return 1;
-	}
-	rc = webhook_start(cfg, &wh);
+	if (!static_tls(cfg) || cfg->webhook_url)
+		rc = connect_server(cfg, &kc, &client);
+	if (rc == 0)
+		rc = webhook_start(cfg, client, &wh);
 	if (rc == 0) {
-		/* No controllers and no API client: the manager only serves probes and signals. */
+		/* No controllers: the manager only serves probes and waits for a signal. */
 		m = mgr_new(&(struct mgr_opts){.probe_addr = cfg->probe_addr,
 		                               .probe_port = cfg->probe_port});
 		rc = mgr_run(m);
 		mgr_free(m);
 	}
-	webhook_stop(&wh);
+	wh_serve_stop(wh);
+	kc_client_free(client);
+	kcfg_release(&kc);
 	return rc < 0 ? 1 : 0;
 }
 
-static int cmd_controllers(const struct config *cfg, bool with_webhook)
+static struct mgr *controllers_new(const struct config *cfg, struct kc_client *client,
+                                   struct kc_client *lease_client)
 {
-	struct kc_client *client = NULL, *lease_client = NULL;
-	struct webhook wh = {0};
-	struct kcfg kc = {0};
-	struct mgr *m = NULL;
-	struct ll_err err;
 	struct controller_def config = landlordconfig_controller_def();
 	struct controller_def tenant = tenant_controller_def();
 	struct controller_def plan = plan_controller_def();
-	int rc;
-
-	rc = kcfg_load_default(cfg->kubeconfig, cfg->context, &kc, &err);
-	if (rc < 0) {
-		log_error("cannot load the kubeconfig", "{s:s}", "error", err.msg);
-		goto out;
-	}
-	rc = new_client(&kc, cfg, "main", &client);
-	if (rc == 0 && cfg->leader_elect)
-		rc = new_client(&kc, cfg, "lease", &lease_client);
-	if (rc == 0)
-		rc = check_server(client);
-	if (rc == 0)
-		rc = check_crds(client);
-	if (rc < 0)
-		goto out;
-	m = mgr_new(&(struct mgr_opts){
+	struct mgr *m = mgr_new(&(struct mgr_opts){
 	        .client = client,
 	        .lease_client = lease_client,
 	        .lease_ns = cfg->lease_ns,
@@ -212,22 +185,59 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	        .probe_port = cfg->probe_port,
 	        .test_hooks = cfg->test_hooks,
 	});
+
 	mgr_add_controller(m, &config);
 	mgr_add_controller(m, &tenant);
 	mgr_add_controller(m, &plan);
-	if (with_webhook && webhook_configured(cfg))
-		rc = webhook_start(cfg, &wh);
-	else if (with_webhook)
-		log_info("webhook disabled: no --tls-cert-file/--tls-key-file", NULL);
+	return m;
+}
+
+/*
+ * The controllers, and with @with_webhook the webhook, which every replica serves whether or
+ * not it leads: it starts before the manager runs and stops after it, on a client of its own.
+ */
+static int cmd_controllers(const struct config *cfg, bool with_webhook)
+{
+	struct kc_client *client = NULL, *lease_client = NULL, *wh_client = NULL;
+	struct wh_serve *wh = NULL;
+	struct kcfg kc = {0};
+	struct mgr *m = NULL;
+	int rc = connect_server(cfg, &kc, &client);
+
+	if (rc == 0 && cfg->leader_elect)
+		rc = new_client(&kc, cfg, "lease", &lease_client);
+	if (rc == 0 && with_webhook)
+		rc = new_client(&kc, cfg, "webhook", &wh_client);
+	if (rc == 0)
+		rc = check_crds(client);
+	if (rc < 0)
+		goto out;
+	m = controllers_new(cfg, client, lease_client);
+	if (with_webhook)
+		rc = webhook_start(cfg, wh_client, &wh);
 	if (rc == 0)
 		rc = mgr_run(m);
 out:
 	mgr_free(m);
-	webhook_stop(&wh);
+	wh_serve_stop(wh);
+	kc_client_free(wh_client);
 	kc_client_free(lease_client);
 	kc_client_free(client);
 	kcfg_release(&kc);
 	return rc < 0 ? 1 : 0;
+}
+
+/* Test-only options need --enable-test-hooks. */
+static bool test_options_allowed(const struct config *cfg)
+{
+	bool any = cfg->crash_after_writes > 0 || cfg->test_ca_lifetime_ms > 0 ||
+	           cfg->test_serving_lifetime_ms > 0 || cfg->test_publish_grace_ms > 0 ||
+	           cfg->test_drain_ms > 0 || cfg->test_cert_period_ms > 0;
+
+	if (any && !cfg->test_hooks)
+		fprintf(stderr, "landlord: --test-crash-after-writes and --test-webhook-* need "
+		                "--enable-test-hooks\n");
+	return !any || cfg->test_hooks;
 }
 
 int main(int argc, char **argv)
@@ -258,10 +268,8 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	log_set_verbosity((int)cfg.verbosity);
-	if (cfg.crash_after_writes > 0 && !cfg.test_hooks) {
-		fprintf(stderr, "landlord: --test-crash-after-writes needs --enable-test-hooks\n");
+	if (!test_options_allowed(&cfg))
 		return 2;
-	}
 	kc_test_crash_after_writes(cfg.crash_after_writes);
 	mgr_block_signals();
 	curl_global_init(CURL_GLOBAL_DEFAULT);

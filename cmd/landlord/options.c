@@ -63,9 +63,20 @@ static const struct flag OPTIONS[] = {
              http2),
         HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
                  "admission webhook, HTTPS", webhook_addr, webhook_port),
-        STRING("tls-cert-file", "LANDLORD_TLS_CERT_FILE", "PATH", NULL, "webhook certificate chain",
+        STRING("webhook-url", "LANDLORD_WEBHOOK_URL", "URL", NULL,
+               "https://HOST:PORT where the API server reaches this landlord from outside a "
+               "cluster: landlord registers its webhook configurations there and removes them on "
+               "exit (port 0: the one --webhook-addr bound); unset: registers nothing",
+               webhook_url),
+        STRING("webhook-service", "LANDLORD_WEBHOOK_SERVICE", "NAME", "landlord",
+               "the Service in front of the webhook: its DNS names go into the certificate",
+               webhook_service),
+        STRING("webhook-cert-ip", "LANDLORD_WEBHOOK_CERT_IP", "IP,...", NULL,
+               "more IP addresses for the webhook's certificate", webhook_cert_ip),
+        STRING("tls-cert-file", "LANDLORD_TLS_CERT_FILE", "PATH", NULL,
+               "serve this certificate chain instead of landlord's own (with --tls-key-file)",
                tls_cert_file),
-        STRING("tls-key-file", "LANDLORD_TLS_KEY_FILE", "PATH", NULL, "webhook key", tls_key_file),
+        STRING("tls-key-file", "LANDLORD_TLS_KEY_FILE", "PATH", NULL, "its key", tls_key_file),
         INT("v", "LANDLORD_V", "0", "log verbosity; 4 adds debug", verbosity, 0, 10),
         SWITCH("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS",
                "/debug/ fault hooks on the probe port, for tests", test_hooks),
@@ -73,6 +84,22 @@ static const struct flag OPTIONS[] = {
             "exit abruptly right after the Nth successful API write (needs "
             "--enable-test-hooks; 0: never)",
             crash_after_writes, 0, 1000000000),
+        DURATION("test-webhook-ca-lifetime", "LANDLORD_TEST_WEBHOOK_CA_LIFETIME", "0s",
+                 "the webhook CA's lifetime (needs --enable-test-hooks; 0: a year)",
+                 test_ca_lifetime_ms),
+        DURATION("test-webhook-serving-lifetime", "LANDLORD_TEST_WEBHOOK_SERVING_LIFETIME", "0s",
+                 "the serving certificate's (needs --enable-test-hooks; 0: 90 days)",
+                 test_serving_lifetime_ms),
+        DURATION("test-webhook-publish-grace", "LANDLORD_TEST_WEBHOOK_PUBLISH_GRACE", "0s",
+                 "wait between a published bundle and serving from its new CA (needs "
+                 "--enable-test-hooks; 0: 60s)",
+                 test_publish_grace_ms),
+        DURATION("test-webhook-drain", "LANDLORD_TEST_WEBHOOK_DRAIN", "0s",
+                 "how long an old CA stays in the bundle (needs --enable-test-hooks; 0: 10m)",
+                 test_drain_ms),
+        DURATION("test-webhook-cert-period", "LANDLORD_TEST_WEBHOOK_CERT_PERIOD", "0s",
+                 "between certificate passes (needs --enable-test-hooks; 0: 30s)",
+                 test_cert_period_ms),
 };
 
 #define N_OPTIONS (sizeof(OPTIONS) / sizeof(OPTIONS[0]))
@@ -82,8 +109,8 @@ void options_usage(FILE *out)
 	fputs("usage: landlord COMMAND [flags]\n"
 	      "\n"
 	      "commands:\n"
-	      "  run          every role in one process: controllers, and the webhook when TLS\n"
-	      "               files are given (the default deployment)\n"
+	      "  run          every role in one process: the controllers and the webhook (the\n"
+	      "               default deployment)\n"
 	      "  controller   controllers only, behind leader election (run 2+ for HA)\n"
 	      "  webhook      the admission webhook server (stateless; run 2+ for HA)\n"
 	      "  version      print version and build information\n"

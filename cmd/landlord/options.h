@@ -21,6 +21,9 @@ struct config {
 	int probe_port;
 	char webhook_addr[FLAGS_HOST_MAX];
 	int webhook_port;
+	const char *webhook_url;
+	const char *webhook_service;
+	const char *webhook_cert_ip;
 	const char *tls_cert_file;
 	const char *tls_key_file;
 	bool leader_elect;
@@ -34,6 +37,11 @@ struct config {
 	bool test_hooks;
 	bool http2;
 	long crash_after_writes;
+	long test_ca_lifetime_ms;
+	long test_serving_lifetime_ms;
+	long test_publish_grace_ms;
+	long test_drain_ms;
+	long test_cert_period_ms;
 };
 
 /** options_usage() - the usage text, commands and every option, to @out. */

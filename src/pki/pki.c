@@ -397,6 +397,26 @@ int pki_check_pair(const struct pki_pair *p, struct ll_err *err)
 	return rc;
 }
 
+int pki_cert_names(const char *cert_pem, const char *name)
+{
+	X509 *x = cert_pem ? read_cert(cert_pem, strlen(cert_pem)) : NULL;
+	int rc = -EINVAL;
+
+	if (x != NULL) {
+		/* an IP literal is checked as an IP SAN, anything else as a DNS name */
+		int ip = X509_check_ip_asc(x, name, 0);
+
+		rc = (ip == -2 ? X509_check_host(x, name, 0, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS,
+		                                 NULL)
+		               : ip) == 1
+		             ? 0
+		             : -ENOENT;
+	}
+	ERR_clear_error();
+	X509_free(x);
+	return rc;
+}
+
 static int load_store(X509_STORE *store, const char *bundle_pem, struct ll_err *err)
 {
 	struct pki_bundle b = {0};

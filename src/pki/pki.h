@@ -107,6 +107,13 @@ int pki_read_cert(const char *pem, size_t len, struct pki_cert_info *out /* OUT 
 int pki_check_pair(const struct pki_pair *p, struct ll_err *err);
 
 /**
+ * pki_cert_names() - whether the certificate @cert_pem has a subjectAltName for @name: an IP
+ * literal as an IP address, anything else as a DNS name (as a TLS client checks it).
+ * Return: 0; -ENOENT (it does not); -EINVAL (it does not parse).
+ */
+int pki_cert_names(const char *cert_pem, const char *name);
+
+/**
  * pki_verify() - whether the certificate @cert_pem chains to one of the CAs in @ca_bundle_pem
  * at time @at (Unix seconds; 0: now), for TLS server use when @server is true.
  * Return: 0; -EKEYREJECTED (it does not chain, has expired or is not yet valid: the reason in

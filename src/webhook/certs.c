@@ -34,6 +34,8 @@ struct certs {
 	pthread_mutex_t mu;      /* guards what follows */
 	pthread_cond_t cond;
 	struct pki_pair served;
+	char *bundle;  /* the bundle of the last successful pass (PEM), and... */
+	long long gen; /* ...its generation */
 	bool stop, started;
 	pthread_t thread;
 };
@@ -483,6 +485,17 @@ static void serve(struct certs *c, const struct pki_pair *p)
 		c->o.on_pair(c->o.ud, p->cert_pem, p->key_pem);
 }
 
+static void keep_bundle(struct certs *c, const struct certs_state *st)
+{
+	char *pem = pki_bundle_join(&st->bundle);
+
+	pthread_mutex_lock(&c->mu);
+	free(c->bundle);
+	c->bundle = pem;
+	c->gen = st->gen;
+	pthread_mutex_unlock(&c->mu);
+}
+
 static int sync_once(struct certs *c, struct ll_err *err)
 {
 	struct certs_state st = {0};
@@ -503,8 +516,10 @@ static int sync_once(struct certs *c, struct ll_err *err)
 		st.pub_at = now;
 		rc = write_secret(c, state_secret(c, &st, cur), false, &cur, err);
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		keep_bundle(c, &st);
 		serve(c, &st.serving); /* after a lost race, the next pass serves what won */
+	}
 	state_release(&st);
 	json_decref(cur);
 	return rc;
@@ -533,6 +548,20 @@ int certs_served(struct certs *c, struct pki_pair *out)
 	pthread_mutex_lock(&c->mu);
 	if (c->served.cert_pem) {
 		*out = (struct pki_pair){xstrdup(c->served.cert_pem), xstrdup(c->served.key_pem)};
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int certs_bundle(struct certs *c, char **bundle_pem /* OUT */, long long *gen /* OUT */)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->bundle) {
+		*bundle_pem = xstrdup(c->bundle);
+		*gen = c->gen;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -605,6 +634,7 @@ void certs_free(struct certs *c)
 		pthread_join(c->thread, NULL);
 	}
 	pki_pair_release(&c->served);
+	free(c->bundle);
 	free_list(c->dns);
 	free_list(c->ips);
 	free_list(c->validating);

@@ -89,6 +89,12 @@ int certs_sync(struct certs *c, struct ll_err *err);
  */
 int certs_served(struct certs *c, struct pki_pair *out /* OUT */);
 /**
+ * certs_bundle() - a copy of the CA bundle (PEM, free() it) the last successful pass found in
+ * the Secret, and its generation (what a configuration carrying it is annotated with).
+ * Return: 0, or -ENOENT before the first successful pass.
+ */
+int certs_bundle(struct certs *c, char **bundle_pem /* OUT */, long long *gen /* OUT */);
+/**
  * certs_start() - run a pass every @period_ms (0: CERTS_PERIOD_MS) on a thread of its own,
  * until certs_free(). A failed pass is logged and the next one comes a quarter period later.
  */

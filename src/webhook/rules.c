@@ -1,9 +1,10 @@
 /*
  * rules.c - every admission rule landlord's webhook enforces, in one table.
  *
- * This table is the one place to add a rule. `landlord webhook` (and `landlord run` with TLS)
- * serves it on POST /validate: for each AdmissionReview, every row whose resources and
- * operations match the request runs its validator, in table order, and the first denial wins.
+ * This table is the one place to add a rule. `landlord webhook` and `landlord run` serve it on
+ * POST /validate (webhook_mutations on POST /mutate). For each AdmissionReview, every row
+ * whose resources and operations match the request runs its validator, in table order, and
+ * the first denial wins.
  *
  * To add a rule:
  *   1. write its validator, `static void name(const json_t *request,
@@ -15,8 +16,9 @@
  *   2. add a row below: its name, the resources it applies to ("namespaces",
  *      "landlord.dev/tenants", "pods/exec" for a subresource), the operations, the validator;
  *   3. test the validator in tests/unit/test_rules.c through admission_review(), and add the
- *      resources and operations to the ValidatingWebhookConfiguration in deploy/, or the API
- *      server will never send those requests.
+ *      resources and operations to the chart's deploy/chart/templates/webhooks.yaml, then
+ *      scripts/render-webhooks.py --write (deploy/webhooks.json, which landlord registers with
+ *      --webhook-url), or the API server will never send those requests.
  *
  *	{"tenant-name-immutable", (const char *const[]){"landlord.dev/tenants", NULL},
  *	 ADMISSION_UPDATE, tenant_name_immutable},
@@ -30,5 +32,9 @@
 #include "webhook/rules.h"
 
 const struct admission_rule webhook_rules[] = {
+        {.name = NULL}, /* the end */
+};
+
+const struct admission_rule webhook_mutations[] = {
         {.name = NULL}, /* the end */
 };

@@ -6,8 +6,13 @@
 
 #include "webhook/admission.h"
 
-/* Ended by a row whose name is NULL. */
+/* Ended by a row whose name is NULL: the rules served on POST /validate. */
 extern const struct admission_rule webhook_rules[];
+/*
+ * The same for POST /mutate. A row there may only deny for now: the route answers with no
+ * patch (the namespace mutation adds one).
+ */
+extern const struct admission_rule webhook_mutations[];
 
 /*
  * The tenant rules (tenancy/admit.h, docs/admission-rules.md) as one row:

@@ -23,12 +23,39 @@ INFORMER_PROBE = BUILD / "informer_probe"
 STARTED = []
 
 
+# Clusters where a landlord started here registered its webhook configurations.
+REGISTERED_IN = []
+
+
 def stop_leftovers():
-    """Stop (by PID) every process this module started that a test left running."""
+    """Stop (by PID) every process this module started that a test left running, then remove
+    the webhook configurations a landlord killed on the way left behind (they would make every
+    later test's tenant namespaces fail closed)."""
     while STARTED:
         p = STARTED.pop()
         if p.popen.poll() is None:
             p.kill()
+    while REGISTERED_IN:
+        remove_registered_webhooks(REGISTERED_IN.pop())
+
+
+def remove_registered_webhooks(cluster):
+    """Delete the configurations named landlord that landlord registered (its managed-by label)
+    in @cluster, as its administrator; never the chart's."""
+    from kubernetes import client as k8s
+    from kubernetes.client.rest import ApiException
+    adm = k8s.AdmissionregistrationV1Api(cluster.client("admin"))
+    for read, delete in ((adm.read_validating_webhook_configuration,
+                          adm.delete_validating_webhook_configuration),
+                         (adm.read_mutating_webhook_configuration,
+                          adm.delete_mutating_webhook_configuration)):
+        try:
+            obj = read(WEBHOOK_CONFIG)
+            if (obj.metadata.labels or {}).get("app.kubernetes.io/managed-by") == "landlord":
+                delete(WEBHOOK_CONFIG)
+        except ApiException as e:
+            if e.status != 404:
+                raise
 
 
 class Proc:
@@ -130,8 +157,32 @@ def parse_metrics(text):
     return out
 
 
+WEBHOOK_CONFIG = "landlord"  # the configurations' name (deploy/webhooks.json)
+
+
+def webhook_args(args):
+    """What `landlord run`/`webhook` get unless the test says otherwise: the webhook on an
+    ephemeral loopback port, registered at https://127.0.0.1:<that port> (--webhook-url with port
+    0), as `make run` does, so that the webhook is on in every test. The API server then calls it
+    for tenant namespaces, and it must answer."""
+    given = {str(a).split("=", 1)[0] for a in args}
+    extra = []
+    if "--webhook-addr" not in given:
+        extra += ["--webhook-addr", "127.0.0.1:0"]
+    if not given & {"--webhook-url", "--tls-cert-file", "--no-webhook-url"}:
+        extra += ["--webhook-url", "https://127.0.0.1:0"]
+    return [a for a in args if a != "--no-webhook-url"] + extra
+
+
 def start_landlord(cluster, tmp_path, *args, user="landlord", name="landlord", env=None):
-    """landlord <args> as the given identity, probe on an ephemeral port, test hooks on."""
+    """landlord <args> as the given identity, probe on an ephemeral port, test hooks on; `run`
+    and `webhook` serve and register the webhook (webhook_args(); "--no-webhook-url" in @args:
+    serve it, register nothing)."""
+    args = list(args)
+    if args and args[0] in ("run", "webhook"):
+        args = [args[0], *webhook_args(args[1:])]
+        if "--webhook-url" in args:
+            REGISTERED_IN.append(cluster)
     argv = [LANDLORD, *args, "--kubeconfig", cluster.kubeconfig(user),
             "--probe-addr", "127.0.0.1:0", "--enable-test-hooks"]
     return Proc(argv, tmp_path / f"{name}.log", env)

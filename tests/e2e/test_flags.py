@@ -24,11 +24,19 @@ OPTIONS = [
     ("kube-api-burst", "LANDLORD_KUBE_API_BURST", "1000"),
     ("kube-api-http2", "LANDLORD_KUBE_API_HTTP2", "false"),
     ("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443"),
+    ("webhook-url", "LANDLORD_WEBHOOK_URL", ""),
+    ("webhook-service", "LANDLORD_WEBHOOK_SERVICE", "landlord"),
+    ("webhook-cert-ip", "LANDLORD_WEBHOOK_CERT_IP", ""),
     ("tls-cert-file", "LANDLORD_TLS_CERT_FILE", ""),
     ("tls-key-file", "LANDLORD_TLS_KEY_FILE", ""),
     ("v", "LANDLORD_V", "0"),
     ("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS", ""),
     ("test-crash-after-writes", "LANDLORD_TEST_CRASH_AFTER_WRITES", "0"),
+    ("test-webhook-ca-lifetime", "LANDLORD_TEST_WEBHOOK_CA_LIFETIME", "0s"),
+    ("test-webhook-serving-lifetime", "LANDLORD_TEST_WEBHOOK_SERVING_LIFETIME", "0s"),
+    ("test-webhook-publish-grace", "LANDLORD_TEST_WEBHOOK_PUBLISH_GRACE", "0s"),
+    ("test-webhook-drain", "LANDLORD_TEST_WEBHOOK_DRAIN", "0s"),
+    ("test-webhook-cert-period", "LANDLORD_TEST_WEBHOOK_CERT_PERIOD", "0s"),
 ]
 
 

@@ -20,7 +20,7 @@ def test_memcheck_clean_through_tenant_churn(installed, tmp_path):
             "--error-exitcode=99", "--track-fds=no", "--num-callers=30",
             f"--log-file={tmp_path}/valgrind.log", LANDLORD, "run",
             "--kubeconfig", installed.kubeconfig("landlord"), "--probe-addr", "127.0.0.1:0",
-            "--lease-duration", "15s", "--renew-deadline", "10s", "--retry-period", "2s"]
+            "--webhook-addr", "127.0.0.1:0", "--lease-duration", "15s", "--renew-deadline", "10s", "--retry-period", "2s"]
     proc = Proc(argv, tmp_path / "landlord.log")
     names = [f"vg-{short_id()}-{i}" for i in range(12)]
     try:

@@ -110,6 +110,13 @@ static void test_pki__a_serving_certificate_chains_to_its_ca_for_its_names(void 
 	assert_false(X509_get_extended_key_usage(x) & XKU_SSL_CLIENT);
 	assert_int_equal(X509_check_ca(x), 0);
 	X509_free(x);
+	/* pki_cert_names(): the same check, IPs as IPs and anything else as a DNS name */
+	assert_int_equal(pki_cert_names(s.cert_pem, DNS[1]), 0);
+	assert_int_equal(pki_cert_names(s.cert_pem, "127.0.0.1"), 0);
+	assert_int_equal(pki_cert_names(s.cert_pem, "::1"), 0);
+	assert_int_equal(pki_cert_names(s.cert_pem, "10.0.0.1"), -ENOENT);
+	assert_int_equal(pki_cert_names(s.cert_pem, "evil.example.com"), -ENOENT);
+	assert_int_equal(pki_cert_names("not a certificate", DNS[0]), -EINVAL);
 	pki_pair_release(&s);
 	pki_pair_release(&ca);
 }

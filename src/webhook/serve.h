@@ -1,0 +1,70 @@
+/*
+ * serve.h - the webhook role: start and stop everything `landlord webhook` and `landlord run`
+ * serve for admission (issue 12, points 1 to 3).
+ *
+ * One HTTPS server (lib/http) with POST /validate (webhook_rules), POST /mutate (admits with no
+ * patch until the mutations land) and the probe endpoints, bodies capped at ADMISSION_BODY_MAX,
+ * idle connections closed after WH_TIMEOUT_S and at most WH_CONN_LIMIT at once. Its certificate:
+ *
+ *  - static files (cert_file and key_file): served as they are; nothing else happens (tests);
+ *  - otherwise landlord's own (webhook/certs.h): the Secret WEBHOOK_TLS_SECRET in
+ *    LANDLORD_SYSTEM_NAMESPACE shared by every replica, the serving certificate for the
+ *    Service's DNS names (<service>, <service>.<ns>, <service>.<ns>.svc and .svc.cluster.local),
+ *    the IPs given and the host of the URL given; the CA bundle published into the
+ *    configurations named landlord; a pass every period, a new pair swapped in without a
+ *    failed handshake.
+ *
+ * Invariants:
+ *  - the server listens only once a pair is known (the first certs pass succeeded), so the API
+ *    server never meets a landlord without a certificate;
+ *  - the webhook never depends on leadership: every replica serves, whatever the controllers do;
+ *  - with a URL (outside a cluster), the configurations are registered after the server
+ *    listens, pointing at it (webhook/register.h), and removed by wh_serve_stop(), the clean
+ *    exit; a crash leaves them, and tenant namespaces fail closed until landlord is back.
+ *    Without a URL nothing is registered: in a cluster the chart's configurations point at the
+ *    Service, and a laptop that sleeps never breaks a real cluster.
+ */
+#ifndef LANDLORD_WEBHOOK_SERVE_H
+#define LANDLORD_WEBHOOK_SERVE_H
+
+#include <stdint.h>
+
+struct kc_client;
+struct ll_err;
+struct wh_serve;
+
+#define WH_CONN_LIMIT 128u /* connections at once: the API server keeps some open per replica */
+#define WH_TIMEOUT_S  30u  /* an idle or slow connection is closed after this */
+
+struct wh_serve_opts {
+	struct kc_client *client; /* borrowed, outlives the role; NULL only with static files */
+	const char *addr;         /* an IP literal to listen on */
+	int port;                 /* 0: a free one */
+	const char *cert_file;    /* with key_file: serve these files, no certs, no registration */
+	const char *key_file;
+	const char *url;      /* https://HOST[:PORT] to register, or NULL; port 0: the bound one */
+	const char *service;  /* the Service's name, for the certificate's DNS names */
+	const char *cert_ips; /* more IP literals for the certificate, comma-separated, or NULL */
+	/* certs_opts lifetimes (0: certs.h defaults), and the period of passes (0: default). */
+	int64_t ca_lifetime_s, serving_lifetime_s, publish_grace_s, drain_s, period_ms;
+};
+
+/**
+ * wh_serve_start() - set up the certificate, listen, register (with a URL) and keep the
+ * certificate current in the background; *@out is the running role.
+ * Return: 0; -EINVAL (a bad URL or IP, a static-file and URL mix), -EADDRINUSE (the port is
+ * taken), -EIO (the Secret or the configurations could not be read or written, or TLS refused
+ * the pair), -EEXIST (a configuration named landlord that is not landlord's). Every failure
+ * leaves one line in @err naming what and what to do; nothing is left running.
+ */
+int wh_serve_start(const struct wh_serve_opts *o, struct wh_serve **out /* OUT */,
+                   struct ll_err *err);
+/** wh_serve_port() - the port the server listens on. */
+int wh_serve_port(const struct wh_serve *w);
+/**
+ * wh_serve_stop() - the clean exit: remove what was registered (unless another landlord
+ * re-pointed it), stop the certificate passes, close the server and free. NULL is fine.
+ */
+void wh_serve_stop(struct wh_serve *w);
+
+#endif
