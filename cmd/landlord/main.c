@@ -26,6 +26,7 @@
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
+#include "webhook/cacheview.h"
 #include "webhook/serve.h"
 
 #include "options.h"
@@ -97,10 +98,12 @@ static int new_client(const struct kcfg *kc, const struct config *cfg, const cha
 }
 
 /* The webhook role (src/webhook/serve.h) from the options; test lifetimes only with the hooks. */
-static int webhook_start(const struct config *cfg, struct kc_client *client, struct wh_serve **out)
+static int webhook_start(const struct config *cfg, struct kc_client *client, struct cacheview *view,
+                         struct wh_serve **out)
 {
 	const long ms = 1000;
 	struct wh_serve_opts o = {.client = client,
+	                          .view = view,
 	                          .addr = cfg->webhook_addr,
 	                          .port = cfg->webhook_port,
 	                          .cert_file = cfg->tls_cert_file,
@@ -142,26 +145,43 @@ static int connect_server(const struct config *cfg, struct kcfg *kc, struct kc_c
 	return rc;
 }
 
+/* The tenant rules' view over @m's informers; logs why not. */
+static int view_new(struct mgr *m, bool compact, struct cacheview **out)
+{
+	struct ll_err err = {{0}};
+	int rc = cacheview_new(
+	        m, &(struct cacheview_opts){.self_user = LANDLORD_USERNAME, .compact = compact},
+	        out, &err);
+
+	if (rc < 0)
+		log_error("the webhook's caches could not be set up", "{s:s}", "error", err.msg);
+	return rc;
+}
+
 static int cmd_webhook(const struct config *cfg)
 {
 	struct wh_serve *wh = NULL;
 	struct kc_client *client = NULL;
+	struct cacheview *view = NULL;
 	struct kcfg kc = {0};
-	struct mgr *m;
+	struct mgr *m = NULL;
 	int rc = 0;
 
 	if (!static_tls(cfg) || cfg->webhook_url)
 		rc = connect_server(cfg, &kc, &client);
+	/* No controllers: the manager runs the view's informers, serves probes, waits for a
+	 * signal. Without a client (static files only) the tenant rules are not served. */
+	m = mgr_new(&(struct mgr_opts){
+	        .client = client, .probe_addr = cfg->probe_addr, .probe_port = cfg->probe_port});
+	if (rc == 0 && client)
+		rc = view_new(m, true, &view);
 	if (rc == 0)
-		rc = webhook_start(cfg, client, &wh);
-	if (rc == 0) {
-		/* No controllers: the manager only serves probes and waits for a signal. */
-		m = mgr_new(&(struct mgr_opts){.probe_addr = cfg->probe_addr,
-		                               .probe_port = cfg->probe_port});
+		rc = webhook_start(cfg, client, view, &wh);
+	if (rc == 0)
 		rc = mgr_run(m);
-		mgr_free(m);
-	}
-	wh_serve_stop(wh);
+	wh_serve_stop(wh); /* before the view and the manager it reads */
+	cacheview_free(view);
+	mgr_free(m);
 	kc_client_free(client);
 	kcfg_release(&kc);
 	return rc < 0 ? 1 : 0;
@@ -199,6 +219,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 static int cmd_controllers(const struct config *cfg, bool with_webhook)
 {
 	struct kc_client *client = NULL, *lease_client = NULL, *wh_client = NULL;
+	struct cacheview *view = NULL;
 	struct wh_serve *wh = NULL;
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
@@ -214,12 +235,15 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 		goto out;
 	m = controllers_new(cfg, client, lease_client);
 	if (with_webhook)
-		rc = webhook_start(cfg, wh_client, &wh);
+		rc = view_new(m, false, &view);
+	if (rc == 0 && with_webhook)
+		rc = webhook_start(cfg, wh_client, view, &wh);
 	if (rc == 0)
 		rc = mgr_run(m);
 out:
+	wh_serve_stop(wh); /* before the view and the manager it reads */
+	cacheview_free(view);
 	mgr_free(m);
-	wh_serve_stop(wh);
 	kc_client_free(wh_client);
 	kc_client_free(lease_client);
 	kc_client_free(client);

@@ -69,6 +69,8 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 
 /* Where landlord keeps what outlives a process. */
 #define LANDLORD_SYSTEM_NAMESPACE "landlord-system"
+/* The identity landlord runs as, which the policies and the webhook exempt. */
+#define LANDLORD_USERNAME         "system:serviceaccount:" LANDLORD_SYSTEM_NAMESPACE ":landlord"
 #define LANDLORD_LEASE_NAME       "landlord"
 #define LANDLORD_CONFIG_NAME      "landlord"
 #define ACCEPTED_CONFIG_CONFIGMAP "landlord-config-accepted"

@@ -19,6 +19,7 @@
 #include "kube/kube.h"
 #include "pki/pki.h"
 #include "webhook/admission.h"
+#include "webhook/cacheview.h"
 #include "webhook/certs.h"
 #include "webhook/register.h"
 #include "webhook/rules.h"
@@ -35,7 +36,8 @@ struct wh_serve {
 	struct http_server *server;
 	struct probes *probes;
 	struct admission_route *validate, *mutate;
-	char *registered; /* the base URL registered, or NULL */
+	struct admission_rule *rules; /* webhook_rules, then the tenant rules on the view */
+	char *registered;             /* the base URL registered, or NULL */
 	char *dns[NAMES_MAX + 1], *ips[NAMES_MAX + 1];
 	size_t n_dns, n_ips;
 };
@@ -241,6 +243,20 @@ static int read_static(const struct wh_serve_opts *o, struct buf *cert, struct b
 	return rc;
 }
 
+/* webhook_rules, and with a view the tenant rules decided on it, as one table (owned by @w). */
+static void build_rules(struct wh_serve *w, struct cacheview *view)
+{
+	size_t n = 0;
+
+	while (webhook_rules[n].name)
+		n++;
+	w->rules = xcalloc(n + 2, sizeof(*w->rules));
+	memcpy(w->rules, webhook_rules, n * sizeof(*w->rules));
+	if (view)
+		w->rules[n] = (struct admission_rule){"tenancy", wh_tenancy_resources,
+		                                      ADMISSION_ANY_OP, cacheview_validate, view};
+}
+
 static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const char *cert,
                      const char *key, struct ll_err *err)
 {
@@ -255,7 +271,8 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 	                                                       .conn_limit = WH_CONN_LIMIT,
 	                                                       .timeout_s = WH_TIMEOUT_S});
 	w->probes = probes_new(w->server);
-	w->validate = admission_route_new(w->server, "/validate", "validate", webhook_rules);
+	build_rules(w, o->view);
+	w->validate = admission_route_new(w->server, "/validate", "validate", w->rules);
 	w->mutate = admission_route_new(w->server, "/mutate", "mutate", webhook_mutations);
 	rc = http_server_start(w->server, err);
 	if (rc == -EADDRINUSE)
@@ -354,6 +371,7 @@ void wh_serve_stop(struct wh_serve *w)
 	probes_free(w->probes);
 	admission_route_free(w->validate);
 	admission_route_free(w->mutate);
+	free(w->rules);
 	for (size_t i = 0; i < w->n_dns; i++)
 		free(w->dns[i]);
 	for (size_t i = 0; i < w->n_ips; i++)

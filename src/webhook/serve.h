@@ -2,7 +2,8 @@
  * serve.h - the webhook role: start and stop everything `landlord webhook` and `landlord run`
  * serve for admission (issue 12, points 1 to 3).
  *
- * One HTTPS server (lib/http) with POST /validate (webhook_rules), POST /mutate (admits with no
+ * One HTTPS server (lib/http) with POST /validate (webhook_rules, then the tenant rules of
+ * tenancy/admit.h decided on the view given, webhook/cacheview.h), POST /mutate (admits with no
  * patch until the mutations land) and the probe endpoints, bodies capped at ADMISSION_BODY_MAX,
  * idle connections closed after WH_TIMEOUT_S and at most WH_CONN_LIMIT at once. Its certificate:
  *
@@ -45,6 +46,9 @@ struct wh_serve_opts {
 	const char *url;      /* https://HOST[:PORT] to register, or NULL; port 0: the bound one */
 	const char *service;  /* the Service's name, for the certificate's DNS names */
 	const char *cert_ips; /* more IP literals for the certificate, comma-separated, or NULL */
+	/* The tenant rules' view (webhook/cacheview.h), borrowed, outliving the role; NULL: the
+	 * tenant rules are not served (every request they would judge is admitted). */
+	struct cacheview *view;
 	/* certs_opts lifetimes (0: certs.h defaults), and the period of passes (0: default). */
 	int64_t ca_lifetime_s, serving_lifetime_s, publish_grace_s, drain_s, period_ms;
 };

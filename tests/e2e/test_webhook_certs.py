@@ -297,9 +297,24 @@ def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path, ma
         # calls it, and it answers while the other replica leads
         v, _ = registered(installed)
         assert v.webhooks[0].client_config.url.startswith(f"https://127.0.0.1:{port}/")
+        # as alice (editor there): administrators are exempt, their requests never reach it
+        k8s.RbacAuthorizationV1Api(installed.client("admin")).create_namespaced_role_binding(
+            tenant_ns, {"metadata": {"name": "alice-edit"},
+                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                    "kind": "ClusterRole", "name": "edit"},
+                        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                      "name": "alice"}]})
+        alice = k8s.AppsV1Api(installed.client("alice"))
         before = validated(follower)
-        k8s.AppsV1Api(installed.client("admin")).create_namespaced_deployment(
-            tenant_ns, deployment("follower"), dry_run="All")
+
+        def admitted():  # RBAC reaches the authorizer, the follower's caches load: retried
+            try:
+                return alice.create_namespaced_deployment(tenant_ns, deployment("follower"),
+                                                          dry_run="All")
+            except k8s.ApiException as e:
+                assert e.status in (403, 503), e.body
+                return None
+        installed.wait_for(admitted, 30, what="alice's deployment admitted through the follower")
         assert validated(follower) > before
         assert follower.metric("landlord_leader") == 0.0
         assert follower.stop() == 0

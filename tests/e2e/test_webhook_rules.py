@@ -1,0 +1,89 @@
+"""The tenant rules, enforced by landlord's webhook as the real API server calls it over TLS:
+landlord runs as in `make run` (it registers its configurations with --webhook-url and serves
+the rules of docs/admission-rules.md from its informer caches). One allowed and one denied case
+per rule exercised here, as the tenant's owner; the full set of decisions is the golden suite
+(tests/unit/golden/admission)."""
+
+import json
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+from kube import RBAC_GROUP
+from tenants import restricted_pod
+
+REGISTRY = "ghcr.io/acme"
+
+
+@pytest.fixture
+def tenant_ns(kit):
+    """Tenant with owner alice, editor bob, images only from ghcr.io/acme, no NodePorts."""
+    plan = kit.plan(hard={"pods": "10", "services": "5"})
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
+                   prefixed=["dev"], allowed={"registries": [REGISTRY]},
+                   services={"nodePort": False})
+    ns = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [ns])
+    kit.wait_provisioned(ns, t)
+    kit.wait_can_i("alice", "create", "pods", ns)
+    kit.cluster.wait_for(lambda: refusal(lambda: pod_as(kit, "alice", ns, "docker.io/x:1")),
+                         60, what="the webhook's caches synced")
+    return t, ns
+
+
+def pod_as(kit, user, ns, image):
+    body = restricted_pod("p")
+    body["spec"]["containers"][0]["image"] = image
+    return k8s.CoreV1Api(kit.client(user)).create_namespaced_pod(ns, body, dry_run="All")
+
+
+def refusal(call):
+    """The webhook's message when call is refused by it, else None."""
+    try:
+        call()
+        return None
+    except ApiException as e:
+        msg = json.loads(e.body).get("message", "") if e.body else ""
+        return msg if e.status == 403 and "landlord.dev" in msg else None
+
+
+def test_pod_images_come_only_from_allowed_registries(kit, tenant_ns):
+    t, ns = tenant_ns
+    msg = refusal(lambda: pod_as(kit, "alice", ns, "docker.io/x:1"))
+    assert f'image "docker.io/x:1" is not from a registry allowed for tenant "{t}"' in msg, msg
+    assert REGISTRY in msg, msg
+    assert pod_as(kit, "alice", ns, f"{REGISTRY}/app:1").metadata.name == "p"
+    # a namespace of no tenant is not the webhook's business
+    plain = kit.namespace()
+    assert pod_as(kit, "admin", plain, "docker.io/x:1").metadata.name == "p"
+
+
+def test_rolebindings_bind_only_the_tenants_members(kit, tenant_ns):
+    _, ns = tenant_ns
+    rbac = k8s.RbacAuthorizationV1Api(kit.client("alice"))
+
+    def bind(kind, name):
+        return rbac.create_namespaced_role_binding(ns, {
+            "metadata": {"name": "b"},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": kind, "name": name}]}, dry_run="All")
+    for kind, name in (("Group", "system:authenticated"), ("User", "frank")):
+        msg = refusal(lambda: bind(kind, name))
+        assert msg and name in msg, (kind, name, msg)
+    assert bind("User", "bob").metadata.name == "b"
+
+
+def test_services_follow_the_tenants_policy(kit, tenant_ns):
+    _, ns = tenant_ns
+    core = k8s.CoreV1Api(kit.client("alice"))
+
+    def service(kind):
+        return core.create_namespaced_service(ns, {
+            "metadata": {"name": "s"},
+            "spec": {"type": kind, "ports": [{"port": 80}], "selector": {"app": "x"}}},
+            dry_run="All")
+    msg = refusal(lambda: service("NodePort"))
+    assert msg and "NodePort" in msg, msg
+    assert service("ClusterIP").metadata.name == "s"
