@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/json.h"
@@ -109,9 +111,8 @@ static json_t *run_case(const char *dir)
 
 static int check_case(const char *dir, bool update)
 {
-	json_t *got = run_case(dir), *want;
-	char *g, *w, path[1024];
-	int bad = 0;
+	json_t *got = run_case(dir);
+	char path[1024];
 
 	if (update) {
 		if (snprintf(path, sizeof(path), "%s/want.json", dir) >= (int)sizeof(path))
@@ -120,18 +121,7 @@ static int check_case(const char *dir, bool update)
 		json_decref(got);
 		return 0;
 	}
-	want = load(dir, "want.json");
-	if (!json_equal(got, want)) {
-		g = json_dumps(got, JSON_INDENT(2) | JSON_SORT_KEYS);
-		w = json_dumps(want, JSON_INDENT(2) | JSON_SORT_KEYS);
-		print_error("case %s:\n  want %s\n  got  %s\n", dir, w, g);
-		free(g);
-		free(w);
-		bad = 1;
-	}
-	json_decref(got);
-	json_decref(want);
-	return bad;
+	return json_case_differs(dir, got, load(dir, "want.json"));
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)

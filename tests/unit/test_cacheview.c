@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "api/api.h"
+#include "testjson.h"
+
 #include "base/buf.h"
 #include "base/err.h"
 #include "fake_manager.h"
@@ -687,21 +689,9 @@ static json_t *run_case(struct env *e, const char *dir, int i)
 
 static int check_case(struct env *e, const char *dir, int i)
 {
-	json_t *got = run_case(e, dir, i), *want = load(dir, "want.json");
-	char *g, *w;
-	int bad = 0;
+	json_t *got = run_case(e, dir, i);
 
-	if (!json_equal(got, want)) {
-		g = json_dumps(got, JSON_INDENT(2) | JSON_SORT_KEYS);
-		w = json_dumps(want, JSON_INDENT(2) | JSON_SORT_KEYS);
-		print_error("case %s:\n  want %s\n  got  %s\n", dir, w, g);
-		free(g);
-		free(w);
-		bad = 1;
-	}
-	json_decref(got);
-	json_decref(want);
-	return bad;
+	return json_case_differs(dir, got, load(dir, "want.json"));
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)

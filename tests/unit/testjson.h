@@ -2,7 +2,7 @@
  * testjson.h - JSON from a test's literal text, for the cmocka suites: js("{...}") parses any
  * JSON value (a NUL escape included) and fails the test, naming the text and the error, when it
  * does not parse; js(NULL) is NULL; jd("{...}") is the same as a jdoc document. Header-only and
- * static inline; include it after cmocka.h.
+ * static inline; include it after cmocka.h. json_case_differs() compares a golden case.
  */
 #ifndef LANDLORD_TESTS_TESTJSON_H
 #define LANDLORD_TESTS_TESTJSON_H
@@ -37,6 +37,27 @@ static inline struct jdoc *jd(const char *text)
 	if (jdoc_parse(text, strlen(text), NULL, &d, &err) != 0)
 		fail_msg("bad test JSON %s: %s", text, err.msg);
 	return d;
+}
+
+/*
+ * Whether @got differs from @want (both taken), printing both for case @name when it does: the
+ * comparison of the golden-file suites. Returns 1 when they differ, else 0.
+ */
+static inline int json_case_differs(const char *name, json_t *got, json_t *want)
+{
+	int bad = !json_equal(got, want);
+
+	if (bad) {
+		char *g = json_dumps(got, JSON_INDENT(2) | JSON_SORT_KEYS);
+		char *w = json_dumps(want, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		print_error("case %s:\n  want %s\n  got  %s\n", name, w, g);
+		free(g);
+		free(w);
+	}
+	json_decref(got);
+	json_decref(want);
+	return bad;
 }
 
 #endif
