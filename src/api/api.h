@@ -29,10 +29,13 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 #define LANDLORD_FINALIZER     "landlord.dev/finalizer"
 
 /* Labels (docs/tenants.md, "What goes into every tenant namespace"). */
-#define LABEL_TENANT     "landlord.dev/tenant"
-#define LABEL_KIND       "landlord.dev/kind"
-#define LABEL_PLAN       "landlord.dev/plan"
-#define LABEL_USERNAME   "landlord.dev/username"
+#define LABEL_TENANT   "landlord.dev/tenant"
+#define LABEL_KIND     "landlord.dev/kind"
+#define LABEL_PLAN     "landlord.dev/plan"
+#define LABEL_USERNAME "landlord.dev/username"
+/* "true": the namespace is cordoned (its own, or its tenant's spec.cordoned, which landlord
+ * stamps on each namespace so that the webhook's configuration can select them). */
+#define LABEL_CORDONED   "landlord.dev/cordoned"
 #define LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
 #define MANAGED_BY_VALUE "landlord"
 /* Pod Security Admission's namespace labels (enforce, warn, audit and their -version). */

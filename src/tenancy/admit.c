@@ -10,8 +10,6 @@
 #include "base/err.h"
 #include "tenancy/admit_internal.h"
 
-#define LABEL_CORDONED "landlord.dev/cordoned"
-
 static const char *const FAMILY_NAMES[ADM_FAMILY_N] = {
         [ADM_RBAC] = "rolebindings", [ADM_STORAGE] = "storage", [ADM_INGRESS] = "ingress",
         [ADM_SERVICES] = "services", [ADM_CORDON] = "cordon",   [ADM_PODS] = "pods",

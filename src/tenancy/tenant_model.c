@@ -292,6 +292,8 @@ json_t *tm_namespace_metadata(struct jval tenant, const struct lcfg *cfg, const 
 	json_object_set_new(labels, PSA_LABEL_PREFIX "enforce", json_string(level));
 	json_object_set_new(labels, PSA_LABEL_PREFIX "warn", json_string(level));
 	json_object_set_new(labels, PSA_LABEL_PREFIX "audit", json_string(level));
+	if (jval_bool(jval_path(tenant, "spec", "cordoned", NULL), false))
+		json_object_set_new(labels, LABEL_CORDONED, json_string("true"));
 	json_object_set_new(annots, ANNOT_SOURCE, json_string(ns ? SOURCE_SPEC : SOURCE_ADOPTED));
 	if (user) {
 		json_object_set_new(labels, LABEL_USERNAME, json_string(user_label));

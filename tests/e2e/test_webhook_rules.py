@@ -87,3 +87,28 @@ def test_services_follow_the_tenants_policy(kit, tenant_ns):
     msg = refusal(lambda: service("NodePort"))
     assert msg and "NodePort" in msg, msg
     assert service("ClusterIP").metadata.name == "s"
+
+
+def test_a_cordoned_tenant_refuses_its_users_changes(kit, tenant_ns):
+    """spec.cordoned: landlord labels each of the tenant's namespaces landlord.dev/cordoned, the
+    webhook then refuses every create, update and delete by the tenant's users there; an
+    administrator still may; uncordoned, the label goes and the users may again."""
+    t, ns = tenant_ns
+    core = k8s.CoreV1Api(kit.client("alice"))
+
+    def configmap(name):
+        return core.create_namespaced_config_map(ns, {"metadata": {"name": name}},
+                                                 dry_run="All")
+    assert configmap("before").metadata.name == "before"
+    kit.patch_tenant(t, {"cordoned": True})
+    kit.cluster.wait_for(lambda: refusal(lambda: configmap("during")), 60,
+                         what="the cordon in force")
+    assert f'tenant "{t}" is cordoned' in refusal(lambda: configmap("during"))
+    assert kit.labels(ns).get("landlord.dev/cordoned") == "true"
+    k8s.CoreV1Api(kit.client("admin")).create_namespaced_config_map(
+        ns, {"metadata": {"name": "by-admin"}}, dry_run="All")
+    kit.patch_tenant(t, {"cordoned": False})
+    kit.cluster.wait_for(lambda: "landlord.dev/cordoned" not in kit.labels(ns), 60,
+                         what="the cordon label removed")
+    kit.cluster.wait_for(lambda: refusal(lambda: configmap("after")) is None, 60,
+                         what="the cordon lifted")

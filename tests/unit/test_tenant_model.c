@@ -124,6 +124,7 @@ static void test_tenant_model__metadata_layers_and_landlord_keys_win(void **stat
 	assert_string_equal(jx_str(m, "labels", "pod-security.kubernetes.io/enforce", NULL),
 	                    "baseline");
 	assert_null(jx_get(m, "labels", LABEL_USERNAME, NULL));
+	assert_null(jx_get(m, "labels", LABEL_CORDONED, NULL));
 	assert_string_equal(jx_str(m, "annotations", ANNOT_SOURCE, NULL), SOURCE_SPEC);
 	managed = js(jx_str(m, "annotations", ANNOT_MANAGED_METADATA, NULL));
 	assert_string_equal(jx_str(managed, "tenant", NULL), "acme");
@@ -143,6 +144,21 @@ static void test_tenant_model__metadata_layers_and_landlord_keys_win(void **stat
 	jdoc_unref(d);
 	lcfg_unref(cfg);
 	json_decref(t);
+}
+
+/* A cordoned tenant's namespaces carry the label the webhook's configuration selects. */
+static void test_tenant_model__a_cordoned_tenant_labels_its_namespaces(void **state)
+{
+	struct jdoc *d = jd("{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\","
+	                    "\"cordoned\":true}}");
+	struct lcfg *cfg = config("{\"spec\":{}}");
+	json_t *m = tm_namespace_metadata(jdoc_root(d), cfg, "gold", "acme-dev", NULL, "adopted");
+
+	(void)state;
+	assert_string_equal(jx_str(m, "labels", LABEL_CORDONED, NULL), "true");
+	json_decref(m);
+	lcfg_unref(cfg);
+	jdoc_unref(d);
 }
 
 static void test_tenant_model__metadata_patch_removes_only_what_landlord_set(void **state)
@@ -436,6 +452,7 @@ int main(void)
 	        cmocka_unit_test(test_tenant_model__claims_cover_prefixed_plain_and_sandboxes),
 	        cmocka_unit_test(test_tenant_model__a_sandbox_and_a_prefixed_name_collide),
 	        cmocka_unit_test(test_tenant_model__metadata_layers_and_landlord_keys_win),
+	        cmocka_unit_test(test_tenant_model__a_cordoned_tenant_labels_its_namespaces),
 	        cmocka_unit_test(test_tenant_model__metadata_patch_removes_only_what_landlord_set),
 	        cmocka_unit_test(test_tenant_model__a_forged_bookkeeping_annotation_is_ignored),
 	        cmocka_unit_test(test_tenant_model__a_release_quarantines_the_namespace),
