@@ -18,10 +18,12 @@ REGISTRY = "ghcr.io/acme"
 
 @pytest.fixture
 def tenant_ns(kit):
-    """Tenant with owner alice, editor bob, images only from ghcr.io/acme, no NodePorts."""
+    """Tenant with owner alice, editor bob, images only from ghcr.io/acme, storage class fast
+    only, no NodePorts."""
     plan = kit.plan(hard={"pods": "10", "services": "5"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
-                   prefixed=["dev"], allowed={"registries": [REGISTRY]},
+                   prefixed=["dev"], allowed={"registries": [REGISTRY],
+                                              "storageClasses": ["fast"]},
                    services={"nodePort": False})
     ns = kit.expect_namespace(f"{t}-dev")
     kit.start()
@@ -112,3 +114,34 @@ def test_a_cordoned_tenant_refuses_its_users_changes(kit, tenant_ns):
                          what="the cordon label removed")
     kit.cluster.wait_for(lambda: refusal(lambda: configmap("after")) is None, 60,
                          what="the cordon lifted")
+
+
+def test_a_deployments_pod_template_is_checked_at_apply_time(kit, tenant_ns):
+    t, ns = tenant_ns
+    apps = k8s.AppsV1Api(kit.client("alice"))
+
+    def deployment(image):
+        pod = restricted_pod("p", labels={"app": "d"})
+        pod["spec"]["containers"][0]["image"] = image
+        return apps.create_namespaced_deployment(ns, {
+            "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"app": "d"}},
+                     "template": {"metadata": pod["metadata"], "spec": pod["spec"]}}},
+            dry_run="All")
+    msg = refusal(lambda: deployment("docker.io/x:1"))
+    assert msg and f'is not from a registry allowed for tenant "{t}"' in msg, msg
+    assert deployment(f"{REGISTRY}/app:1").metadata.name == "d"
+
+
+def test_volume_claims_only_with_allowed_storage_classes(kit, tenant_ns):
+    _, ns = tenant_ns
+    core = k8s.CoreV1Api(kit.client("alice"))
+
+    def claim(cls):
+        return core.create_namespaced_persistent_volume_claim(ns, {
+            "metadata": {"name": "c"},
+            "spec": {"storageClassName": cls, "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}}, dry_run="All")
+    msg = refusal(lambda: claim("slow"))
+    assert msg and "slow" in msg and "fast" in msg, msg
+    assert claim("fast").metadata.name == "c"
