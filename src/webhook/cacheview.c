@@ -235,7 +235,8 @@ static int route_informer(struct mgr *m, struct disc *d, const char *api_version
 
 	*out = NULL;
 	if (rc == -ENOENT) {
-		log_info("admission view: not served, its hosts are not indexed", "kind=%s", kind);
+		log_info("admission view: not served, its hosts are not indexed", "{s:s}", "kind",
+		         kind);
 		return 0;
 	}
 	if (rc != 0)

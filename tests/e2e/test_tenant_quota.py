@@ -124,6 +124,10 @@ def test_tenant_quota_holds_under_concurrent_pod_creation(kit):
                     (two, "e", 10), (three, "f", 1)]
     observer = threading.Thread(target=observe, daemon=True)
     workers = [threading.Thread(target=worker, args=w, daemon=True) for w in plan_workers]
+    # kube-controller-manager recounts a quota from its own caches when its spec changes and
+    # can count an object admitted a moment before out (docs/quota.md, the race that remains):
+    # stopped here, quota admission alone counts, and landlord's guarantee is judged alone.
+    kit.cluster.stop_kcm()
     observer.start()
     for w in workers:
         w.start()
@@ -147,6 +151,7 @@ def test_tenant_quota_holds_under_concurrent_pod_creation(kit):
         for w in workers:
             w.join(30)
         observer.join(30)
+        kit.cluster.start_kcm()
     assert not errors, errors
     if violations:
         pods = live_pods(admin, label, nss)

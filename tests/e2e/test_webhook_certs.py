@@ -29,6 +29,21 @@ def core(cluster, user="admin"):
     return k8s.CoreV1Api(cluster.client(user))
 
 
+def tenant_editor(cluster, ns):
+    """alice, editor in ns (bound by an administrator): the webhook judges her requests, while
+    administrators, like in the admission policies, are exempt and never reach it."""
+    k8s.RbacAuthorizationV1Api(cluster.client("admin")).create_namespaced_role_binding(ns, {
+        "metadata": {"name": "e2e-alice-edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                      "name": "alice"}]})
+    cluster.wait_for(lambda: cluster.kubectl("alice", "auth", "can-i", "create", "deployments",
+                                             "-n", ns).stdout.strip() == "yes",
+                     30, interval=0.3, what=f"alice editor in {ns}")
+    return "alice"
+
+
 def adm(cluster):
     return k8s.AdmissionregistrationV1Api(cluster.client("admin"))
 
@@ -99,6 +114,7 @@ def validated(proc):
 
 def test_api_server_calls_landlord_over_tls_with_its_own_ca(installed, tmp_path, make_namespace):
     tenant_ns = make_namespace(labels={TENANT_LABEL: "wh-own-ca"})
+    user = tenant_editor(installed, tenant_ns)
     proc = start_webhook(installed, tmp_path)
     try:
         v, m = registered(installed)
@@ -119,7 +135,7 @@ def test_api_server_calls_landlord_over_tls_with_its_own_ca(installed, tmp_path,
         before = validated(proc)
 
         def through_webhook():
-            k8s.AppsV1Api(installed.client("admin")).create_namespaced_deployment(
+            k8s.AppsV1Api(installed.client(user)).create_namespaced_deployment(
                 tenant_ns, deployment(f"d-{time.monotonic_ns() % 100000}"), dry_run="All")
             return validated(proc) > before
         installed.wait_for(through_webhook, timeout=30, interval=0.5,
@@ -161,6 +177,7 @@ def test_two_processes_share_one_secret(installed, tmp_path):
 def test_clean_exit_removes_the_configurations_and_a_crash_leaves_them(installed, tmp_path,
                                                                       make_namespace):
     tenant_ns = make_namespace(labels={TENANT_LABEL: "wh-down"})
+    user = tenant_editor(installed, tenant_ns)
     plain_ns = make_namespace()
     proc = start_webhook(installed, tmp_path, name="clean")
     assert all(registered(installed))
@@ -175,7 +192,7 @@ def test_clean_exit_removes_the_configurations_and_a_crash_leaves_them(installed
         assert all(registered(installed)), "a crash must leave the configurations"
         # tenant namespaces fail closed
         with pytest.raises(ApiException) as e:
-            core(installed).create_namespaced_service(tenant_ns, service("down"))
+            core(installed, user).create_namespaced_service(tenant_ns, service("down"))
         assert "failed calling webhook" in e.value.body
         # kube-system and namespaces of no tenant keep working
         name = f"wh-down-{time.monotonic_ns() % 100000}"
@@ -187,17 +204,17 @@ def test_clean_exit_removes_the_configurations_and_a_crash_leaves_them(installed
         v, _ = registered(installed)
         assert v.webhooks[0].client_config.url.startswith(
             f"https://127.0.0.1:{back.webhook_port}/")
-        installed.wait_for(lambda: _creates(installed, tenant_ns), timeout=30, interval=0.5,
+        installed.wait_for(lambda: _creates(installed, tenant_ns, user), timeout=30, interval=0.5,
                            what="tenant namespaces to work again")
         assert back.stop() == 0
     finally:
         remove_registered_webhooks(installed)
 
 
-def _creates(cluster, ns):
+def _creates(cluster, ns, user="admin"):
     try:
-        core(cluster).create_namespaced_service(ns, service(f"s-{time.monotonic_ns() % 10**6}"),
-                                                dry_run="All")
+        core(cluster, user).create_namespaced_service(
+            ns, service(f"s-{time.monotonic_ns() % 10**6}"), dry_run="All")
         return True
     except ApiException:
         return False
@@ -205,6 +222,7 @@ def _creates(cluster, ns):
 
 def test_ca_rotation_under_load_fails_no_call(installed, tmp_path, make_namespace):
     tenant_ns = make_namespace(labels={TENANT_LABEL: "wh-rotate"})
+    user = tenant_editor(installed, tenant_ns)
     delete_secret(installed)
     proc = start_webhook(installed, tmp_path, "--test-webhook-ca-lifetime", "30s",
                          "--test-webhook-serving-lifetime", "12s",
@@ -214,7 +232,7 @@ def test_ca_rotation_under_load_fails_no_call(installed, tmp_path, make_namespac
     calls, failures = [0], []
 
     def load():
-        apps = k8s.AppsV1Api(installed.new_client("admin"))
+        apps = k8s.AppsV1Api(installed.new_client(user))
         i = 0
         while not stop.is_set():
             i += 1
@@ -227,7 +245,8 @@ def test_ca_rotation_under_load_fails_no_call(installed, tmp_path, make_namespac
                 failures.append(f"{e.status}: {e.body[:300]}")
     threads = [threading.Thread(target=load, daemon=True) for _ in range(4)]
     try:
-        installed.wait_for(lambda: _deploys(installed, tenant_ns), timeout=30, interval=0.5,
+        installed.wait_for(lambda: _deploys(installed, tenant_ns, user), timeout=30,
+                           interval=0.5,
                            what="the webhook to answer")
         for t in threads:
             t.start()
@@ -247,9 +266,9 @@ def test_ca_rotation_under_load_fails_no_call(installed, tmp_path, make_namespac
     assert calls[0] > 50
 
 
-def _deploys(cluster, ns):
+def _deploys(cluster, ns, user):
     try:
-        k8s.AppsV1Api(cluster.client("admin")).create_namespaced_deployment(
+        k8s.AppsV1Api(cluster.client(user)).create_namespaced_deployment(
             ns, deployment("probe"), dry_run="All")
         return True
     except ApiException:
@@ -281,8 +300,7 @@ def test_a_bad_url_or_a_taken_port_is_one_clear_error(installed, tmp_path):
     assert registered(installed) == (None, None)
 
 
-def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path, make_namespace):
-    tenant_ns = make_namespace(labels={TENANT_LABEL: "wh-follower"})
+def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path):
     timing = ["--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "1s"]
     leader = start_landlord(installed, tmp_path, "run", *timing, name="leader")
     leader.wait_probe()
@@ -297,25 +315,37 @@ def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path, ma
         # calls it, and it answers while the other replica leads
         v, _ = registered(installed)
         assert v.webhooks[0].client_config.url.startswith(f"https://127.0.0.1:{port}/")
-        # as alice (editor there): administrators are exempt, their requests never reach it
-        k8s.RbacAuthorizationV1Api(installed.client("admin")).create_namespaced_role_binding(
-            tenant_ns, {"metadata": {"name": "alice-edit"},
-                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                                    "kind": "ClusterRole", "name": "edit"},
-                        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                                      "name": "alice"}]})
-        alice = k8s.AppsV1Api(installed.client("alice"))
+        # a dry-run Tenant from alice (the tenant rules judge every requester but the exempt;
+        # a namespace labelled for a tenant that does not exist would be released by the
+        # controllers, and then nothing in it would reach the webhook)
+        rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
+        rbac.create_cluster_role({"metadata": {"name": "e2e-tenant-create"}, "rules": [{
+            "apiGroups": ["landlord.dev"], "resources": ["tenants"], "verbs": ["create"]}]})
+        rbac.create_cluster_role_binding({
+            "metadata": {"name": "e2e-tenant-create"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "e2e-tenant-create"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                          "name": "alice"}]})
+        alice = k8s.CustomObjectsApi(installed.client("alice"))
         before = validated(follower)
 
-        def admitted():  # RBAC reaches the authorizer, the follower's caches load: retried
+        def admitted():  # RBAC and the follower's caches may take a moment: retried
             try:
-                return alice.create_namespaced_deployment(tenant_ns, deployment("follower"),
-                                                          dry_run="All")
+                alice.create_cluster_custom_object(
+                    "landlord.dev", "v1alpha1", "tenants",
+                    {"apiVersion": "landlord.dev/v1alpha1", "kind": "Tenant",
+                     "metadata": {"name": "wh-follower"}, "spec": {"plan": "none"}},
+                    dry_run="All")
             except k8s.ApiException as e:
                 assert e.status in (403, 503), e.body
-                return None
-        installed.wait_for(admitted, 30, what="alice's deployment admitted through the follower")
-        assert validated(follower) > before
+                return False
+            return validated(follower) > before
+        try:
+            installed.wait_for(admitted, 30, what="alice's Tenant admitted by the follower")
+        finally:
+            rbac.delete_cluster_role_binding("e2e-tenant-create")
+            rbac.delete_cluster_role("e2e-tenant-create")
         assert follower.metric("landlord_leader") == 0.0
         assert follower.stop() == 0
         assert leader.stop() == 0
