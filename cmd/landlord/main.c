@@ -175,6 +175,11 @@ static int cmd_webhook(const struct config *cfg)
 	        .client = client, .probe_addr = cfg->probe_addr, .probe_port = cfg->probe_port});
 	if (rc == 0 && client)
 		rc = view_new(m, true, &view);
+	else if (rc == 0)
+		log_warn("the tenant rules are not served: with --tls-cert-file and no "
+		         "--webhook-url "
+		         "this webhook does not connect to the API server (tests only)",
+		         NULL);
 	if (rc == 0)
 		rc = webhook_start(cfg, client, view, &wh);
 	if (rc == 0)
