@@ -56,7 +56,7 @@ Act as a tenant user (alice owns acme, carol owns globex):
 landlord's admission webhook is registered at https://127.0.0.1:9443 (kubectl get
 validatingwebhookconfigurations landlord); it judges tenant namespaces:
 
-  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n acme-dev create rolebinding all \
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n acme-dev create rolebinding all \\
     --clusterrole=view --group=system:authenticated          # refused: members only
 
 Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
