@@ -279,19 +279,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* --informers-only: what the view's informers cost alone (the view's projections). */
 static void informers_only(struct mgr *m, struct kc_client *c)
 {
-	static const char *const keep[] = {"metadata.name",
-	                                   "metadata.namespace",
-	                                   "metadata.resourceVersion",
-	                                   "spec.rules",
-	                                   "spec.tls",
-	                                   "spec.hostnames",
-	                                   NULL};
 	const struct kc_gvr ing = {"networking.k8s.io", "v1", "ingresses", "Ingress", true};
 	struct inf_opts io[] = {{.gvr = LL_TENANTS},
 	                        {.gvr = LL_PLANS},
 	                        {.gvr = KC_NAMESPACES, .metadata_only = true},
 	                        {.gvr = LL_LANDLORDCONFIGS},
-	                        {.gvr = ing, .keep = keep}};
+	                        {.gvr = ing, .keep = cacheview_route_keep}};
 	struct inf *infs[5];
 	pthread_t th;
 

@@ -216,6 +216,14 @@ static void handled(struct cacheview *cv, struct inf *out[N_HANDLED])
 	out[4] = cv->httproutes;
 }
 
+const char *const cacheview_route_keep[] = {"metadata.name",
+                                            "metadata.namespace",
+                                            "metadata.resourceVersion",
+                                            "spec.rules",
+                                            "spec.tls",
+                                            "spec.hostnames",
+                                            NULL};
+
 /*
  * A namespaced resource's informer, projected to its hosts, into *@out when discovery finds it
  * served; NULL there (logged once) when it is not. Return: 0, or discovery's error.
@@ -223,14 +231,7 @@ static void handled(struct cacheview *cv, struct inf *out[N_HANDLED])
 static int route_informer(struct mgr *m, struct disc *d, const char *api_version, const char *kind,
                           struct inf **out, struct ll_err *err)
 {
-	static const char *const keep[] = {"metadata.name",
-	                                   "metadata.namespace",
-	                                   "metadata.resourceVersion",
-	                                   "spec.rules",
-	                                   "spec.tls",
-	                                   "spec.hostnames",
-	                                   NULL};
-	struct inf_opts o = {.keep = keep};
+	struct inf_opts o = {.keep = cacheview_route_keep};
 	int rc = disc_lookup_kind(d, api_version, kind, &o.gvr, err);
 
 	*out = NULL;

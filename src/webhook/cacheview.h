@@ -76,6 +76,10 @@ struct cacheview_opts {
 int cacheview_new(struct mgr *m, const struct cacheview_opts *opts,
                   struct cacheview **out /* OUT */, struct ll_err *err);
 
+/* What the view keeps of an Ingress or HTTPRoute (its hosts), NULL-terminated: the informer's
+ * projection, for measurements that build the same informer. */
+extern const char *const cacheview_route_keep[];
+
 /** cacheview_free() - remove the handlers and free the indexes (not the informers). NULL ok. */
 void cacheview_free(struct cacheview *cv);
 

@@ -55,24 +55,6 @@ static json_t *load(const char *dir, const char *name)
 	return v;
 }
 
-/* The answer reduced to want.json's shape. */
-static json_t *got_of(const json_t *answer)
-{
-	const json_t *resp = json_object_get(answer, "response");
-	json_t *got = json_pack("{s:O}", "allowed", json_object_get(resp, "allowed"));
-	const json_t *warnings = json_object_get(resp, "warnings");
-
-	if (!json_is_true(json_object_get(resp, "allowed"))) {
-		json_object_set(got, "code",
-		                json_object_get(json_object_get(resp, "status"), "code"));
-		json_object_set(got, "message",
-		                json_object_get(json_object_get(resp, "status"), "message"));
-	}
-	if (warnings)
-		json_object_set(got, "warnings", (json_t *)warnings);
-	return got;
-}
-
 static json_t *run_case(const char *dir)
 {
 	json_t *view_doc = load(dir, "view.json"), *review = load(dir, "review.json"), *answer,
@@ -98,7 +80,7 @@ static json_t *run_case(const char *dir)
 		fail_msg("%s: HTTP %d: %.*s", dir, status, (int)out.len, out.p);
 	answer = json_loadb(out.p, out.len, 0, NULL);
 	assert_non_null(answer);
-	got = got_of(answer);
+	got = admission_got(answer);
 	json_decref(answer);
 	admission_route_free(route);
 	buf_release(&out);

@@ -560,24 +560,6 @@ static void load_view(struct fake_api *f, const json_t *view)
 	load_hosts(f, view);
 }
 
-/* The answer reduced to want.json's shape (as test_admission_golden.c). */
-static json_t *got_of(const json_t *answer)
-{
-	const json_t *resp = json_object_get(answer, "response");
-	json_t *got = json_pack("{s:O}", "allowed", json_object_get(resp, "allowed"));
-	const json_t *warnings = json_object_get(resp, "warnings");
-
-	if (!json_is_true(json_object_get(resp, "allowed"))) {
-		json_object_set(got, "code",
-		                json_object_get(json_object_get(resp, "status"), "code"));
-		json_object_set(got, "message",
-		                json_object_get(json_object_get(resp, "status"), "message"));
-	}
-	if (warnings)
-		json_object_set(got, "warnings", (json_t *)warnings);
-	return got;
-}
-
 /* Delete every object the view reads from the fake. */
 static void reset(struct fake_api *f)
 {
@@ -677,7 +659,7 @@ static json_t *run_case(struct env *e, const char *dir, int i)
 		fail_msg("%s: HTTP %d", dir, status);
 	answer = json_loadb(out.p, out.len, 0, NULL);
 	assert_non_null(answer);
-	got = got_of(answer);
+	got = admission_got(answer);
 	json_decref(answer);
 	admission_route_free(route);
 	buf_release(&out);

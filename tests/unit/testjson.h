@@ -39,6 +39,25 @@ static inline struct jdoc *jd(const char *text)
 	return d;
 }
 
+/* An AdmissionReview answer reduced to a golden case's want.json: allowed, and the code and
+ * message of a denial, and any warnings. A new reference. */
+static inline json_t *admission_got(const json_t *answer)
+{
+	const json_t *resp = json_object_get(answer, "response");
+	json_t *got = json_pack("{s:O}", "allowed", json_object_get(resp, "allowed"));
+	const json_t *warnings = json_object_get(resp, "warnings");
+
+	if (!json_is_true(json_object_get(resp, "allowed"))) {
+		json_object_set(got, "code",
+		                json_object_get(json_object_get(resp, "status"), "code"));
+		json_object_set(got, "message",
+		                json_object_get(json_object_get(resp, "status"), "message"));
+	}
+	if (warnings)
+		json_object_set(got, "warnings", (json_t *)warnings);
+	return got;
+}
+
 /*
  * Whether @got differs from @want (both taken), printing both for case @name when it does: the
  * comparison of the golden-file suites. Returns 1 when they differ, else 0.
