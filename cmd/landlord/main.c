@@ -198,6 +198,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	struct controller_def config = landlordconfig_controller_def();
 	struct controller_def tenant = tenant_controller_def();
 	struct controller_def plan = plan_controller_def();
+	struct controller_def reservations = reservations_controller_def();
 	struct mgr *m = mgr_new(&(struct mgr_opts){
 	        .client = client,
 	        .lease_client = lease_client,
@@ -214,6 +215,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	mgr_add_controller(m, &config);
 	mgr_add_controller(m, &tenant);
 	mgr_add_controller(m, &plan);
+	mgr_add_controller(m, &reservations);
 	return m;
 }
 

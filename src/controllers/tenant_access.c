@@ -226,9 +226,11 @@ void tc_sync_access(struct rec *r, const char *ns_name, const struct jdoc *ns, b
 
 void tc_sync_tenant_role(struct rec *r)
 {
+	json_t *namespaces = member_namespaces(r, NULL);
+
 	for (int which = 0; which < TM_TENANT_ROLES; which++) {
 		char name[TM_ROLE_NAME_BUF];
-		json_t *cr = tm_clusterrole(r->tenant, which);
+		json_t *cr = tm_clusterrole(r->tenant, which, namespaces);
 		json_t *crb = tm_clusterrolebinding(r->tenant, which);
 		const struct jdoc *cr_cached, *crb_cached;
 
@@ -245,6 +247,7 @@ void tc_sync_tenant_role(struct rec *r)
 		jdoc_unref(cr_cached);
 		jdoc_unref(crb_cached);
 	}
+	json_decref(namespaces);
 }
 
 void tc_delete_tenant_role(struct rec *r)

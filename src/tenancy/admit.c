@@ -11,9 +11,9 @@
 #include "tenancy/admit_internal.h"
 
 static const char *const FAMILY_NAMES[ADM_FAMILY_N] = {
-        [ADM_RBAC] = "rolebindings", [ADM_STORAGE] = "storage", [ADM_INGRESS] = "ingress",
-        [ADM_SERVICES] = "services", [ADM_CORDON] = "cordon",   [ADM_PODS] = "pods",
-        [ADM_TENANTS] = "tenants",
+        [ADM_RBAC] = "rolebindings", [ADM_STORAGE] = "storage",       [ADM_INGRESS] = "ingress",
+        [ADM_SERVICES] = "services", [ADM_CORDON] = "cordon",         [ADM_PODS] = "pods",
+        [ADM_TENANTS] = "tenants",   [ADM_NAMESPACES] = "namespaces",
 };
 
 const char *adm_family_name(enum adm_family f)
@@ -195,7 +195,7 @@ static bool cordon_applies(const struct adm_request *rq)
 	return !adm__is(rq, "", "events") && !adm__is(rq, "events.k8s.io", "events");
 }
 
-static bool cordon(struct adm_ctx *c)
+bool adm__cordon(struct adm_ctx *c)
 {
 	struct jval ns = c->view->ops->namespace_obj(c->view->ctx, c->rq->ns);
 	const char *label = jval_label(ns, LABEL_CORDONED);
@@ -263,22 +263,6 @@ static void decide_cluster(struct adm_ctx *c)
 		adm__plan_delete(c);
 }
 
-/*
- * The request's tenant: its namespace's, or for a Namespace being created, the Tenant its
- * landlord.dev/tenant label names (so that a cordoned tenant gets no new namespace; whether the
- * requester may use that label is the namespace rules' and the label policy's business).
- */
-static const struct adm_tenant *tenant_of(const struct adm_request *rq, const struct adm_view *view)
-{
-	const struct adm_tenant *t = view->ops->tenant_of_namespace(view->ctx, rq->ns);
-	const char *label;
-
-	if (t || rq->op != ADM_CREATE || !adm__is(rq, "", "namespaces"))
-		return t;
-	label = jval_label(rq->object, LABEL_TENANT);
-	return label ? view->ops->tenant(view->ctx, label) : NULL;
-}
-
 static void decide(const struct adm_request *rq, const struct adm_view *view,
                    struct adm_decision *d)
 {
@@ -289,11 +273,16 @@ static void decide(const struct adm_request *rq, const struct adm_view *view,
 		decide_cluster(&c);
 		return;
 	}
-	c.tenant = tenant_of(rq, view);
+	if (rq->op == ADM_CREATE && adm__is(rq, "", "namespaces")) {
+		if (!privileged(&c) && !system_component(rq))
+			adm__namespace_create(&c);
+		return;
+	}
+	c.tenant = view->ops->tenant_of_namespace(view->ctx, rq->ns);
 	if (c.tenant == NULL || privileged(&c))
 		return;
 	system = system_component(rq);
-	if (!system && cordon(&c))
+	if (!system && adm__cordon(&c))
 		return;
 	if (is_pod(rq)) {
 		adm__pod(&c);
@@ -307,6 +296,7 @@ void adm_decide(const struct adm_request *rq, const struct adm_view *view, struc
 {
 	memset(d, 0, sizeof(*d));
 	d->allowed = true;
+	d->ns.max = -1;
 	if (view->ops->hold)
 		view->ops->hold(view->ctx);
 	decide(rq, view, d);

@@ -45,13 +45,14 @@ struct ll_err;
 
 /* The rule families, each with its own mode; names as in LandlordConfig spec.admission.modes. */
 enum adm_family {
-	ADM_RBAC,     /* "rolebindings" */
-	ADM_STORAGE,  /* "storage" */
-	ADM_INGRESS,  /* "ingress": Ingress, HTTPRoute and Gateway classes and hosts */
-	ADM_SERVICES, /* "services" */
-	ADM_CORDON,   /* "cordon" */
-	ADM_PODS,     /* "pods": Pods and pod templates */
-	ADM_TENANTS,  /* "tenants": Tenant and Plan objects */
+	ADM_RBAC,       /* "rolebindings" */
+	ADM_STORAGE,    /* "storage" */
+	ADM_INGRESS,    /* "ingress": Ingress, HTTPRoute and Gateway classes and hosts */
+	ADM_SERVICES,   /* "services" */
+	ADM_CORDON,     /* "cordon" */
+	ADM_PODS,       /* "pods": Pods and pod templates */
+	ADM_TENANTS,    /* "tenants": Tenant and Plan objects */
+	ADM_NAMESPACES, /* "namespaces": self-service namespaces (prefix, owners, maxNamespaces) */
 	ADM_FAMILY_N,
 };
 
@@ -118,7 +119,11 @@ struct adm_view_ops {
 	/* Namespace @ns as cached (labels at least), or the missing value when it does not exist.
 	 */
 	struct jval (*namespace_obj)(const void *ctx, const char *ns);
-	/* Optional: a tenant naming user or group @name ("User", "Group") among its members. */
+	/*
+	 * Optional: a tenant naming user or group @name (@kind "User", "Group") among its members,
+	 * or with @kind "Owner/User", "Owner/Group" among its owners (a ServiceAccount owner as
+	 * its user name): the keys adm_owner_keys() emits.
+	 */
 	const char *(*member_tenant)(const void *ctx, const char *kind, const char *name);
 	/*
 	 * A tenant other than @except that uses a host overlapping @host (hostmatch O1 with
@@ -131,6 +136,8 @@ struct adm_view_ops {
 	const char *(*namespace_claimant)(const void *ctx, const char *ns, const char *except);
 	/* Whether Plan @plan exists; a tenant naming it (NULL: none). */
 	bool (*plan_exists)(const void *ctx, const char *plan);
+	/* Optional: Plan @plan's spec.maxNamespaces; -1 when unset or no such Plan. */
+	long long (*plan_max_namespaces)(const void *ctx, const char *plan);
 	const char *(*plan_user)(const void *ctx, const char *plan);
 	/* The LandlordConfig in force (never NULL: lcfg_defaults() when none). */
 	const struct lcfg *(*config)(const void *ctx);
@@ -165,6 +172,17 @@ struct adm_decision {
 	size_t n_warnings;            /* warnings[0..n_warnings): audits, then notes */
 	char warnings[ADM_WARNINGS_MAX][ADM_WARNING_MAX];
 	size_t dropped_warnings; /* warnings past ADM_WARNINGS_MAX, not kept */
+	/*
+	 * A Namespace CREATE that joins a tenant (self-service namespaces): its tenant ("" when
+	 * none), whether the mutating webhook must add the landlord.dev/tenant label, and the
+	 * tenant's Plan's maxNamespaces (-1: none), under which the caller reserves a slot before
+	 * admitting (webhook/reserve.h), so that concurrent creates cannot pass the limit.
+	 */
+	struct {
+		char tenant[64];
+		bool add_label;
+		long long max;
+	} ns;
 };
 
 /**
@@ -175,5 +193,21 @@ struct adm_decision {
  */
 void adm_decide(const struct adm_request *rq, const struct adm_view *view,
                 struct adm_decision *d /* OUT */);
+
+/**
+ * adm_owner_keys() - emit the member keys of @tenant's owners: "Owner/User/<name>",
+ * "Owner/Group/<name>" and "Owner/User/system:serviceaccount:<ns>:<name>", for a view's
+ * member_tenant() index.
+ */
+void adm_owner_keys(struct jval tenant, void (*emit)(const char *key, void *ud), void *ud);
+
+/**
+ * adm_namespace_usage() - how many namespaces @tenant has, @ns excepted, counting in one look
+ * at @view its namespaces (labelled), its spec's claims and the names in @slots (an object
+ * whose keys are namespaces being created; NULL: none), each name once. Takes the view's
+ * hold itself; thread-safe as adm_decide().
+ */
+size_t adm_namespace_usage(const struct adm_view *view, const char *tenant, const char *ns,
+                           const json_t *slots);
 
 #endif

@@ -62,6 +62,13 @@ bool adm__gateway(struct adm_ctx *c);
 bool adm__service(struct adm_ctx *c);
 bool adm__tenant_object(struct adm_ctx *c);
 bool adm__plan_delete(struct adm_ctx *c);
+bool adm__namespace_create(struct adm_ctx *c);
+
+/** adm__owns() - is the requester one of @t's owners (user, group or ServiceAccount)? */
+bool adm__owns(const struct adm_request *rq, const struct adm_tenant *t);
+
+/** adm__cordon() - the cordon of c->tenant and of namespace rq->ns (admit.c). */
+bool adm__cordon(struct adm_ctx *c);
 
 /** adm__is_template_owner() - a workload kind checked by adm__template(). */
 bool adm__is_template_owner(const struct adm_request *rq);

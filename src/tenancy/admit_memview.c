@@ -26,7 +26,7 @@ struct adm_memview {
 	json_t *members;    /* "User/alice", "Group/dev" -> tenant name */
 	json_t *claims;     /* namespace -> [tenant names] */
 	json_t *plan_users; /* plan -> tenant name */
-	json_t *plans;      /* plan -> true */
+	json_t *plans;      /* plan -> its spec.maxNamespaces, or null */
 	json_t *hosts;      /* host -> tenant name */
 	json_t *under;      /* domain -> [[tenant, host]...]: hosts below it, two tenants at most */
 	struct lcfg *cfg;
@@ -143,6 +143,13 @@ static bool op_plan_exists(const void *ctx, const char *plan)
 	return json_object_get(((const struct adm_memview *)ctx)->plans, plan) != NULL;
 }
 
+static long long op_plan_max_namespaces(const void *ctx, const char *plan)
+{
+	const json_t *max = json_object_get(((const struct adm_memview *)ctx)->plans, plan);
+
+	return json_is_integer(max) ? (long long)json_integer_value(max) : -1;
+}
+
 static const char *op_plan_user(const void *ctx, const char *plan)
 {
 	return json_string_value(
@@ -172,6 +179,7 @@ static const struct adm_view_ops OPS = {
         .host_user = op_host_user,
         .namespace_claimant = op_namespace_claimant,
         .plan_exists = op_plan_exists,
+        .plan_max_namespaces = op_plan_max_namespaces,
         .plan_user = op_plan_user,
         .config = op_config,
         .mode = op_mode,
@@ -184,6 +192,19 @@ struct adm_view adm_memview_view(const struct adm_memview *v)
 }
 
 /* ---- building ---- */
+
+struct member_sink {
+	struct adm_memview *v;
+	const char *tenant;
+};
+
+static void add_member(const char *key, void *ud)
+{
+	struct member_sink *m = ud;
+
+	if (!json_object_get(m->v->members, key))
+		json_object_set_new(m->v->members, key, json_string(m->tenant));
+}
 
 static void index_members(struct adm_memview *v, struct jval tenant, const char *name)
 {
@@ -200,10 +221,10 @@ static void index_members(struct adm_memview *v, struct jval tenant, const char 
 			jval_foreach(list, i, s) {
 				snprintf(key, sizeof(key), "%s/%s", kinds[k][1],
 				         jval_str(s) ? jval_str(s) : "");
-				if (!json_object_get(v->members, key))
-					json_object_set_new(v->members, key, json_string(name));
+				add_member(key, &(struct member_sink){v, name});
 			}
 		}
+	adm_owner_keys(tenant, add_member, &(struct member_sink){v, name});
 }
 
 static void index_claims(struct adm_memview *v, struct jval tenant, const char *name)
@@ -318,9 +339,17 @@ static void add_lists(struct adm_memview *v)
 	struct jval plans = jd_get(v->doc, "plans", NULL), hosts = jd_get(v->doc, "hosts", NULL), e;
 	size_t i;
 
-	jval_foreach(plans, i, e)
+	jval_foreach(plans, i, e) {
+		struct jval max = jval_path(e, "spec", "maxNamespaces", NULL);
+
 		if (jval_str(e))
-			json_object_set_new(v->plans, jval_str(e), json_true());
+			json_object_set_new(v->plans, jval_str(e), json_null());
+		else if (jval_name(e))
+			json_object_set_new(v->plans, jval_name(e),
+			                    jval_type(max) == JT_INT
+			                            ? json_integer(jval_int(max, -1))
+			                            : json_null());
+	}
 	jval_foreach(hosts, i, e) {
 		const char *host = jval_str(jval_get(e, "host"));
 		const char *tenant = jval_str(jval_get(e, "tenant"));

@@ -9,7 +9,8 @@
  *	  "config": { a LandlordConfig object; spec.admission.modes: {"pods": "audit", ...} },
  *	  "tenants": [ Tenant objects ],
  *	  "namespaces": [ Namespace objects: metadata.name and labels ],
- *	  "plans": [ "gold", ... ],
+ *	  "plans": [ "gold", or a Plan object: {"metadata": {"name": "silver"},
+ *	             "spec": {"maxNamespaces": 3}}, ... ],
  *	  "hosts": [ {"host": "a.example.com", "tenant": "globex"}, ... ]
  *	}
  *

@@ -696,18 +696,57 @@ void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out
 	         which == TM_ROLE_OWNERS ? TENANT_OWNERS_ROLE_FMT : TENANT_CLUSTERROLE_FMT, tenant);
 }
 
-json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which)
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The keys of @names as a sorted array (a stable rule, so a steady state writes nothing). */
+static json_t *sorted_keys(const json_t *names)
+{
+	size_t n = json_object_size(names), i = 0;
+	const char **keys = xcalloc(n + 1, sizeof(*keys));
+	const char *k;
+	json_t *v, *out = json_array();
+
+	json_object_foreach((json_t *)names, k, v)
+		keys[i++] = k;
+	qsort(keys, n, sizeof(*keys), name_cmp);
+	for (i = 0; i < n; i++)
+		json_array_append_new(out, json_string(keys[i]));
+	free(keys);
+	return out;
+}
+
+/*
+ * Owners' self-service namespaces: `create` anywhere (the webhook decides which names, and
+ * RBAC cannot scope a create by name), `delete` only on the tenant's own namespaces.
+ */
+static void add_namespace_rules(json_t *rules, const json_t *namespaces)
+{
+	json_array_append_new(rules, json_pack("{s:[s],s:[s],s:[s]}", "apiGroups", "", "resources",
+	                                       "namespaces", "verbs", "create"));
+	if (json_object_size(namespaces) == 0)
+		return; /* no resourceNames would mean every namespace */
+	json_array_append_new(rules, json_pack("{s:[s],s:[s],s:o,s:[s]}", "apiGroups", "",
+	                                       "resources", "namespaces", "resourceNames",
+	                                       sorted_keys(namespaces), "verbs", "delete"));
+}
+
+json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which, const json_t *namespaces)
 {
 	char name[TM_ROLE_NAME_BUF];
 	json_t *verbs = which == TM_ROLE_OWNERS ? json_pack("[s]", VERB_OWN)
 	                                        : json_pack("[s,s]", "get", "watch");
+	json_t *rules =
+	        json_pack("[{s:[s],s:[s],s:[s],s:o}]", "apiGroups", LANDLORD_GROUP, "resources",
+	                  "tenants", "resourceNames", jval_name(tenant), "verbs", verbs);
 
+	if (which == TM_ROLE_OWNERS)
+		add_namespace_rules(rules, namespaces);
 	tm_tenant_role_name(jval_name(tenant), which, name);
-	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s],s:o}]}", "apiVersion",
-	                 RBAC_GROUP "/v1", "kind", "ClusterRole", "metadata",
-	                 object_meta(tenant, name, NULL), "rules", "apiGroups", LANDLORD_GROUP,
-	                 "resources", "tenants", "resourceNames", jval_name(tenant), "verbs",
-	                 verbs);
+	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", RBAC_GROUP "/v1", "kind", "ClusterRole",
+	                 "metadata", object_meta(tenant, name, NULL), "rules", rules);
 }
 
 json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which)

@@ -139,12 +139,16 @@ json_t *tm_resourcequota(struct jval tenant, const char *ns_name, const json_t *
 /* The cluster-wide roles landlord gives a tenant's people, each a ClusterRole and a binding. */
 enum tm_tenant_role {
 	TM_ROLE_MEMBERS, /* landlord:tenant:<t>: every member may get and watch the Tenant */
-	TM_ROLE_OWNERS,  /* landlord:tenant:<t>:owners: owners hold the verb "own" on it */
+	TM_ROLE_OWNERS,  /* landlord:tenant:<t>:owners: "own" on it, self-service namespaces */
 	TM_TENANT_ROLES
 };
 
-/** tm_clusterrole() - the ClusterRole @which for @tenant. */
-json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which);
+/**
+ * tm_clusterrole() - the ClusterRole @which for @tenant. The owners' role also lets them create
+ * namespaces (the webhook admits only their tenants' names) and delete the tenant's
+ * @namespaces (an object whose keys are its namespaces; NULL or empty: none).
+ */
+json_t *tm_clusterrole(struct jval tenant, enum tm_tenant_role which, const json_t *namespaces);
 /** tm_clusterrolebinding() - its binding; NULL when nobody holds the role. */
 json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which);
 /* Room for "landlord:tenant:<tenant>:owners" and its NUL. */

@@ -11,6 +11,7 @@
 #include "base/metrics.h"
 #include "base/ratelimit.h"
 #include "http/server.h"
+#include "pki/pki.h"
 #include "webhook/admission.h"
 
 struct admission_route {
@@ -98,6 +99,18 @@ static const char *run_rules(struct admission_route *r, const json_t *request,
 	return v->allowed ? NULL : rule->name;
 }
 
+/* response.patch is the base64 of the JSON Patch's text. */
+static void set_patch(json_t *resp, const json_t *patch)
+{
+	char *text = jx_dumps(patch);
+	char *b64 = pki_b64_encode(text, strlen(text));
+
+	json_object_set_new(resp, "patchType", json_string("JSONPatch"));
+	json_object_set_new(resp, "patch", json_string(b64));
+	free(b64);
+	free(text);
+}
+
 static json_t *response_for(const char *uid, const struct admission_verdict *v)
 {
 	json_t *resp = json_pack("{s:s,s:b}", "uid", uid, "allowed", v->allowed);
@@ -107,6 +120,8 @@ static json_t *response_for(const char *uid, const struct admission_verdict *v)
 		                    json_pack("{s:i,s:s}", "code", v->code, "message", v->message));
 	if (json_array_size(v->warnings) > 0)
 		json_object_set(resp, "warnings", v->warnings);
+	if (v->allowed && json_array_size(v->patch) > 0)
+		set_patch(resp, v->patch);
 	return json_pack("{s:s,s:s,s:o}", "apiVersion", "admission.k8s.io/v1", "kind",
 	                 "AdmissionReview", "response", resp);
 }
@@ -157,6 +172,7 @@ int admission_review(struct admission_route *r, const char *body, struct buf *ou
 	free(text);
 	json_decref(doc);
 	json_decref(v.warnings);
+	json_decref(v.patch);
 	record(r, v.allowed, t0);
 	if (!v.allowed)
 		log_info("admission denied", "{s:s,s:s,s:s?,s:s?,s:s?,s:s}", "webhook", r->name,

@@ -32,6 +32,11 @@ struct admission_verdict {
 	 * and admission_review() frees it after answering.
 	 */
 	json_t *warnings;
+	/*
+	 * A mutation (POST /mutate only): NULL or a JSON Patch array that a validator creates or
+	 * appends operations to; sent when the request is admitted. Owned like @warnings.
+	 */
+	json_t *patch;
 };
 
 /** admission_verdict_warn() - append warning @text (copied) to @v->warnings. */

@@ -146,6 +146,16 @@ static bool op_plan_exists(const void *ctx, const char *plan)
 	return doc != NULL;
 }
 
+static long long op_plan_max_namespaces(const void *ctx, const char *plan)
+{
+	const struct cacheview *cv = ctx;
+	const struct jdoc *doc = inf_get_ref(cv->plans, NULL, plan);
+	long long max = jval_int(jd_get(doc, "spec", "maxNamespaces", NULL), -1);
+
+	jdoc_unref(doc);
+	return max;
+}
+
 static const char *op_plan_user(const void *ctx, const char *plan)
 {
 	const struct cacheview *cv = ctx;
@@ -195,6 +205,7 @@ static const struct adm_view_ops OPS = {
         .host_user = op_host_user,
         .namespace_claimant = op_namespace_claimant,
         .plan_exists = op_plan_exists,
+        .plan_max_namespaces = op_plan_max_namespaces,
         .plan_user = op_plan_user,
         .config = op_config,
         .mode = op_mode,
@@ -268,7 +279,8 @@ static const char *const KEEP_NS[] = {"metadata.name", "metadata.resourceVersion
                                       "metadata.labels", NULL};
 static const char *const KEEP_TENANT[] = {"metadata.name", "metadata.resourceVersion", "spec",
                                           NULL};
-static const char *const KEEP_NAME[] = {"metadata.name", "metadata.resourceVersion", NULL};
+static const char *const KEEP_PLAN[] = {"metadata.name", "metadata.resourceVersion",
+                                        "spec.maxNamespaces", NULL};
 static const char *const KEEP_CONFIG[] = {"metadata.name", "metadata.resourceVersion",
                                           "spec.admission", NULL};
 
@@ -277,7 +289,7 @@ static int make_informers(struct cacheview *cv, struct mgr *m, const struct cach
 {
 	bool compact = opts && opts->compact;
 	struct inf_opts tenants = {.gvr = LL_TENANTS, .keep = compact ? KEEP_TENANT : NULL};
-	struct inf_opts plans = {.gvr = LL_PLANS, .keep = compact ? KEEP_NAME : NULL};
+	struct inf_opts plans = {.gvr = LL_PLANS, .keep = compact ? KEEP_PLAN : NULL};
 	struct inf_opts namespaces = {
 	        .gvr = KC_NAMESPACES, .metadata_only = true, .keep = compact ? KEEP_NS : NULL};
 	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS, .keep = compact ? KEEP_CONFIG : NULL};
@@ -364,17 +376,9 @@ bool cacheview_synced(const struct cacheview *cv)
 
 void cacheview_validate(const json_t *request, struct admission_verdict *v, void *ud)
 {
-	struct cacheview *cv = ud;
+	struct wh_tenancy tn = {.cv = ud};
 
-	if (!cacheview_synced(cv)) {
-		v->allowed = false;
-		v->code = 503;
-		snprintf(v->message, sizeof(v->message),
-		         "landlord's caches are still loading (Tenants, Namespaces, Plans, hosts): "
-		         "the tenant rules cannot be decided yet; retry in a few seconds");
-		return;
-	}
-	wh_tenancy_validate(request, v, &cv->view);
+	wh_tenancy_serve(request, v, &tn);
 }
 
 size_t cacheview_bytes(const struct cacheview *cv)

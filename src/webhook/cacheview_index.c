@@ -130,6 +130,11 @@ static void tenant_entry(struct cv_tenant *t, enum cv_map map, const char *key)
 	vec_push(&t->entries, ((struct cv_entry){map, n}));
 }
 
+static void owner_entry(const char *key, void *ud)
+{
+	tenant_entry(ud, MAP_MEMBERS, key);
+}
+
 static void tenant_members(struct cv_tenant *t)
 {
 	static const char *const roles[] = {"owners", "editors", "viewers"};
@@ -148,6 +153,7 @@ static void tenant_members(struct cv_tenant *t)
 				tenant_entry(t, MAP_MEMBERS, key);
 			}
 		}
+	adm_owner_keys(t->t.obj, owner_entry, t);
 }
 
 static void tenant_claims(struct cv_tenant *t)

@@ -7,11 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api.h"
+
 #include "base/err.h"
 #include "base/jdoc.h"
+#include "base/json.h"
 #include "base/metrics.h"
 #include "tenancy/admit.h"
 #include "webhook/admission.h"
+#include "webhook/cacheview.h"
+#include "webhook/reserve.h"
 #include "webhook/rules.h"
 
 const char *const wh_tenancy_resources[] = {"*", NULL};
@@ -44,23 +49,117 @@ static void to_verdict(const struct adm_decision *d, struct admission_verdict *v
 	count_audits(d->audited);
 }
 
-void wh_tenancy_validate(const json_t *request, struct admission_verdict *v, void *ud)
+/* Read @request and decide it on @view into @d. false: malformed, @v says why (400). */
+static bool decide(const json_t *request, const struct adm_view *view, struct adm_decision *d,
+                   struct admission_verdict *v)
 {
-	const struct adm_view *view = ud;
-	struct adm_decision d;
 	struct adm_request rq;
 	struct jdoc *doc = NULL;
 	struct ll_err err = {{0}};
+	bool ok = jdoc_from_json(request, NULL, &doc, &err) == 0 &&
+	          adm_request_read(jdoc_root(doc), &rq, &err) == 0;
 
-	if (jdoc_from_json(request, NULL, &doc, &err) != 0 ||
-	    adm_request_read(jdoc_root(doc), &rq, &err) != 0) {
+	if (ok)
+		adm_decide(&rq, view, d);
+	else {
 		v->allowed = false;
 		v->code = 400;
 		snprintf(v->message, sizeof(v->message), "malformed AdmissionRequest: %s", err.msg);
-		goto out;
 	}
-	adm_decide(&rq, view, &d);
-	to_verdict(&d, v);
-out:
 	jdoc_unref(doc);
+	return ok;
+}
+
+void wh_tenancy_validate(const json_t *request, struct admission_verdict *v, void *ud)
+{
+	struct adm_decision d;
+
+	if (decide(request, ud, &d, v))
+		to_verdict(&d, v);
+}
+
+static bool loading(const struct wh_tenancy *tn, struct admission_verdict *v)
+{
+	if (cacheview_synced(tn->cv))
+		return false;
+	v->allowed = false;
+	v->code = 503;
+	snprintf(v->message, sizeof(v->message),
+	         "landlord's caches are still loading (Tenants, Namespaces, Plans, hosts): the "
+	         "tenant rules cannot be decided yet; retry in a few seconds");
+	return true;
+}
+
+static void deny(struct admission_verdict *v, int code, const char *ns, const char *why)
+{
+	v->allowed = false;
+	v->code = code;
+	snprintf(v->message, sizeof(v->message), "namespace \"%.253s\": %s", ns, why);
+}
+
+/* An admitted Namespace CREATE joining a tenant: labelled by /mutate, and a slot reserved. */
+static void admit_namespace(const struct wh_tenancy *tn, const json_t *request,
+                            const struct adm_decision *d, struct admission_verdict *v)
+{
+	const char *ns = jx_str(request, "name", NULL);
+	char why[1024];
+	int rc;
+
+	if (ns == NULL || *d->ns.tenant == '\0')
+		return;
+	if (d->ns.add_label) {
+		snprintf(why, sizeof(why),
+		         "landlord's mutating webhook did not label it for tenant \"%s\" "
+		         "(" LABEL_TENANT "); retry, or add the label yourself",
+		         d->ns.tenant);
+		deny(v, 500, ns, why);
+		return;
+	}
+	if (d->ns.max < 0 || tn->client == NULL)
+		return;
+	rc = ns_reserve_slot(tn->client, cacheview_view(tn->cv), d->ns.tenant, ns, d->ns.max, why,
+	                     sizeof(why));
+	if (rc != 0)
+		deny(v, rc == 1 ? 403 : 500, ns, why);
+}
+
+void wh_tenancy_serve(const json_t *request, struct admission_verdict *v, void *ud)
+{
+	const struct wh_tenancy *tn = ud;
+	struct adm_decision d;
+
+	if (loading(tn, v) || !decide(request, cacheview_view(tn->cv), &d, v))
+		return;
+	to_verdict(&d, v);
+	if (v->allowed)
+		admit_namespace(tn, request, &d, v);
+}
+
+void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *ud)
+{
+	struct adm_decision d;
+
+	/* never denies: /validate gives the reason, with the same decision */
+	if (!decide(request, ud, &d, v)) {
+		*v = (struct admission_verdict){.allowed = true, .patch = v->patch};
+		return;
+	}
+	if (!d.allowed || !d.ns.add_label)
+		return;
+	if (v->patch == NULL)
+		v->patch = json_array();
+	if (!jx_get(request, "object", "metadata", "labels", NULL))
+		json_array_append_new(v->patch, json_pack("{s:s,s:s,s:{}}", "op", "add", "path",
+		                                          "/metadata/labels", "value"));
+	json_array_append_new(v->patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path",
+	                                          "/metadata/labels/landlord.dev~1tenant", "value",
+	                                          d.ns.tenant));
+}
+
+void wh_tenancy_mutate(const json_t *request, struct admission_verdict *v, void *ud)
+{
+	const struct wh_tenancy *tn = ud;
+
+	if (cacheview_synced(tn->cv))
+		wh_tenancy_label(request, v, (void *)cacheview_view(tn->cv));
 }

@@ -27,4 +27,24 @@ extern const struct admission_rule webhook_mutations[];
 extern const char *const wh_tenancy_resources[];
 void wh_tenancy_validate(const json_t *request, struct admission_verdict *v, void *ud);
 
+/*
+ * The tenant rules as landlord serves them, on its informer-backed view: 503 until the caches
+ * have loaded; an admitted Namespace CREATE that joins a tenant must carry the tenant label
+ * (/mutate adds it) and, under a maxNamespaces limit, gets its slot (webhook/reserve.h) or is
+ * refused. wh_tenancy_mutate() never denies: it adds the tenant label to a namespace an owner
+ * creates without it, and /validate gives any reason to refuse.
+ */
+struct cacheview;
+struct kc_client;
+struct wh_tenancy {
+	struct cacheview *cv;     /* borrowed */
+	struct kc_client *client; /* borrowed; NULL: no reservations (maxNamespaces unchecked) */
+};
+void wh_tenancy_serve(const json_t *request, struct admission_verdict *v,
+                      void *ud /* struct wh_tenancy */);
+void wh_tenancy_mutate(const json_t *request, struct admission_verdict *v,
+                       void *ud /* struct wh_tenancy */);
+/* wh_tenancy_mutate() on any view (@ud: a const struct adm_view *): tests. */
+void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *ud);
+
 #endif

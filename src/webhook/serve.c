@@ -36,8 +36,10 @@ struct wh_serve {
 	struct http_server *server;
 	struct probes *probes;
 	struct admission_route *validate, *mutate;
-	struct admission_rule *rules; /* webhook_rules, then the tenant rules on the view */
-	char *registered;             /* the base URL registered, or NULL */
+	struct admission_rule *rules;     /* webhook_rules, then the tenant rules on the view */
+	struct admission_rule *mutations; /* webhook_mutations, then the namespace label */
+	struct wh_tenancy tenancy;        /* the tenant rules' view and client */
+	char *registered;                 /* the base URL registered, or NULL */
 	char *dns[NAMES_MAX + 1], *ips[NAMES_MAX + 1];
 	size_t n_dns, n_ips;
 };
@@ -243,18 +245,36 @@ static int read_static(const struct wh_serve_opts *o, struct buf *cert, struct b
 	return rc;
 }
 
-/* webhook_rules, and with a view the tenant rules decided on it, as one table (owned by @w). */
-static void build_rules(struct wh_serve *w, struct cacheview *view)
+/* @table, and @extra when its validator is set, as one table ended by a NULL row (owned). */
+static struct admission_rule *rule_table(const struct admission_rule *table,
+                                         struct admission_rule extra)
 {
+	struct admission_rule *out;
 	size_t n = 0;
 
-	while (webhook_rules[n].name)
+	while (table[n].name)
 		n++;
-	w->rules = xcalloc(n + 2, sizeof(*w->rules));
-	memcpy(w->rules, webhook_rules, n * sizeof(*w->rules));
-	if (view)
-		w->rules[n] = (struct admission_rule){"tenancy", wh_tenancy_resources,
-		                                      ADMISSION_ANY_OP, cacheview_validate, view};
+	out = xcalloc(n + 2, sizeof(*out));
+	memcpy(out, table, n * sizeof(*out));
+	if (extra.validate)
+		out[n] = extra;
+	return out;
+}
+
+/* webhook_rules and webhook_mutations, and with a view the tenant rules decided on it. */
+static void build_rules(struct wh_serve *w, const struct wh_serve_opts *o)
+{
+	static const char *const namespaces[] = {"namespaces", NULL};
+
+	w->tenancy = (struct wh_tenancy){.cv = o->view, .client = o->client};
+	w->rules = rule_table(
+	        webhook_rules,
+	        (struct admission_rule){"tenancy", wh_tenancy_resources, ADMISSION_ANY_OP,
+	                                o->view ? wh_tenancy_serve : NULL, &w->tenancy});
+	w->mutations = rule_table(
+	        webhook_mutations,
+	        (struct admission_rule){"namespace-label", namespaces, ADMISSION_CREATE,
+	                                o->view ? wh_tenancy_mutate : NULL, &w->tenancy});
 }
 
 static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const char *cert,
@@ -271,9 +291,9 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 	                                                       .conn_limit = WH_CONN_LIMIT,
 	                                                       .timeout_s = WH_TIMEOUT_S});
 	w->probes = probes_new(w->server);
-	build_rules(w, o->view);
+	build_rules(w, o);
 	w->validate = admission_route_new(w->server, "/validate", "validate", w->rules);
-	w->mutate = admission_route_new(w->server, "/mutate", "mutate", webhook_mutations);
+	w->mutate = admission_route_new(w->server, "/mutate", "mutate", w->mutations);
 	rc = http_server_start(w->server, err);
 	if (rc == -EADDRINUSE)
 		ll_err_set(err, rc,
@@ -372,6 +392,7 @@ void wh_serve_stop(struct wh_serve *w)
 	admission_route_free(w->validate);
 	admission_route_free(w->mutate);
 	free(w->rules);
+	free(w->mutations);
 	for (size_t i = 0; i < w->n_dns; i++)
 		free(w->dns[i]);
 	for (size_t i = 0; i < w->n_ips; i++)

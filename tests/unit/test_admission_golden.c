@@ -3,8 +3,9 @@
  * tests/unit/golden/admission/ holds
  *   review.json  an AdmissionReview, as the API server sends it;
  *   view.json    what landlord knows (admit_memview.h's document);
- *   want.json    {"allowed": bool, "code": 403, "message": "...", "warnings": [...]}: code and
- *                message only when denied; warnings only when there are some.
+ *   want.json    {"allowed": bool, "code": 403, "message": "...", "warnings": [...],
+ *                "patch": [...]}: code and message only when denied; warnings only when there
+ *                are some; patch, /mutate's JSON Patch, only when it sends one.
  * Each review goes through admission_review() with the tenant rules (webhook/rules.h) on a view
  * built from view.json, and the answer must equal want.json exactly. Adding a case needs no C.
  *
@@ -21,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "admission_golden.h"
 #include "testjson.h"
 
 #include "base/buf.h"
@@ -82,6 +84,13 @@ static json_t *run_case(const char *dir)
 	assert_non_null(answer);
 	got = admission_got(answer);
 	json_decref(answer);
+	answer = admission_mutation(
+	        (struct admission_rule[]){{"label", (const char *const[]){"namespaces", NULL},
+	                                   ADMISSION_CREATE, wh_tenancy_label, &view},
+	                                  {.name = NULL}},
+	        body);
+	if (answer)
+		json_object_set_new(got, "patch", answer);
 	admission_route_free(route);
 	buf_release(&out);
 	free(body);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "admission_golden.h"
 #include "api/api.h"
 #include "testjson.h"
 
@@ -550,7 +551,9 @@ static void load_view(struct fake_api *f, const json_t *view)
 	json_array_foreach(json_object_get(view, "namespaces"), i, v)
 		put_json(f, "namespaces", v);
 	json_array_foreach(json_object_get(view, "plans"), i, v) {
-		json_t *plan = json_pack("{s:{s:O}}", "metadata", "name", v);
+		/* a name, or a whole Plan (admit_memview.h) */
+		json_t *plan = json_is_string(v) ? json_pack("{s:{s:O}}", "metadata", "name", v)
+		                                 : json_deep_copy(v);
 
 		put_json(f, PLANS, plan);
 		json_decref(plan);
@@ -644,7 +647,10 @@ static json_t *run_case(struct env *e, const char *dir, int i)
 	struct admission_route *route;
 	int status;
 	struct admission_rule rules[] = {
-	        {"tenancy", wh_tenancy_resources, ADMISSION_ANY_OP, cacheview_validate, e->cv},
+	        /* the decisions alone, as through the memview: the served path's own checks
+	         * (a synced view, the label /mutate adds) are tested apart */
+	        {"tenancy", wh_tenancy_resources, ADMISSION_ANY_OP, wh_tenancy_validate,
+	         (void *)cacheview_view(e->cv)},
 	        {.name = NULL},
 	};
 
@@ -661,6 +667,14 @@ static json_t *run_case(struct env *e, const char *dir, int i)
 	assert_non_null(answer);
 	got = admission_got(answer);
 	json_decref(answer);
+	answer = admission_mutation(
+	        (struct admission_rule[]){{"label", (const char *const[]){"namespaces", NULL},
+	                                   ADMISSION_CREATE, wh_tenancy_mutate,
+	                                   &(struct wh_tenancy){.cv = e->cv}},
+	                                  {.name = NULL}},
+	        body);
+	if (answer)
+		json_object_set_new(got, "patch", answer);
 	admission_route_free(route);
 	buf_release(&out);
 	free(body);

@@ -396,7 +396,7 @@ static void test_tenant_model__policies_and_quota_are_canonical(void **state)
 static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void **state)
 {
 	struct jdoc *t = jd(ACME);
-	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_MEMBERS);
+	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_MEMBERS, NULL);
 	json_t *crb = tm_clusterrolebinding(jdoc_root(t), TM_ROLE_MEMBERS);
 	struct jdoc *lonely = jd("{\"metadata\":{\"name\":\"empty\"},\"spec\":{\"plan\":\"p\"}}");
 	json_t *rule = json_array_get(json_object_get(cr, "rules"), 0);
@@ -420,7 +420,7 @@ static void test_tenant_model__tenant_role_grants_get_and_watch_on_itself(void *
 static void test_tenant_model__owners_role_grants_own_to_owners_only(void **state)
 {
 	struct jdoc *t = jd(ACME);
-	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_OWNERS);
+	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_OWNERS, NULL);
 	json_t *crb = tm_clusterrolebinding(jdoc_root(t), TM_ROLE_OWNERS);
 	json_t *rule = json_array_get(json_object_get(cr, "rules"), 0), *owners;
 	struct jdoc *no_owner = jd("{\"metadata\":{\"name\":\"v\"},\"spec\":{\"plan\":\"p\","
@@ -446,6 +446,37 @@ static void test_tenant_model__owners_role_grants_own_to_owners_only(void **stat
 	jdoc_unref(t);
 }
 
+/* Owners create namespaces anywhere (the webhook judges names) and delete only the tenant's. */
+static void test_tenant_model__owners_create_namespaces_and_delete_only_theirs(void **state)
+{
+	struct jdoc *t = jd(ACME);
+	json_t *ns = json_pack("{s:b,s:b}", "acme-prod", 1, "acme-dev", 1), *none = json_object();
+	json_t *cr = tm_clusterrole(jdoc_root(t), TM_ROLE_OWNERS, ns);
+	json_t *bare = tm_clusterrole(jdoc_root(t), TM_ROLE_OWNERS, none);
+	json_t *members = tm_clusterrole(jdoc_root(t), TM_ROLE_MEMBERS, ns);
+	json_t *want = json_loads(
+	        "[{\"apiGroups\":[\"\"],\"resources\":[\"namespaces\"],\"verbs\":[\"create\"]},"
+	        "{\"apiGroups\":[\"\"],\"resources\":[\"namespaces\"],"
+	        "\"resourceNames\":[\"acme-dev\",\"acme-prod\"],\"verbs\":[\"delete\"]}]",
+	        0, NULL);
+	json_t *rules = json_object_get(cr, "rules");
+
+	(void)state;
+	assert_int_equal(json_array_size(rules), 3);
+	assert_true(json_equal(json_array_get(rules, 1), json_array_get(want, 0)));
+	assert_true(json_equal(json_array_get(rules, 2), json_array_get(want, 1)));
+	/* no namespace yet: no delete rule at all (empty resourceNames would mean every one) */
+	assert_int_equal(json_array_size(json_object_get(bare, "rules")), 2);
+	assert_int_equal(json_array_size(json_object_get(members, "rules")), 1);
+	json_decref(want);
+	json_decref(members);
+	json_decref(bare);
+	json_decref(cr);
+	json_decref(none);
+	json_decref(ns);
+	jdoc_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +492,8 @@ int main(void)
 	        cmocka_unit_test(test_tenant_model__policies_and_quota_are_canonical),
 	        cmocka_unit_test(test_tenant_model__tenant_role_grants_get_and_watch_on_itself),
 	        cmocka_unit_test(test_tenant_model__owners_role_grants_own_to_owners_only),
+	        cmocka_unit_test(
+	                test_tenant_model__owners_create_namespaces_and_delete_only_theirs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
