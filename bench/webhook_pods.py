@@ -31,6 +31,7 @@ import concurrent.futures
 import http.client
 import json
 import multiprocessing
+import os
 import pathlib
 import ssl
 import subprocess
@@ -38,7 +39,7 @@ import sys
 import threading
 import time
 
-from common import BUILD, CLUSTER, REPO, Cluster, proc_status_kib, record, save_json
+from common import BUILD, CLUSTER, REPO, Cluster, median, proc_status_kib, record, save_json
 
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from procs import Proc  # noqa: E402
@@ -242,19 +243,43 @@ def client_main(env, c, prefix, n, barrier, q):
     q.put((c, lat, errors))
 
 
-def run_round(cluster, args, prefix):
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid):
+    """utime + stime of @pid in seconds (0 when it is gone)."""
+    try:
+        f = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(f[11]) + int(f[12])) / TICK
+
+
+def busy_s():
+    """CPU seconds the whole machine spent (all cores) so far."""
+    f = pathlib.Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    return (sum(int(x) for x in f) - int(f[3]) - int(f[4])) / TICK
+
+
+def run_round(cluster, args, prefix, pids=None):
+    """One round; @pids {name: pid}: CPU seconds each spent in the creates, in the result."""
     ctx = multiprocessing.get_context("fork")
     barrier, q = ctx.Barrier(args.clients), ctx.Queue()
     procs = [ctx.Process(target=client_main,
                          args=(cluster.env, c, prefix, args.pods, barrier, q))
              for c in range(args.clients)]
+    pids = pids or {}
+    cpu0 = {k: cpu_s(v) for k, v in pids.items()}
+    machine0 = busy_s()
     t0 = time.monotonic()
     for p in procs:
         p.start()
     res = [q.get() for _ in procs]
+    wall = time.monotonic() - t0
+    cpu = {k: cpu_s(v) - cpu0[k] for k, v in pids.items()}
+    cpu["machine"] = busy_s() - machine0
     for p in procs:
         p.join()
-    wall = time.monotonic() - t0
     lat = sorted(x for _, lats, _ in res for x in lats)
     errors = sum(e for _, _, e in res)
     api = Api(cluster)
@@ -263,7 +288,7 @@ def run_round(cluster, args, prefix):
     for c in range(args.clients):
         wait_until(lambda: not api.call("GET", f"/api/v1/namespaces/t{c:04d}-ns0/pods?limit=1")
                    [1]["items"], 60, "pods deleted")
-    return lat, errors, wall
+    return lat, errors, wall, cpu
 
 
 def pct(xs, p):
@@ -320,6 +345,8 @@ def measure(cluster, args, tmp):
     saved["metadata"] = {k: saved["metadata"][k] for k in ("name", "labels")}
     sampler = RssSampler(wh.pid)
     sampler.start()
+    pids = {"kube-apiserver": int(cluster.env["APISERVER_PID"]),
+            "etcd": int(cluster.env["ETCD_PID"]), "webhook": wh.pid}
     run_round(cluster, args, "warm")  # connections, caches, the API server's webhook client
     rounds, order = [], [True, False, False, True] * ((args.rounds + 1) // 2)
     on = True
@@ -327,12 +354,15 @@ def measure(cluster, args, tmp):
         if want != on:
             set_webhook(cluster, saved, want)
             on = want
-        lat, errors, wall = run_round(cluster, args, f"r{i}")
+        lat, errors, wall, cpu = run_round(cluster, args, f"r{i}", pids)
         r = {"webhook": on, "n": len(lat), "errors": errors, "wall_s": round(wall, 2),
-             "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "lat": lat}
+             "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "lat": lat,
+             "cpu_ms_per_pod": {k: round(v * 1000 / max(1, len(lat)), 3)
+                                for k, v in cpu.items()}}
         rounds.append(r)
         print(f"round {i} webhook={'on ' if on else 'off'}: {len(lat)} pods in {wall:.1f} s, "
-              f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, errors {errors}, "
+              f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms, errors {errors}, CPU ms "
+              f"per pod {r['cpu_ms_per_pod']}, "
               f"webhook VmRSS {proc_status_kib(wh.pid, 'VmRSS') / 1024:.1f} MiB", flush=True)
     sampler.stop.set()
     sampler.join()
@@ -352,8 +382,12 @@ def summarize(res):
     s = {}
     for side, on in (("webhook", True), ("floor", False)):
         lat = sorted(x for r in res["rounds"] if r["webhook"] == on for x in r["lat"])
+        mine = [r for r in res["rounds"] if r["webhook"] == on]
         s[side] = {"n": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
-                   "round_p50s": [r["p50_ms"] for r in res["rounds"] if r["webhook"] == on]}
+                   "round_p50s": [r["p50_ms"] for r in mine],
+                   "pods_per_s": median([r["n"] / r["wall_s"] for r in mine]),
+                   "cpu_ms_per_pod": {k: median([r["cpu_ms_per_pod"][k] for r in mine])
+                                      for k in mine[0]["cpu_ms_per_pod"]}}
     s["added_p50_ms"] = s["webhook"]["p50_ms"] - s["floor"]["p50_ms"]
     s["added_p99_ms"] = s["webhook"]["p99_ms"] - s["floor"]["p99_ms"]
     ons = [r["p50_ms"] for r in res["rounds"] if r["webhook"]]
@@ -370,7 +404,7 @@ def main():
     ap.add_argument("--namespaces", type=int, default=10000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--pods", type=int, default=250, help="per client and round")
-    ap.add_argument("--rounds", type=int, default=4, help="rounds per phase")
+    ap.add_argument("--rounds", type=int, default=6, help="rounds per phase")
     ap.add_argument("--populate-threads", type=int, default=16)
     ap.add_argument("--state-dir", default="/tmp/landlord-bench-webhook-pods")
     ap.add_argument("--no-record", action="store_true")
@@ -401,6 +435,10 @@ def record_doc(args, res):
     w, f = s["webhook"], s["floor"]
     mib = lambda kib: f"{kib / 1024:.1f} MiB"  # noqa: E731
     ru = m1["smaps_rollup_kib"]
+
+    def cpu(side):
+        c = side["cpu_ms_per_pod"]
+        return f"{c['kube-apiserver']:.2f}, {c['etcd']:.2f}, {c['webhook']:.2f} ms"
     record("Pod creates through the API server with the webhook", f"""
 `bench/webhook_pods.py`: {args.clients} clients, each a process on one keep-alive HTTPS
 connection as the token user `alice` (an editor of the tenant, not an administrator: the
@@ -422,7 +460,14 @@ phases alike). Per request percentiles of each phase, pooled over its rounds; 2 
 | pod create p99 | {w['p99_ms']:.2f} ms | {f['p99_ms']:.2f} ms | {s['added_p99_ms']:+.2f} ms |
 | p50 by round | {', '.join(f'{x:.2f}' for x in w['round_p50s'])} | \
 {', '.join(f'{x:.2f}' for x in f['round_p50s'])} | pairs: \
-{', '.join(f'{x:+.2f}' for x in s['added_p50_pairs_ms'])} ms |
+{', '.join(f'{x:+.2f}' for x in s['added_p50_pairs_ms'])} ms (median \
+{median(s['added_p50_pairs_ms']):+.2f}) |
+| pods created per second (8 clients) | {w['pods_per_s']:.0f} | {f['pods_per_s']:.0f} | \
+{f['pods_per_s'] / w['pods_per_s']:.2f}x the time per pod |
+| CPU per pod: kube-apiserver, etcd, webhook | {cpu(w)} | {cpu(f)} | |
+| CPU per pod, the whole machine (2 cores, other work included) | {w['cpu_ms_per_pod']['machine']:.2f} ms | \
+{f['cpu_ms_per_pod']['machine']:.2f} ms | \
+{w['cpu_ms_per_pod']['machine'] - f['cpu_ms_per_pod']['machine']:+.2f} ms |
 | `landlord webhook` peak RSS (VmHWM) | {mib(m1['VmHWM'])} | | target <= 20 MiB |
 | its RSS after the load (VmRSS) / private (RssAnon) | {mib(m1['VmRSS'])} / \
 {mib(m1['RssAnon'])} | | |
