@@ -276,7 +276,8 @@ static struct cacheview *alloc_view(const struct cacheview_opts *opts)
 
 /* What the view reads, for cacheview_opts.compact (jdoc_opts paths). */
 static const char *const KEEP_NS[] = {"metadata.name", "metadata.resourceVersion",
-                                      "metadata.labels", NULL};
+                                      "metadata.labels." LABEL_TENANT,
+                                      "metadata.labels." LABEL_CORDONED, NULL};
 static const char *const KEEP_TENANT[] = {"metadata.name", "metadata.resourceVersion", "spec",
                                           NULL};
 static const char *const KEEP_PLAN[] = {"metadata.name", "metadata.resourceVersion",

@@ -55,9 +55,10 @@ struct cacheview_opts {
 	const char *self_user;
 	/*
 	 * The process runs no controller (`landlord webhook`): cache only what the view reads -
-	 * Namespaces' names and labels, Tenants' spec, Plans' names and maxNamespaces - instead of
-	 * sharing the controllers' informers (about half the memory; docs/internals/cacheview.md).
-	 * In `landlord run` leave it false, or every informer would be held twice.
+	 * Namespaces' names and their landlord.dev/tenant and landlord.dev/cordoned labels,
+	 * Tenants' spec, Plans' names and maxNamespaces - instead of sharing the controllers'
+	 * informers (about half the memory; docs/internals/cacheview.md). In `landlord run` leave
+	 * it false, or every informer would be held twice.
 	 */
 	bool compact;
 	/* test hook: skip the Gateway API even when discovery finds it */
