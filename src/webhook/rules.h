@@ -9,8 +9,8 @@
 /* Ended by a row whose name is NULL: the rules served on POST /validate. */
 extern const struct admission_rule webhook_rules[];
 /*
- * The same for POST /mutate. A row there may only deny for now: the route answers with no
- * patch (the namespace mutation adds one).
+ * The same for POST /mutate: a row may also append JSON Patch operations to the verdict's
+ * patch (admission.h), sent when the request is admitted.
  */
 extern const struct admission_rule webhook_mutations[];
 

@@ -3,8 +3,9 @@
  * serve for admission (issue 12, points 1 to 3).
  *
  * One HTTPS server (lib/http) with POST /validate (webhook_rules, then the tenant rules of
- * tenancy/admit.h decided on the view given, webhook/cacheview.h), POST /mutate (admits with no
- * patch until the mutations land) and the probe endpoints, bodies capped at ADMISSION_BODY_MAX,
+ * tenancy/admit.h decided on the view given, webhook/cacheview.h, with the maxNamespaces slot
+ * of webhook/reserve.h), POST /mutate (webhook_mutations, then the tenant label on a namespace
+ * an owner creates) and the probe endpoints, bodies capped at ADMISSION_BODY_MAX,
  * idle connections closed after WH_TIMEOUT_S and at most WH_CONN_LIMIT at once. Its certificate:
  *
  *  - static files (cert_file and key_file): served as they are; nothing else happens (tests);
