@@ -58,6 +58,9 @@ validatingwebhookconfigurations landlord); it judges tenant namespaces:
 
   kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n acme-dev create rolebinding all \\
     --clusterrole=view --group=system:authenticated          # refused: members only
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig create namespace acme-feature
+                                   # self-service: labelled for acme and provisioned (gold: 10 at most)
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig create namespace globex-mine  # refused: globex's
 
 Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
 
