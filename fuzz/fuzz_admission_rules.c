@@ -1,9 +1,10 @@
 /*
  * Fuzz the tenant rules behind the admission core: any body is an AdmissionReview for
  * admission_review() with the tenancy row (webhook/rules.h) on a fixed view that has every
- * rule switched on. The answer must be well-formed JSON: 400 with no response, or 200 with the
- * request's uid, and a denial must carry code 403 or 400 and a one-line printable message;
- * warnings are printable lines too.
+ * rule switched on, on /validate and on /mutate (the namespace label). The answer must be
+ * well-formed JSON: 400 with no response, or 200 with the request's uid, and a denial must
+ * carry code 403 or 400 and a one-line printable message; warnings are printable lines too;
+ * /mutate never denies, and its patch, when there is one, is base64 of a JSON Patch array.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/mem.h"
+#include "pki/pki.h"
 #include "tenancy/admit_memview.h"
 #include "webhook/admission.h"
 #include "webhook/rules.h"
@@ -39,7 +41,7 @@ static const char view_json[] =
         "\"landlord.dev/tenant\":\"acme\",\"landlord.dev/cordoned\":\"true\"}}},"
         "{\"metadata\":{\"name\":\"ice\",\"labels\":{\"landlord.dev/tenant\":\"frozen\"}}},"
         "{\"metadata\":{\"name\":\"other\"}}],"
-        "\"plans\":[\"gold\"],"
+        "\"plans\":[{\"metadata\":{\"name\":\"gold\"},\"spec\":{\"maxNamespaces\":3}}],"
         "\"hosts\":[{\"host\":\"b.acme.io\",\"tenant\":\"globex\"},"
         "{\"host\":\"*.w.acme.io\",\"tenant\":\"globex\"}]}";
 
@@ -68,16 +70,50 @@ static void check_response(const json_t *resp)
 			abort();
 }
 
+/* One review through @route: the common checks; returns the response (owned) or NULL (400). */
+static json_t *answer_of(struct admission_route *route, const char *body)
+{
+	struct buf out = BUF_INIT(ADMISSION_BODY_MAX);
+	int status = admission_review(route, body, &out);
+	json_t *answer = jx_loads(out.p, out.len, NULL), *resp;
+
+	if (answer == NULL || (status != 200 && status != 400))
+		abort();
+	if (status == 200 && !jx_str(answer, "response", "uid", NULL))
+		abort();
+	if (status == 400 && jx_get(answer, "response", NULL))
+		abort();
+	resp = status == 200 ? json_incref(json_object_get(answer, "response")) : NULL;
+	json_decref(answer);
+	buf_release(&out);
+	return resp;
+}
+
+static void check_mutation(const json_t *resp)
+{
+	const char *b64 = jx_str(resp, "patch", NULL);
+	struct buf raw = BUF_INIT(1 << 20);
+	json_t *patch;
+
+	if (!json_is_true(json_object_get(resp, "allowed")))
+		abort();
+	if (b64 == NULL)
+		return;
+	if (pki_b64_decode(b64, &raw) != 0 || !(patch = jx_loads(raw.p, raw.len, NULL)) ||
+	    !json_is_array(patch) || json_array_size(patch) == 0)
+		abort();
+	json_decref(patch);
+	buf_release(&raw);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct adm_memview *mv;
 	static struct adm_view view;
-	static struct admission_route *route;
-	static struct admission_rule rules[2];
-	struct buf out = BUF_INIT(ADMISSION_BODY_MAX);
+	static struct admission_route *route, *mutate;
+	static struct admission_rule rules[2], mutations[2];
 	char *body = xstrndup((const char *)data, size);
-	json_t *answer;
-	int status;
+	json_t *resp;
 
 	if (route == NULL) {
 		json_t *doc = jx_loads(view_json, strlen(view_json), NULL);
@@ -88,20 +124,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		view = adm_memview_view(mv);
 		rules[0] = (struct admission_rule){"tenancy", wh_tenancy_resources,
 		                                   ADMISSION_ANY_OP, wh_tenancy_validate, &view};
+		mutations[0] = (struct admission_rule){"label", wh_tenancy_resources,
+		                                       ADMISSION_ANY_OP, wh_tenancy_label, &view};
 		route = admission_route_new(NULL, "/validate", "fuzz", rules);
+		mutate = admission_route_new(NULL, "/mutate", "fuzz", mutations);
 	}
-	status = admission_review(route, body, &out);
-	answer = jx_loads(out.p, out.len, NULL);
-	if (answer == NULL || (status != 200 && status != 400))
-		abort();
-	if (status == 200 && !jx_str(answer, "response", "uid", NULL))
-		abort();
-	if (status == 400 && jx_get(answer, "response", NULL))
-		abort();
-	if (status == 200)
-		check_response(jx_get(answer, "response", NULL));
-	json_decref(answer);
-	buf_release(&out);
+	resp = answer_of(route, body);
+	if (resp)
+		check_response(resp);
+	json_decref(resp);
+	resp = answer_of(mutate, body);
+	if (resp)
+		check_mutation(resp);
+	json_decref(resp);
 	free(body);
 	return 0;
 }
