@@ -81,23 +81,40 @@ static const char *other_owner(const json_t *tenant, const char *except)
 	return t && strcmp(t, except) != 0 ? t : NULL;
 }
 
+/* A host lookup that skips tenant @except. */
+struct host_query {
+	const struct adm_memview *v;
+	const char *except;
+};
+
+static const char *exact_host(const void *ud, const char *key, const char **host)
+{
+	const struct host_query *q = ud;
+	void *iter = json_object_iter_at(q->v->hosts, key);
+	const char *t = iter ? other_owner(json_object_iter_value(iter), q->except) : NULL;
+
+	if (t)
+		*host = json_object_iter_key(iter);
+	return t;
+}
+
 /*
  * A wildcard's children ("*.example.com" against "a.example.com", "*.b.example.com"): the hosts
  * in use below its domain, indexed by every domain above them. Each entry keeps the first two
  * tenants, so that one other than @except is always found when there is one.
  */
-static const char *below(const struct adm_memview *v, const char *host, const char *except,
-                         const char **other)
+static const char *below(const void *ud, const char *wildcard, const char **host)
 {
-	const json_t *list = json_object_get(v->under, host + 2), *e;
+	const struct host_query *q = ud;
+	const json_t *list = json_object_get(q->v->under, wildcard + 2), *e;
 	size_t i;
 
 	json_array_foreach(list, i, e) {
-		const char *t = other_owner(json_array_get(e, 0), except);
+		const char *t = other_owner(json_array_get(e, 0), q->except);
 		const char *h = json_string_value(json_array_get(e, 1));
 
-		if (t && hm_overlap(host, strlen(host), h, strlen(h), HM_ANY_LABELS)) {
-			*other = h;
+		if (t && hm_overlap(wildcard, strlen(wildcard), h, strlen(h), HM_ANY_LABELS)) {
+			*host = h;
 			return t;
 		}
 	}
@@ -107,23 +124,9 @@ static const char *below(const struct adm_memview *v, const char *host, const ch
 static const char *op_host_user(const void *ctx, const char *host, const char *except,
                                 const char **other)
 {
-	const struct adm_memview *v = ctx;
-	char wildcard[HM_HOST_MAX + 2];
-	const char *t, *p;
+	static const struct hm_index_ops index = {.exact = exact_host, .below = below};
 
-	if ((t = other_owner(json_object_get(v->hosts, host), except)) != NULL) {
-		*other = host;
-		return t;
-	}
-	for (p = strchr(host, '.'); p; p = strchr(p + 1, '.')) {
-		snprintf(wildcard, sizeof(wildcard), "*%s", p);
-		t = other_owner(json_object_get(v->hosts, wildcard), except);
-		if (t) {
-			*other = json_object_iter_key(json_object_iter_at(v->hosts, wildcard));
-			return t;
-		}
-	}
-	return hm_is_wildcard(host, strlen(host)) ? below(v, host, except, other) : NULL;
+	return hm_find_overlap(&index, &(struct host_query){ctx, except}, host, other);
 }
 
 static const char *op_namespace_claimant(const void *ctx, const char *ns, const char *except)

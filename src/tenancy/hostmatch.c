@@ -2,6 +2,7 @@
 #include "tenancy/hostmatch.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,4 +290,20 @@ void hm_conflict(const char *host, size_t len, const char *other, size_t other_l
 	denial_quote(&d, other, other_len);
 	denial_text(&d, ", a host of tenant ");
 	denial_quote(&d, other_tenant, strlen(other_tenant));
+}
+
+const char *hm_find_overlap(const struct hm_index_ops *ops, const void *ud, const char *host,
+                            const char **other)
+{
+	char wildcard[HM_HOST_MAX + 2];
+	const char *t, *p;
+
+	if ((t = ops->exact(ud, host, other)) != NULL)
+		return t;
+	for (p = strchr(host, '.'); p; p = strchr(p + 1, '.')) {
+		snprintf(wildcard, sizeof(wildcard), "*%s", p);
+		if ((t = ops->exact(ud, wildcard, other)) != NULL)
+			return t;
+	}
+	return hm_is_wildcard(host, strlen(host)) ? ops->below(ud, host, other) : NULL;
 }

@@ -124,6 +124,27 @@ void hm_denial(const struct hm_policy *p, enum hm_verdict v, const char *tenant,
 /** hm_overlap() - do hosts @a and @b overlap (O1) when wildcards serve as @mode says? */
 bool hm_overlap(const char *a, size_t alen, const char *b, size_t blen, enum hm_wildcard mode);
 
+/*
+ * How a host index answers "who else uses a host overlapping @host" (adm_view's host_user):
+ * the index's own lookups, asked in one order by hm_find_overlap().
+ */
+struct hm_index_ops {
+	/* An owner of exact key @key (a host or "*.<domain>") other than the one the caller
+	 * excludes, or NULL; *@host (OUT) is the host as the index stores it. */
+	const char *(*exact)(const void *ud, const char *key, const char **host);
+	/* For wildcard @wildcard: an owner of a host below its domain that hm_overlap() with
+	 * HM_ANY_LABELS says overlaps, or NULL; *@host (OUT) is that host. */
+	const char *(*below)(const void *ud, const char *wildcard, const char **host);
+};
+
+/**
+ * hm_find_overlap() - @host itself, then each wildcard above it ("*.b.c", "*.c" for "a.b.c"),
+ * then, for a wildcard, the hosts below its domain: the first owner @ops finds, or NULL.
+ * *@other (OUT) is the host that owner uses.
+ */
+const char *hm_find_overlap(const struct hm_index_ops *ops, const void *ud, const char *host,
+                            const char **other);
+
 /**
  * hm_conflict() - the message refusing @host because it overlaps @other, a host of tenant
  * @other_tenant, into @msg (@size bytes):

@@ -76,16 +76,22 @@ static const char *other_tenant(const struct cacheview *cv, const char *ns, cons
 	return t && strcmp(t->name, except) != 0 ? t->name : NULL;
 }
 
+/* A host lookup that skips tenant @except. */
+struct host_query {
+	const struct cacheview *cv;
+	const char *except;
+};
+
 /* A host of another tenant among the entries of @key of the host index. */
-static const char *host_entry(const struct cacheview *cv, const char *key, const char *except,
-                              const char **other)
+static const char *host_entry(const void *ud, const char *key, const char **host)
 {
+	const struct host_query *q = ud;
 	const struct cv_node *n;
 	const char *t;
 
-	for (n = cache_get(&cv->hosts, key); n; n = n->next) {
-		if ((t = other_tenant(cv, n->val, except)) != NULL) {
-			*other = n->key;
+	for (n = cache_get(&q->cv->hosts, key); n; n = n->next) {
+		if ((t = other_tenant(q->cv, n->val, q->except)) != NULL) {
+			*host = n->key;
 			return t;
 		}
 	}
@@ -93,16 +99,17 @@ static const char *host_entry(const struct cacheview *cv, const char *key, const
 }
 
 /* A wildcard's overlaps: the hosts in use below its domain (admit_memview.c's below()). */
-static const char *below(const struct cacheview *cv, const char *host, const char *except,
-                         const char **other)
+static const char *below(const void *ud, const char *wildcard, const char **host)
 {
+	const struct host_query *q = ud;
 	const struct cv_node *n;
 	const char *t;
 
-	for (n = cache_get(&cv->under, host + 2); n; n = n->next) {
-		t = other_tenant(cv, cv__node_val2(n), except);
-		if (t && hm_overlap(host, strlen(host), n->val, strlen(n->val), HM_ANY_LABELS)) {
-			*other = n->val;
+	for (n = cache_get(&q->cv->under, wildcard + 2); n; n = n->next) {
+		t = other_tenant(q->cv, cv__node_val2(n), q->except);
+		if (t &&
+		    hm_overlap(wildcard, strlen(wildcard), n->val, strlen(n->val), HM_ANY_LABELS)) {
+			*host = n->val;
 			return t;
 		}
 	}
@@ -112,18 +119,9 @@ static const char *below(const struct cacheview *cv, const char *host, const cha
 static const char *op_host_user(const void *ctx, const char *host, const char *except,
                                 const char **other)
 {
-	const struct cacheview *cv = ctx;
-	char wildcard[HM_HOST_MAX + 2];
-	const char *t, *p;
+	static const struct hm_index_ops index = {.exact = host_entry, .below = below};
 
-	if ((t = host_entry(cv, host, except, other)) != NULL)
-		return t;
-	for (p = strchr(host, '.'); p; p = strchr(p + 1, '.')) {
-		snprintf(wildcard, sizeof(wildcard), "*%s", p);
-		if ((t = host_entry(cv, wildcard, except, other)) != NULL)
-			return t;
-	}
-	return hm_is_wildcard(host, strlen(host)) ? below(cv, host, except, other) : NULL;
+	return hm_find_overlap(&index, &(struct host_query){ctx, except}, host, other);
 }
 
 static const char *op_namespace_claimant(const void *ctx, const char *ns, const char *except)
