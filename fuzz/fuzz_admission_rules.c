@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/mem.h"
+#include "fuzz_admission_oracle.h"
 #include "pki/pki.h"
 #include "tenancy/admit_memview.h"
 #include "webhook/admission.h"
@@ -70,25 +71,6 @@ static void check_response(const json_t *resp)
 			abort();
 }
 
-/* One review through @route: the common checks; returns the response (owned) or NULL (400). */
-static json_t *answer_of(struct admission_route *route, const char *body)
-{
-	struct buf out = BUF_INIT(ADMISSION_BODY_MAX);
-	int status = admission_review(route, body, &out);
-	json_t *answer = jx_loads(out.p, out.len, NULL), *resp;
-
-	if (answer == NULL || (status != 200 && status != 400))
-		abort();
-	if (status == 200 && !jx_str(answer, "response", "uid", NULL))
-		abort();
-	if (status == 400 && jx_get(answer, "response", NULL))
-		abort();
-	resp = status == 200 ? json_incref(json_object_get(answer, "response")) : NULL;
-	json_decref(answer);
-	buf_release(&out);
-	return resp;
-}
-
 static void check_mutation(const json_t *resp)
 {
 	const char *b64 = jx_str(resp, "patch", NULL);
@@ -129,11 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		route = admission_route_new(NULL, "/validate", "fuzz", rules);
 		mutate = admission_route_new(NULL, "/mutate", "fuzz", mutations);
 	}
-	resp = answer_of(route, body);
+	resp = fuzz_admission_answer(route, body);
 	if (resp)
 		check_response(resp);
 	json_decref(resp);
-	resp = answer_of(mutate, body);
+	resp = fuzz_admission_answer(mutate, body);
 	if (resp)
 		check_mutation(resp);
 	json_decref(resp);
