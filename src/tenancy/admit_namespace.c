@@ -117,6 +117,21 @@ static bool refuse(struct adm_ctx *c, const char *ns, const char *why)
 	return adm__violation(c, ADM_NAMESPACES, msg);
 }
 
+/* The label names no Tenant: its value is the requester's, so it is quoted. */
+static bool no_such_tenant(struct adm_ctx *c, const char *ns, const char *label)
+{
+	char msg[DENIAL_MSG_MAX];
+	struct denial d;
+
+	denial_init(&d, msg, sizeof(msg));
+	denial_text(&d, "namespace ");
+	denial_quote(&d, ns, strlen(ns));
+	denial_text(&d, ": tenant ");
+	denial_quote(&d, label, strlen(label));
+	denial_text(&d, " (label " LABEL_TENANT ") does not exist; name an existing tenant");
+	return adm__violation(c, ADM_NAMESPACES, msg);
+}
+
 /* A labelled CREATE: the tenant must exist, be owned by the requester, and prefix the name. */
 static const struct adm_tenant *labelled(struct adm_ctx *c, const char *ns, const char *label,
                                          bool *stop)
@@ -124,13 +139,11 @@ static const struct adm_tenant *labelled(struct adm_ctx *c, const char *ns, cons
 	const struct adm_tenant *t = c->view->ops->tenant(c->view->ctx, label);
 	char why[DENIAL_MSG_MAX / 2];
 
-	if (t == NULL)
-		snprintf(why, sizeof(why),
-		         "tenant \"%.63s\" (label " LABEL_TENANT
-		         ") does not exist; name an existing "
-		         "tenant",
-		         label);
-	else if (!adm__owns(c->rq, t))
+	if (t == NULL) {
+		*stop = no_such_tenant(c, ns, label);
+		return NULL;
+	}
+	if (!adm__owns(c->rq, t))
 		snprintf(why, sizeof(why),
 		         "only owners of tenant \"%s\" may create its namespaces (ask an "
 		         "administrator to add you to spec.accessControl.owners of \"%s\")",
