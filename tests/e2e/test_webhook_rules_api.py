@@ -423,6 +423,34 @@ def test_a_without_prefix_name_already_taken(world, operator):
     assert tenant_as(w, operator, t, unprefixed=[f"{taken}-not"])["metadata"]["name"] == t
 
 
+def test_a_released_namespace_is_taken_until_labelled_again(world, operator):
+    """A withoutTenantPrefix namespace the tenant let go is released (no tenant label,
+    landlord.dev/released-from): claiming it again is refused, as the controller would report
+    it a collision, until an administrator labels it for the tenant (adoption)."""
+    w, kit = world, world.kit
+    t, n = kit.name("tr"), kit.name("legacy")
+    kit.tenants.append(t)
+    kit.expect_namespace(n)
+    ops = custom(w.cluster, operator)
+    ops.create_cluster_custom_object(GROUP, VERSION, "tenants",
+                                     tenant_body(t, kit.plans[0], unprefixed=[n]))
+    kit.wait_ready(t, [n])
+
+    def claim(names):
+        return ops.patch_cluster_custom_object(GROUP, VERSION, "tenants", t, {
+            "spec": {"namespaces": {"withoutTenantPrefix": names}}})
+    claim([])
+    w.cluster.wait_for(lambda: (kit.read_namespace(n).metadata.annotations or {}).get(
+        "landlord.dev/released-from") == t, 30, interval=0.2, what=f"{n} released")
+    msg = w.cluster.wait_for(lambda: refusal(lambda: claim([n])), 30, interval=0.2,
+                             what="landlord's cache to see the release")
+    assert f'names namespace "{n}", which already exists and is not the tenant\'s' in msg, msg
+    kit.core.patch_namespace(n, {"metadata": {"labels": {"landlord.dev/tenant": t}}})
+    w.cluster.wait_for(lambda: refusal(lambda: claim([n])) is None, 30, interval=0.2,
+                       what=f"{n}, labelled for {t}, claimed again")
+    kit.wait_ready(t, [n])
+
+
 def test_a_host_policy_that_does_not_compile(world, operator):
     w = world
     t = w.kit.name("tc")
