@@ -614,6 +614,45 @@ def test_a_family_in_audit_mode_admits_with_a_warning(world):
     w.cluster.wait_for(w.webhook_answers, 30, interval=0.2, what="the pods family denying again")
 
 
+# ---------- a namespace landlord's cache does not know yet ----------
+
+def test_a_namespace_the_cache_has_not_seen_yet_is_not_a_bypass(world):
+    """The namespaces watch of landlord's cache paused (test hook), an administrator makes a
+    namespace for tenant A and lets alice edit there. The API server sends her pod (the
+    namespace carries the tenant label); landlord, not knowing the namespace yet, refuses it
+    with 503 to be retried rather than judge it as no tenant's and admit it. Once the cache
+    catches up, the rules judge it."""
+    w, kit = world, world.kit
+    proc = kit.landlord
+    ns = kit.expect_namespace(kit.name(f"{w.a}-lag"))
+    rbac = k8s.RbacAuthorizationV1Api(kit.admin)
+    status, body = proc.get("/debug/pause-watch?resource=namespaces&paused=true")
+    assert status == 200, body
+    try:
+        kit.core.create_namespace({"metadata": {"name": ns,
+                                                "labels": {"landlord.dev/tenant": w.a}}})
+        rbac.create_namespaced_role_binding(ns, {
+            "metadata": {"name": "e2e-alice-edit"},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "edit"},
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "alice"}]})
+        kit.wait_can_i("alice", "create", "pods", ns)
+        kit.wait_default_sa(ns)
+        for image in ("docker.io/x:1", f"{REGISTRY}/app:1"):
+            with pytest.raises(ApiException) as e:
+                w.pod("alice", ns, "lag", image)
+            msg = json.loads(e.value.body)["message"]
+            assert e.value.status == 503, e.value.body
+            assert f'namespace "{ns}" is not in landlord\'s caches yet (just created or ' \
+                   f'labelled for a tenant): try again in a moment' in msg, msg
+    finally:
+        status, body = proc.get("/debug/pause-watch?resource=namespaces&paused=false")
+        assert status == 200, body
+    msg = w.cluster.wait_for(lambda: refusal(lambda: w.pod("alice", ns, "lag", "docker.io/x:1")),
+                             30, interval=0.2, what="the cache to know the namespace")
+    assert not_allowed("docker.io/x:1", w.a) in msg, msg
+    assert w.pod("alice", ns, "lag", f"{REGISTRY}/app:1").metadata.name == "lag"
+
+
 # ---------- the webhook down (last: it kills landlord and starts it again) ----------
 
 def failed_closed(call):
