@@ -2,8 +2,9 @@
 webhook landlord registers with --webhook-url (issue 12, points 5, 7 and 8; the messages are
 docs/admission-rules.md's): Ingress classes and hosts, HTTPRoute hostnames on the Gateway API's
 real CRDs (pinned, tests/cluster/gateway-api-crds.sh), a host another tenant uses, a pod's image
-changed after creation, ephemeral containers, pods a controller creates, Tenant and Plan
-objects, RBAC's own escalation check, and the webhook down.
+changed after creation, ephemeral containers, pods a controller creates, pull policies, classes
+and ServiceAccounts, Service types and externalIPs, Tenant and Plan objects, audit mode, RBAC's
+own escalation check, a namespace landlord's cache has not seen yet, and the webhook down.
 
 One landlord and two tenants serve the whole module, so that it stays fast: tenant A (owner
 alice, editor bob; images from ghcr.io/acme, ingress class nginx, listed hosts and a regex) and
