@@ -3,7 +3,7 @@
  * admission_review() with the tenancy row (webhook/rules.h) on a fixed view that has every
  * rule switched on, on /validate and on /mutate (the namespace label). The answer must be
  * well-formed JSON: 400 with no response, or 200 with the request's uid, and a denial must
- * carry code 403 or 400 and a one-line printable message; warnings are printable lines too;
+ * carry code 403, 400 or 503 (a namespace not cached yet) and a one-line printable message; warnings are printable lines too;
  * /mutate never denies, and its patch, when there is one, is base64 of a JSON Patch array.
  */
 #include <stdint.h>
@@ -62,7 +62,7 @@ static void check_response(const json_t *resp)
 	if (!json_is_true(json_object_get(resp, "allowed"))) {
 		long long code = jx_int(resp, 0, "status", "code", NULL);
 
-		if ((code != 403 && code != 400) ||
+		if ((code != 403 && code != 400 && code != 503) ||
 		    !one_printable_line(jx_str(resp, "status", "message", NULL)))
 			abort();
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything landlord needs to build, run and test on Debian 12, then build the pinned
-# Kubernetes control plane into ~/.cache/landlord/k8s/<version> and the pinned Helm into
-# ~/.cache/landlord/helm/<version> (once; later runs are no-ops).
+# Kubernetes control plane into ~/.cache/landlord/k8s/<version>, the pinned Helm into
+# ~/.cache/landlord/helm/<version> and the pinned Gateway API CRDs into
+# ~/.cache/landlord/gateway-api/<version> (once; later runs are no-ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,3 +36,4 @@ fi
 
 tests/cluster/build-k8s.sh
 tests/cluster/build-helm.sh
+tests/cluster/gateway-api-crds.sh >/dev/null

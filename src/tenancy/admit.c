@@ -263,6 +263,31 @@ static void decide_cluster(struct adm_ctx *c)
 		adm__plan_delete(c);
 }
 
+/*
+ * A request in a namespace the view does not know. The API server sends a namespaced request
+ * only for a namespace that exists and carries landlord.dev/tenant (the configurations'
+ * selectors), so the caches are behind: a namespace just created or labelled. Judged as no
+ * tenant's it would pass every rule; it is refused with 503 instead, which clients retry. A
+ * Namespace being created is not in the caches yet by nature: the namespace rules judge it.
+ */
+static bool unknown_namespace(struct adm_ctx *c)
+{
+	const struct adm_request *rq = c->rq;
+	struct denial d;
+
+	if (adm__is(rq, "", "namespaces") ||
+	    jval_type(c->view->ops->namespace_obj(c->view->ctx, rq->ns)) != JT_NONE)
+		return false;
+	c->d->allowed = false;
+	c->d->code = 503;
+	denial_init(&d, c->d->message, sizeof(c->d->message));
+	denial_text(&d, "namespace ");
+	denial_quote(&d, rq->ns, strlen(rq->ns));
+	denial_text(&d, " is not in landlord's caches yet (just created or labelled for a tenant): "
+	                "try again in a moment");
+	return true;
+}
+
 static void decide(const struct adm_request *rq, const struct adm_view *view,
                    struct adm_decision *d)
 {
@@ -279,8 +304,12 @@ static void decide(const struct adm_request *rq, const struct adm_view *view,
 		return;
 	}
 	c.tenant = view->ops->tenant_of_namespace(view->ctx, rq->ns);
-	if (c.tenant == NULL || privileged(&c))
+	if (privileged(&c))
 		return;
+	if (c.tenant == NULL) {
+		unknown_namespace(&c);
+		return;
+	}
 	system = system_component(rq);
 	if (!system && adm__cordon(&c))
 		return;

@@ -165,8 +165,8 @@ struct adm_view {
 
 struct adm_decision {
 	bool allowed;
-	int code;                     /* 403 when denied, else 0 */
-	enum adm_family family;       /* the family that denied (when !allowed) */
+	int code;               /* 403 when denied (503: a namespace not cached yet), else 0 */
+	enum adm_family family; /* the family that denied (when !allowed) */
 	char message[DENIAL_MSG_MAX]; /* the denial; "" when allowed */
 	unsigned audited;             /* bit 1 << family for each family that audited */
 	size_t n_warnings;            /* warnings[0..n_warnings): audits, then notes */
@@ -189,7 +189,8 @@ struct adm_decision {
  * adm_decide() - decide @rq under @view into @d (filled whole). Never fails: what cannot be
  * read in the object is a denial that says so. A request in a namespace of no tenant, and one
  * by landlord or a privileged subject, is allowed (Tenant and Plan objects excepted: their
- * rules hold for everyone). Thread-safe as described above.
+ * rules hold for everyone); one in a namespace the view does not know (a cache behind the API
+ * server) is refused with code 503, to be retried. Thread-safe as described above.
  */
 void adm_decide(const struct adm_request *rq, const struct adm_view *view,
                 struct adm_decision *d /* OUT */);

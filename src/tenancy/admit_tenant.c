@@ -2,7 +2,9 @@
  * admit_tenant.c - the rules on Tenant and Plan objects (issue 12, point 7): a valid name, a
  * host policy that compiles, no namespace claimed by two tenants, withoutTenantPrefix names not
  * already taken, a missing Plan as a warning (GitOps may apply the Tenant first), and no
- * deletion of a Plan still in use. These hold for every requester, administrators included.
+ * deletion of a Plan still in use. The decisions hold for every requester, administrators
+ * included; the webhook configurations' match conditions keep the API server from sending the
+ * requests of the exempt (cluster administrators among them), as for every other rule.
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +80,11 @@ static bool claim_check(struct adm_ctx *c, const char *tenant, const struct tm_n
 	return adm__violation(c, ADM_TENANTS, msg);
 }
 
-/* A withoutTenantPrefix name that exists and is not labelled for this tenant is taken. */
+/*
+ * A withoutTenantPrefix name that exists and is not labelled for this tenant is taken, one that
+ * the tenant released too (landlord.dev/released-from: the controller reports it as a collision
+ * until an administrator labels it for the tenant again).
+ */
 static bool taken_check(struct adm_ctx *c, const char *tenant, const char *name)
 {
 	struct jval ns = c->view->ops->namespace_obj(c->view->ctx, name);

@@ -239,9 +239,22 @@ def namespace(make_namespace):
 
 @pytest.fixture(scope="session")
 def installed(cluster):
-    """landlord's namespace, CRDs and least-privilege RBAC, as deploy/ ships them."""
+    """landlord's namespace, CRDs and least-privilege RBAC, as deploy/ ships them, and the
+    Gateway API's standard CRDs (so that every landlord of the session watches HTTPRoutes)."""
     import tenants
+    install_gateway_api(cluster)
     return tenants.install(cluster)
+
+
+def install_gateway_api(cluster):
+    """The pinned Gateway API's standard-channel CRDs (tests/cluster/gateway-api-crds.sh fetches
+    them into its cache once), applied server-side: the HTTPRoute CRD is too large for the
+    annotation of a client-side apply."""
+    files = run_script("gateway-api-crds.sh").stdout.split()
+    r = cluster.kubectl("admin", "apply", "--server-side", "--force-conflicts", "-o", "name",
+                        *(a for f in files for a in ("-f", f)))
+    assert r.returncode == 0, r.stderr
+    cluster.wait_crds_established(*(line.split("/", 1)[1] for line in r.stdout.split()))
 
 
 @pytest.fixture

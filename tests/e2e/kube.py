@@ -1,6 +1,6 @@
 """Small helpers over the official kubernetes client that several e2e files share: landlord's API
 group, unique names, 404-tolerant calls, conditions, and assertions on the API server's refusals
-(the status code and the message that names the field or the policy)."""
+(the status code and the message that names the field, the policy or landlord's webhook)."""
 
 import json
 import uuid
@@ -61,6 +61,17 @@ def api_error(status, fn, *args, **kwargs):
 def forbidden(fn, *args, **kwargs):
     """Call fn; it must fail with 403. Returns the body."""
     return api_error(403, fn, *args, **kwargs).body
+
+
+def refusal(call):
+    """The message of landlord's webhook when call() is refused by it (403 from a webhook of
+    landlord.dev), else None (call() succeeded or was refused by something else)."""
+    try:
+        call()
+        return None
+    except ApiException as e:
+        msg = json.loads(e.body).get("message", "") if e.body else ""
+        return msg if e.status == 403 and "landlord.dev" in msg else None
 
 
 def invalid(fn, *args, **kwargs):

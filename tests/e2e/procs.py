@@ -39,6 +39,18 @@ def stop_leftovers():
         remove_registered_webhooks(REGISTERED_IN.pop())
 
 
+def detach(proc, cluster):
+    """Hand @proc, started by start_landlord() in @cluster, to a fixture wider than one test (a
+    module's landlord): stop_leftovers() no longer stops it after each test nor removes the
+    configurations it registered. Its owner stops it, and after a SIGKILL removes them
+    (remove_registered_webhooks())."""
+    if proc in STARTED:
+        STARTED.remove(proc)
+    if cluster in REGISTERED_IN:
+        REGISTERED_IN.remove(cluster)
+    return proc
+
+
 def remove_registered_webhooks(cluster):
     """Delete the configurations named landlord that landlord registered (its managed-by label)
     in @cluster, as its administrator; never the chart's."""

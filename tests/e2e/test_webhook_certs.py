@@ -135,8 +135,12 @@ def test_api_server_calls_landlord_over_tls_with_its_own_ca(installed, tmp_path,
         before = validated(proc)
 
         def through_webhook():
-            k8s.AppsV1Api(installed.client(user)).create_namespaced_deployment(
-                tenant_ns, deployment(f"d-{time.monotonic_ns() % 100000}"), dry_run="All")
+            try:
+                k8s.AppsV1Api(installed.client(user)).create_namespaced_deployment(
+                    tenant_ns, deployment(f"d-{time.monotonic_ns() % 100000}"), dry_run="All")
+            except ApiException as e:  # 503 while landlord's caches load: retried
+                assert e.status == 503, e.body
+                return False
             return validated(proc) > before
         installed.wait_for(through_webhook, timeout=30, interval=0.5,
                            what="a tenant-namespace request to reach /validate")

@@ -4,13 +4,10 @@ the rules of docs/admission-rules.md from its informer caches). One allowed and 
 per rule exercised here, as the tenant's owner; the full set of decisions is the golden suite
 (tests/unit/golden/admission)."""
 
-import json
-
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
-from kube import RBAC_GROUP
+from kube import RBAC_GROUP, refusal
 from tenants import restricted_pod
 
 REGISTRY = "ghcr.io/acme"
@@ -39,16 +36,6 @@ def pod_as(kit, user, ns, image):
     body = restricted_pod("p")
     body["spec"]["containers"][0]["image"] = image
     return k8s.CoreV1Api(kit.client(user)).create_namespaced_pod(ns, body, dry_run="All")
-
-
-def refusal(call):
-    """The webhook's message when call is refused by it, else None."""
-    try:
-        call()
-        return None
-    except ApiException as e:
-        msg = json.loads(e.body).get("message", "") if e.body else ""
-        return msg if e.status == 403 and "landlord.dev" in msg else None
 
 
 def test_pod_images_come_only_from_allowed_registries(kit, tenant_ns):
