@@ -3,8 +3,9 @@
  * admission_review() with the tenancy row (webhook/rules.h) on a fixed view that has every
  * rule switched on, on /validate and on /mutate (the namespace label). The answer must be
  * well-formed JSON: 400 with no response, or 200 with the request's uid, and a denial must
- * carry code 403, 400 or 503 (a namespace not cached yet) and a one-line printable message; warnings are printable lines too;
- * /mutate never denies, and its patch, when there is one, is base64 of a JSON Patch array.
+ * carry code 403, 400 or 503 (a namespace not cached yet) and a one-line printable message;
+ * warnings are printable lines too; /mutate never denies, and its patch, when there is one, is
+ * base64 of a JSON Patch array.
  */
 #include <stdint.h>
 #include <stdio.h>
