@@ -235,11 +235,6 @@ def test_a_host_another_tenant_uses_is_refused(world):
     assert create_route(w, "alice", w.a_ns, "again", [f"api.{a}.example"])
 
 
-GAP = "the chart's validating configuration (deploy/chart, deploy/webhooks.json) does not " \
-      "register {} yet, so the API server never sends them: the rule in src/tenancy is unreachable"
-
-
-@pytest.mark.xfail(strict=True, reason=GAP.format("gateways"))
 def test_gateway_classes_and_listener_hosts(world):
     """docs/admission-rules.md: a Gateway's gatewayClassName is checked against
     allowed.ingressClasses and its listeners' hostnames against allowed.hosts."""
@@ -323,7 +318,6 @@ def test_a_pod_from_a_controllers_identity_is_checked(world):
     assert w.pod(None, w.a_ns, "rs-p", f"{REGISTRY}/app:1", api=api).metadata.name == "rs-p"
 
 
-@pytest.mark.xfail(strict=True, reason=GAP.format("replicationcontrollers"))
 def test_a_replication_controllers_pod_template_is_checked_at_apply_time(world):
     """docs/admission-rules.md lists ReplicationControllers among the pod templates checked at
     apply time (their pods are checked when created, whatever happens here)."""
