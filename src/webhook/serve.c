@@ -3,6 +3,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "api/api.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -38,6 +40,7 @@ struct wh_serve {
 	struct admission_route *validate, *mutate;
 	struct admission_rule *rules; /* webhook_rules, then the tenant rules on the view */
 	char *registered;             /* the base URL registered, or NULL */
+	atomic_bool draining;         /* wh_serve_drain() was called: /readyz says 503 */
 	char *dns[NAMES_MAX + 1], *ips[NAMES_MAX + 1];
 	size_t n_dns, n_ips;
 };
@@ -243,6 +246,17 @@ static int read_static(const struct wh_serve_opts *o, struct buf *cert, struct b
 	return rc;
 }
 
+/* The webhook port's /readyz: ready until the graceful stop begins. */
+static bool ready(void *ud, char *why, size_t why_len)
+{
+	const struct wh_serve *w = ud;
+
+	if (!atomic_load(&w->draining))
+		return true;
+	snprintf(why, why_len, "shutting down: draining the webhook's connections");
+	return false;
+}
+
 /* webhook_rules, and with a view the tenant rules decided on it, as one table (owned by @w). */
 static void build_rules(struct wh_serve *w, struct cacheview *view)
 {
@@ -271,6 +285,7 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 	                                                       .conn_limit = WH_CONN_LIMIT,
 	                                                       .timeout_s = WH_TIMEOUT_S});
 	w->probes = probes_new(w->server);
+	probes_set_ready(w->probes, ready, w);
 	build_rules(w, o->view);
 	w->validate = admission_route_new(w->server, "/validate", "validate", w->rules);
 	w->mutate = admission_route_new(w->server, "/mutate", "mutate", webhook_mutations);
@@ -357,15 +372,55 @@ int wh_serve_port(const struct wh_serve *w)
 	return http_server_port(w->server);
 }
 
-void wh_serve_stop(struct wh_serve *w)
+/* With a URL: remove the configurations (once), so that the API server stops calling. */
+static void deregister(struct wh_serve *w)
 {
 	struct ll_err err = {{0}};
 
-	if (w == NULL)
-		return;
 	if (w->registered && wh_deregister(w->client, w->registered, &err) < 0)
 		log_warn("the webhook configurations could not be removed", "{s:s}", "error",
 		         err.msg);
+	free(w->registered);
+	w->registered = NULL;
+}
+
+bool wh_serve_registered(const struct wh_serve *w)
+{
+	return w && w->registered;
+}
+
+void wh_serve_drain(struct wh_serve *w)
+{
+	if (w == NULL || atomic_exchange(&w->draining, true))
+		return;
+	deregister(w);
+	http_server_drain(w->server);
+	log_info("webhook draining: not ready, each connection closed after its answer", NULL);
+}
+
+int wh_serve_shutdown(struct wh_serve *w, int wait_ms)
+{
+	int64_t t0 = clock_mono_ns();
+	int left;
+
+	if (w == NULL || w->server == NULL)
+		return 0;
+	wh_serve_drain(w);
+	left = http_server_shutdown(w->server, wait_ms);
+	if (left > 0)
+		log_warn("webhook stopped with requests unanswered", "{s:i,s:i}", "in_flight", left,
+		         "waited_ms", wait_ms);
+	else
+		log_info("webhook stopped accepting; every request in flight answered", "{s:I}",
+		         "waited_ms", (json_int_t)((clock_mono_ns() - t0) / 1000000));
+	return left;
+}
+
+void wh_serve_stop(struct wh_serve *w)
+{
+	if (w == NULL)
+		return;
+	deregister(w);
 	certs_free(w->certs); /* before the server: no pass hands it a pair any more */
 	http_server_free(w->server);
 	probes_free(w->probes);
@@ -376,6 +431,5 @@ void wh_serve_stop(struct wh_serve *w)
 		free(w->dns[i]);
 	for (size_t i = 0; i < w->n_ips; i++)
 		free(w->ips[i]);
-	free(w->registered);
 	free(w);
 }
