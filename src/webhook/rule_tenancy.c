@@ -1,8 +1,9 @@
 /*
  * rule_tenancy.c - the tenant rules of tenancy/admit.h as an admission validator: the request
  * is read into a document, decided against the view the rule row carries, and the decision
- * becomes the verdict; audited findings become admission warnings and count in
- * landlord_admission_audit_total{family}.
+ * becomes the verdict; audited findings become admission warnings, count in
+ * landlord_admission_audit_total{family} and are queued as Events (webhook/audit_events.h,
+ * written off the decision's path).
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "base/metrics.h"
 #include "tenancy/admit.h"
 #include "webhook/admission.h"
+#include "webhook/audit_events.h"
 #include "webhook/rules.h"
 
 const char *const wh_tenancy_resources[] = {"*", NULL};
@@ -30,6 +32,20 @@ static void count_audits(unsigned audited)
 		metrics_labels(labels, sizeof(labels), "family", adm_family_name(f), NULL);
 		metrics_add("landlord_admission_audit_total", labels, 1);
 	}
+}
+
+#define AUDIT_PREFIX "audit: "
+
+/* Each audited finding (a warning "audit: <message>") as an Event about the request's object. */
+static void record_audits(const json_t *request, const struct adm_decision *d)
+{
+	size_t plen = strlen(AUDIT_PREFIX);
+
+	if (d->audited == 0)
+		return;
+	for (size_t i = 0; i < d->n_warnings; i++)
+		if (strncmp(d->warnings[i], AUDIT_PREFIX, plen) == 0)
+			audit_events_record(request, d->warnings[i] + plen);
 }
 
 static void to_verdict(const struct adm_decision *d, struct admission_verdict *v)
@@ -61,6 +77,7 @@ void wh_tenancy_validate(const json_t *request, struct admission_verdict *v, voi
 	}
 	adm_decide(&rq, view, &d);
 	to_verdict(&d, v);
+	record_audits(request, &d);
 out:
 	jdoc_unref(doc);
 }

@@ -21,6 +21,7 @@
 #include "kube/kube.h"
 #include "pki/pki.h"
 #include "webhook/admission.h"
+#include "webhook/audit_events.h"
 #include "webhook/cacheview.h"
 #include "webhook/certs.h"
 #include "webhook/register.h"
@@ -39,6 +40,7 @@ struct wh_serve {
 	struct probes *probes;
 	struct admission_route *validate, *mutate;
 	struct admission_rule *rules; /* webhook_rules, then the tenant rules on the view */
+	struct audit_events *events;  /* Events for audited findings (with a client and a view) */
 	char *registered;             /* the base URL registered, or NULL */
 	atomic_bool draining;         /* wh_serve_drain() was called: /readyz says 503 */
 	char *dns[NAMES_MAX + 1], *ips[NAMES_MAX + 1];
@@ -345,6 +347,10 @@ int wh_serve_start(const struct wh_serve_opts *o, struct wh_serve **out, struct 
 	int rc = o->url ? parse_url(o->url, &u, err) : 0;
 
 	w->client = o->client;
+	if (o->client && o->view) {
+		w->events = audit_events_new(&(struct audit_events_opts){.client = o->client});
+		audit_events_install(w->events);
+	}
 	if (rc == 0 && files && o->url)
 		rc = ll_err_set(err, -EINVAL,
 		                "--webhook-url registers landlord's own certificate: "
@@ -423,6 +429,8 @@ void wh_serve_stop(struct wh_serve *w)
 	deregister(w);
 	certs_free(w->certs); /* before the server: no pass hands it a pair any more */
 	http_server_free(w->server);
+	audit_events_install(NULL); /* no decision runs any more: the server is gone */
+	audit_events_free(w->events);
 	probes_free(w->probes);
 	admission_route_free(w->validate);
 	admission_route_free(w->mutate);
