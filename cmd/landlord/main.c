@@ -29,6 +29,7 @@
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
 #include "webhook/cacheview.h"
+#include "webhook/config_follow.h"
 #include "webhook/serve.h"
 
 #include "options.h"
@@ -202,6 +203,7 @@ static int view_new(struct mgr *m, bool compact, struct cacheview **out)
 
 static int cmd_webhook(const struct config *cfg)
 {
+	struct cfg_follow *follow = NULL;
 	struct wh_serve *wh = NULL;
 	struct kc_client *client = NULL;
 	struct cacheview *view = NULL;
@@ -217,6 +219,8 @@ static int cmd_webhook(const struct config *cfg)
 	        .client = client, .probe_addr = cfg->probe_addr, .probe_port = cfg->probe_port});
 	if (rc == 0 && client)
 		rc = view_new(m, true, &view);
+	if (rc == 0 && client) /* no controller keeps the LandlordConfig current here */
+		follow = cfg_follow_new(m);
 	else if (rc == 0)
 		log_warn("the tenant rules are not served: with --tls-cert-file and no "
 		         "--webhook-url "
@@ -230,6 +234,7 @@ static int cmd_webhook(const struct config *cfg)
 		webhook_graceful_stop(cfg, wh);
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);
+	cfg_follow_free(follow);
 	mgr_free(m);
 	kc_client_free(client);
 	kcfg_release(&kc);
