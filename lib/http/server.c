@@ -44,6 +44,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
 	s->body_max = o->body_max ? o->body_max : HTTP_BODY_MAX;
 	s->conn_limit = o->conn_limit ? o->conn_limit : HTTP_CONN_LIMIT;
 	s->timeout_s = o->timeout_s ? o->timeout_s : HTTP_TIMEOUT_S;
+	s->close_every = o->close_every;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->tls_mu, NULL);
@@ -257,6 +258,18 @@ static struct MHD_Response *make_response(struct http_resp *resp)
 	return mr;
 }
 
+/*
+ * Whether this answer ends its connection: draining, or every close_every-th answer of the
+ * server (libmicrohttpd 0.9.75 gives TLS connections no context of their own to age them by).
+ */
+static bool must_close(const struct http_req *r)
+{
+	if (atomic_load(&r->s->draining))
+		return true;
+	return r->s->close_every &&
+	       atomic_fetch_add(&r->s->answers, 1) % r->s->close_every == r->s->close_every - 1;
+}
+
 static enum MHD_Result send_response(struct http_resp *resp, unsigned int status)
 {
 	struct MHD_Response *mr = make_response(resp);
@@ -273,7 +286,7 @@ static enum MHD_Result send_response(struct http_resp *resp, unsigned int status
 	}
 	if (!typed)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, TEXT_TYPE);
-	if (atomic_load(&resp->req->s->draining))
+	if (must_close(resp->req))
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(resp->req->c, status, mr);
 	MHD_destroy_response(mr);

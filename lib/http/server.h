@@ -69,6 +69,10 @@ struct http_server_opts {
 	size_t body_max;         /* 0: HTTP_BODY_MAX */
 	unsigned int conn_limit; /* 0: HTTP_CONN_LIMIT */
 	unsigned int timeout_s;  /* 0: HTTP_TIMEOUT_S */
+	/* 0: never. Every close_every-th answer closes its connection ("Connection: close"), so
+	 * keep-alive connections do not live for ever: clients reconnect, and a server that joins
+	 * a balanced set (a Service's endpoints) gets its share of them. */
+	unsigned int close_every;
 };
 
 /**

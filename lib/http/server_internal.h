@@ -41,6 +41,8 @@ struct http_server {
 	size_t body_max;
 	unsigned int conn_limit;
 	unsigned int timeout_s;
+	unsigned int close_every; /* 0: never */
+	atomic_uint answers;      /* answers sent, for close_every */
 	VEC(struct route) routes; /* fixed once started: read by the server thread without a lock */
 	struct MHD_Daemon *d;
 	atomic_int in_flight; /* requests between their request line and their completion */

@@ -285,7 +285,8 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 	                                                       .key_pem = key,
 	                                                       .body_max = ADMISSION_BODY_MAX,
 	                                                       .conn_limit = WH_CONN_LIMIT,
-	                                                       .timeout_s = WH_TIMEOUT_S});
+	                                                       .timeout_s = WH_TIMEOUT_S,
+	                                                       .close_every = WH_CLOSE_EVERY});
 	w->probes = probes_new(w->server);
 	probes_set_ready(w->probes, ready, w);
 	build_rules(w, o->view);

@@ -41,6 +41,9 @@ struct wh_serve;
 
 #define WH_CONN_LIMIT 128u /* connections at once: the API server keeps some open per replica */
 #define WH_TIMEOUT_S  30u  /* an idle or slow connection is closed after this */
+/* One answer in this many closes its connection: the API server dials again, and its Service
+ * sends the new connection to any replica, so one that (re)joins gets its share of the calls. */
+#define WH_CLOSE_EVERY 100u
 /* The graceful stop's wait for requests in flight: longer than any webhook timeout the chart
  * sets (timeoutSeconds, 5 by default), shorter than its terminationGracePeriodSeconds. */
 #define WH_IN_FLIGHT_WAIT_MS 10000

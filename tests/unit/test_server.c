@@ -978,6 +978,26 @@ static void test_server__shutdown_gives_up_on_a_request_never_finished(void **st
 	close(fd);
 }
 
+static void test_server__every_nth_answer_closes_its_connection(void **state)
+{
+	struct http_server *s = http_server_new(&(struct http_server_opts){.close_every = 3});
+	CURL *h = curl_easy_init();
+	char url[256];
+	struct reply r;
+
+	assert_int_equal(http_server_route(s, &(struct http_route){.path = "/", .fn = h_exact}), 0);
+	assert_int_equal(http_server_start(s, NULL), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", http_server_port(s));
+	for (int i = 1; i <= 6; i++) {
+		perform(h, &(struct request){"GET", url, NULL, 0, NULL, NULL}, &r);
+		assert_int_equal(r.status, 200);
+		assert_string_equal(r.connection, i % 3 == 0 ? "close" : "");
+		buf_release(&r.body);
+	}
+	curl_easy_cleanup(h);
+	http_server_free(s);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(test_server__##name, setup, teardown)
@@ -1004,6 +1024,7 @@ int main(void)
 	        T(ended_stream_never_closes_and_keeps_connection),
 	        T(head_on_stream_route_closes_stream),
 	        T(drain_closes_keepalive_connections_after_answering),
+	        cmocka_unit_test(test_server__every_nth_answer_closes_its_connection),
 	        T(shutdown_answers_requests_in_flight_then_refuses),
 	        T(shutdown_gives_up_on_a_request_never_finished),
 	};
