@@ -224,12 +224,17 @@ static bool take_token(struct audit_events *ae, int64_t now)
 	return true;
 }
 
-/* The next write due, or false; forgets entries past the window. Under the lock. */
-static bool next_job(struct audit_events *ae, int64_t now, bool final, struct job *j)
+/*
+ * The next write due, or false; forgets entries past the window. Under the lock. @final_since:
+ * 0, or the start of the last pass: then every entry not written since is due, once.
+ */
+static bool next_job(struct audit_events *ae, int64_t now, int64_t final_since, struct job *j)
 {
 	for (size_t i = 0; i < ae->n; i++) {
 		struct entry *e = ae->e[i];
-		bool due = e->count > e->sent && (final || e->sent_at == 0 ||
+		bool due = e->count > e->sent &&
+		           (final_since ? e->sent_at < final_since
+		                        : e->sent_at == 0 ||
 		                                  now - e->sent_at >= AE_UPDATE_MS * NS_PER_MS);
 
 		if (!e->busy && e->count == e->sent &&
@@ -308,10 +313,11 @@ static void run_job(struct audit_events *ae, struct job *j)
 /* Every write due now. Return: whether the lock was dropped (something was written). */
 static bool pass(struct audit_events *ae, bool final)
 {
+	int64_t since = final ? clock_mono_ns() : 0;
 	struct job j;
 	bool wrote = false;
 
-	while (next_job(ae, clock_mono_ns(), final, &j)) {
+	while (next_job(ae, clock_mono_ns(), since, &j)) {
 		pthread_mutex_unlock(&ae->mu);
 		run_job(ae, &j);
 		wrote = true;

@@ -186,6 +186,23 @@ static void test_audit_events__requests_name_their_object_and_dry_runs_record_no
 	json_decref(dry);
 }
 
+static void test_audit_events__failing_writes_end_with_the_recorder(void **state)
+{
+	struct env *e = *state;
+	int fail = fake_api_rule_add(e->f, &(struct fake_rule){.path_contains = "/events",
+	                                                       .action = FAKE_ANSWER,
+	                                                       .status = 500});
+	json_t *obj = pvc("data"), *all;
+
+	audit_events_add(e->ae, obj, NULL, "m");
+	all = flush(e); /* the last pass tries once, and returns */
+	assert_int_equal(json_array_size(all), 0);
+	assert_true(fake_api_rule_hits(e->f, fail) >= 1);
+	assert_true(metrics_get("landlord_audit_events_total", "result=\"failed\"") >= 1);
+	json_decref(all);
+	json_decref(obj);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(test_audit_events__##name, setup, teardown)
@@ -194,6 +211,7 @@ int main(void)
 	        T(later_repeats_patch_the_count),
 	        T(a_deleted_event_is_created_again),
 	        T(a_full_table_drops_and_counts),
+	        T(failing_writes_end_with_the_recorder),
 	        T(requests_name_their_object_and_dry_runs_record_nothing),
 	};
 #undef T
