@@ -217,15 +217,16 @@ static int cmd_webhook(const struct config *cfg)
 	 * signal. Without a client (static files only) the tenant rules are not served. */
 	m = mgr_new(&(struct mgr_opts){
 	        .client = client, .probe_addr = cfg->probe_addr, .probe_port = cfg->probe_port});
-	if (rc == 0 && client)
+	if (rc == 0 && client) {
 		rc = view_new(m, true, &view);
-	if (rc == 0 && client) /* no controller keeps the LandlordConfig current here */
-		follow = cfg_follow_new(m);
-	else if (rc == 0)
+		/* No controller keeps the LandlordConfig in force here: follow it. */
+		follow = rc == 0 ? cfg_follow_new(m) : NULL;
+	} else if (rc == 0) {
 		log_warn("the tenant rules are not served: with --tls-cert-file and no "
 		         "--webhook-url "
 		         "this webhook does not connect to the API server (tests only)",
 		         NULL);
+	}
 	if (rc == 0)
 		rc = webhook_start(cfg, client, view, &wh);
 	if (rc == 0)
