@@ -10,7 +10,8 @@ Load: THREADS client threads as alice (an editor of tenant acme) creating Servic
 admitted through the webhook, nothing stored) in a tenant namespace, every answer recorded.
 
 - a replica stopped gracefully mid-load (its address first removed from the Endpoints, as
-  Kubernetes does for a terminating pod, then SIGTERM) loses no call;
+  Kubernetes does for a terminating pod, then SIGTERM; or SIGTERM first and the Endpoints
+  changed while it drains, which only the shutdown delay makes safe) loses no call;
 - a replica killed (SIGKILL) loses only calls in flight to it: the failures are few, each a
   connection error to that replica, and afterwards every call succeeds;
 - `landlord webhook` follows the LandlordConfig (privileged subjects, rule modes) with no
@@ -216,22 +217,36 @@ def both_serving(env, before):
     return all(r.calls() > b for r, b in zip(env.replicas, before))
 
 
-def test_a_replica_stopped_gracefully_mid_load_loses_no_call(env, tenant_ns):
-    a, b = env.replicas
+@pytest.mark.parametrize("order", ["endpoints-first", "signal-first"])
+def test_a_replica_stopped_gracefully_mid_load_loses_no_call(env, tenant_ns, order):
+    """endpoints-first: what Kubernetes does for a terminating pod, out of the Endpoints and
+    then SIGTERM. signal-first: the kubelet's SIGTERM may come first, and the Endpoints change
+    only once the pod is not ready; calls the API server sends meanwhile (on new connections
+    too) are still answered, through the shutdown delay."""
+    a = env.replicas[0]
+    b = env.replicas[1] if env.replicas[1].alive() else env.restart(1)
+    env.set_endpoints(env.ips)
     before = [r.calls() for r in env.replicas]
     with Load(env, tenant_ns) as load:
         wait_for(lambda: both_serving(env, before), 30, what="both replicas serving the load")
-        # What Kubernetes does for a terminating pod: out of the Endpoints, and SIGTERM.
-        env.set_endpoints([a.ip])
+        if order == "endpoints-first":
+            env.set_endpoints([a.ip])
         b.proc.popen.send_signal(signal.SIGTERM)
         wait_for(lambda: b.get("/readyz")[0] == 503, 5, what="the stopping replica not ready")
         assert b.alive()  # still serving through the shutdown delay
+        if order == "signal-first":
+            # Draining, and still in the Endpoints: the API server keeps dialing it.
+            b.proc.wait_record("webhook draining: not ready, each connection closed after its "
+                               "answer", 10)
+            load.more(4 * THREADS)
+            env.set_endpoints([a.ip])
         assert b.proc.popen.wait(30) == 0
         at_exit = load.count()
         load.more(5 * THREADS)  # the load goes on, on the other replica
     made = load.count()
     failures = load.failures()
-    print(f"graceful stop: {made} calls, {len(failures)} failed ({at_exit} by the exit)")
+    print(f"graceful stop ({order}): {made} calls, {len(failures)} failed ({at_exit} by the "
+          "exit)")
     assert not failures, failures[:5]
     assert b.proc.find("webhook stopped accepting; every request in flight answered"), \
         b.proc.log_path.read_text()[-3000:]
