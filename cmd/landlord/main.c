@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <microhttpd.h>
 #include <openssl/opensslv.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
@@ -27,6 +29,7 @@
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
 #include "webhook/cacheview.h"
+#include "webhook/config_follow.h"
 #include "webhook/serve.h"
 
 #include "options.h"
@@ -124,6 +127,46 @@ static int webhook_start(const struct config *cfg, struct kc_client *client, str
 	return rc;
 }
 
+/* Wait @ms, or less when another SIGTERM or SIGINT comes (blocked in every thread). */
+static void wait_or_signal(long ms)
+{
+	int64_t until = clock_mono_ns() + (int64_t)ms * 1000000, left;
+	struct timespec t;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	while ((left = until - clock_mono_ns()) > 0) {
+		t = (struct timespec){left / 1000000000, left % 1000000000};
+		if (sigtimedwait(&set, NULL, &t) > 0) {
+			log_info("another signal: the webhook stops now", NULL);
+			return;
+		}
+	}
+}
+
+/*
+ * The webhook's graceful stop after a clean stop of the manager (a signal): not ready and
+ * closing keep-alive connections at once, serving through the drain delay while the Service's
+ * endpoints drop this replica, then no longer accepting and answering what is in flight. With
+ * --webhook-url the configurations are removed first and nothing else serves them: no delay.
+ */
+static void webhook_graceful_stop(const struct config *cfg, struct wh_serve *wh)
+{
+	bool registered = wh_serve_registered(wh);
+
+	if (wh == NULL)
+		return;
+	wh_serve_drain(wh);
+	if (!registered) {
+		log_info("webhook serving through the shutdown delay", "{s:I}", "delay_ms",
+		         (json_int_t)cfg->shutdown_delay_ms);
+		wait_or_signal(cfg->shutdown_delay_ms);
+	}
+	wh_serve_shutdown(wh, WH_IN_FLIGHT_WAIT_MS);
+}
+
 static bool static_tls(const struct config *cfg)
 {
 	return cfg->tls_cert_file && cfg->tls_key_file;
@@ -160,6 +203,7 @@ static int view_new(struct mgr *m, bool compact, struct cacheview **out)
 
 static int cmd_webhook(const struct config *cfg)
 {
+	struct cfg_follow *follow = NULL;
 	struct wh_serve *wh = NULL;
 	struct kc_client *client = NULL;
 	struct cacheview *view = NULL;
@@ -173,19 +217,25 @@ static int cmd_webhook(const struct config *cfg)
 	 * signal. Without a client (static files only) the tenant rules are not served. */
 	m = mgr_new(&(struct mgr_opts){
 	        .client = client, .probe_addr = cfg->probe_addr, .probe_port = cfg->probe_port});
-	if (rc == 0 && client)
+	if (rc == 0 && client) {
 		rc = view_new(m, true, &view);
-	else if (rc == 0)
+		/* No controller keeps the LandlordConfig in force here: follow it. */
+		follow = rc == 0 ? cfg_follow_new(m) : NULL;
+	} else if (rc == 0) {
 		log_warn("the tenant rules are not served: with --tls-cert-file and no "
 		         "--webhook-url "
 		         "this webhook does not connect to the API server (tests only)",
 		         NULL);
+	}
 	if (rc == 0)
 		rc = webhook_start(cfg, client, view, &wh);
 	if (rc == 0)
 		rc = mgr_run(m);
+	if (rc == 0)
+		webhook_graceful_stop(cfg, wh);
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);
+	cfg_follow_free(follow);
 	mgr_free(m);
 	kc_client_free(client);
 	kcfg_release(&kc);
@@ -247,6 +297,8 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 		rc = webhook_start(cfg, wh_client, view, &wh);
 	if (rc == 0)
 		rc = mgr_run(m);
+	if (rc == 0)
+		webhook_graceful_stop(cfg, wh);
 out:
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);

@@ -77,6 +77,11 @@ static const struct flag OPTIONS[] = {
                "serve this certificate chain instead of landlord's own (with --tls-key-file)",
                tls_cert_file),
         STRING("tls-key-file", "LANDLORD_TLS_KEY_FILE", "PATH", NULL, "its key", tls_key_file),
+        DURATION("shutdown-delay", "LANDLORD_SHUTDOWN_DELAY", "5s",
+                 "on SIGTERM the webhook reports not ready and keeps serving this long (for the "
+                 "Service to drop it), then answers what is in flight and exits; skipped with "
+                 "--webhook-url; a second signal cuts it short",
+                 shutdown_delay_ms),
         INT("v", "LANDLORD_V", "0", "log verbosity; 4 adds debug", verbosity, 0, 10),
         SWITCH("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS",
                "/debug/ fault hooks on the probe port, for tests", test_hooks),

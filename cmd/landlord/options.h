@@ -26,6 +26,7 @@ struct config {
 	const char *webhook_cert_ip;
 	const char *tls_cert_file;
 	const char *tls_key_file;
+	long shutdown_delay_ms;
 	bool leader_elect;
 	const char *lease_ns;
 	long lease_duration_ms;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -43,6 +44,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
 	s->body_max = o->body_max ? o->body_max : HTTP_BODY_MAX;
 	s->conn_limit = o->conn_limit ? o->conn_limit : HTTP_CONN_LIMIT;
 	s->timeout_s = o->timeout_s ? o->timeout_s : HTTP_TIMEOUT_S;
+	s->close_every = o->close_every;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->tls_mu, NULL);
@@ -168,6 +170,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	r->t0 = clock_mono_ns();
 	r->query = xstrdup(q ? q + 1 : "");
 	buf_init(&r->body, 0);
+	atomic_fetch_add(&r->s->in_flight, 1);
 	return r;
 }
 
@@ -184,6 +187,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 	buf_release(&r->body);
 	free(r->query);
+	atomic_fetch_sub(&r->s->in_flight, 1);
 	free(r);
 	*con_cls = NULL;
 }
@@ -254,6 +258,18 @@ static struct MHD_Response *make_response(struct http_resp *resp)
 	return mr;
 }
 
+/*
+ * Whether this answer ends its connection: draining, or every close_every-th answer of the
+ * server (libmicrohttpd 0.9.75 gives TLS connections no context of their own to age them by).
+ */
+static bool must_close(const struct http_req *r)
+{
+	if (atomic_load(&r->s->draining))
+		return true;
+	return r->s->close_every &&
+	       atomic_fetch_add(&r->s->answers, 1) % r->s->close_every == r->s->close_every - 1;
+}
+
 static enum MHD_Result send_response(struct http_resp *resp, unsigned int status)
 {
 	struct MHD_Response *mr = make_response(resp);
@@ -270,6 +286,8 @@ static enum MHD_Result send_response(struct http_resp *resp, unsigned int status
 	}
 	if (!typed)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, TEXT_TYPE);
+	if (must_close(resp->req))
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(resp->req->c, status, mr);
 	MHD_destroy_response(mr);
 	record(resp->req, status);
@@ -430,6 +448,32 @@ int http_server_start(struct http_server *s, struct ll_err *err)
 	if (info)
 		s->port = info->port;
 	return 0;
+}
+
+void http_server_drain(struct http_server *s)
+{
+	atomic_store(&s->draining, true);
+}
+
+int http_server_shutdown(struct http_server *s, int wait_ms)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	int64_t until = clock_mono_ns() + (int64_t)wait_ms * 1000000;
+	MHD_socket fd;
+	int left;
+
+	http_server_drain(s);
+	if (s->d == NULL)
+		return 0;
+	if (!s->shut) {
+		s->shut = true;
+		fd = MHD_quiesce_daemon(s->d); /* MHD accepts no more; the socket is ours */
+		if (fd != MHD_INVALID_SOCKET)
+			close(fd);
+	}
+	while ((left = atomic_load(&s->in_flight)) > 0 && clock_mono_ns() < until)
+		nanosleep(&tick, NULL);
+	return left;
 }
 
 int http_server_port(const struct http_server *s)

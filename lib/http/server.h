@@ -33,6 +33,10 @@
  * to a second daemon (MHD_quiesce_daemon) was the other way; it was not taken because stopping
  * the old daemon closes its keep-alive connections and would end open streams.
  *
+ * Graceful stop: http_server_drain() (answers close their connections), then
+ * http_server_shutdown() (stop accepting, wait for the requests in flight with a bound), then
+ * http_server_free().
+ *
  * Metrics: landlord_http_requests_total{server,code} and
  * landlord_http_request_duration_seconds{server} (from the request line to the queued answer;
  * for a stream, to its headers).
@@ -65,6 +69,10 @@ struct http_server_opts {
 	size_t body_max;         /* 0: HTTP_BODY_MAX */
 	unsigned int conn_limit; /* 0: HTTP_CONN_LIMIT */
 	unsigned int timeout_s;  /* 0: HTTP_TIMEOUT_S */
+	/* 0: never. Every close_every-th answer closes its connection ("Connection: close"), so
+	 * keep-alive connections do not live for ever: clients reconnect, and a server that joins
+	 * a balanced set (a Service's endpoints) gets its share of them. */
+	unsigned int close_every;
 };
 
 /**
@@ -106,6 +114,20 @@ int http_server_start(struct http_server *s, struct ll_err *err);
  */
 int http_server_set_cert(struct http_server *s, const char *cert_pem, const char *key_pem,
                          struct ll_err *err);
+/**
+ * http_server_drain() - from now on every answer carries "Connection: close", so each
+ * keep-alive connection ends after the request it carries (its client reconnects, elsewhere
+ * when a Service no longer lists this server). New connections are still accepted. Thread-safe.
+ */
+void http_server_drain(struct http_server *s);
+/**
+ * http_server_shutdown() - stop accepting (the listening socket is closed: a new connection is
+ * refused) and wait, at most @wait_ms, for the requests in flight (request line received,
+ * answer not yet sent) to be answered; implies http_server_drain(). Idle keep-alive connections
+ * stay open until http_server_free(). From a thread other than the server's; a second call
+ * only waits again. Return: the requests still in flight when it gave up (0: all answered).
+ */
+int http_server_shutdown(struct http_server *s, int wait_ms);
 /** http_server_port() - the bound port after start; the requested one before. */
 int http_server_port(const struct http_server *s);
 /**

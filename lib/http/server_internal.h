@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,8 +41,13 @@ struct http_server {
 	size_t body_max;
 	unsigned int conn_limit;
 	unsigned int timeout_s;
+	unsigned int close_every; /* 0: never */
+	atomic_uint answers;      /* answers sent, for close_every */
 	VEC(struct route) routes; /* fixed once started: read by the server thread without a lock */
 	struct MHD_Daemon *d;
+	atomic_int in_flight; /* requests between their request line and their completion */
+	atomic_bool draining; /* every answer says Connection: close */
+	bool shut;            /* http_server_shutdown() stopped accepting */
 
 	pthread_mutex_t mu;                /* guards what follows */
 	VEC(struct http_stream *) streams; /* open streams, for the watcher and for shutdown */

@@ -1,8 +1,9 @@
 /*
  * rule_tenancy.c - the tenant rules of tenancy/admit.h as an admission validator: the request
  * is read into a document, decided against the view the rule row carries, and the decision
- * becomes the verdict; audited findings become admission warnings and count in
- * landlord_admission_audit_total{family}.
+ * becomes the verdict; audited findings become admission warnings, count in
+ * landlord_admission_audit_total{family} and are queued as Events (webhook/audit_events.h,
+ * written off the decision's path).
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "base/metrics.h"
 #include "tenancy/admit.h"
 #include "webhook/admission.h"
+#include "webhook/audit_events.h"
 #include "webhook/cacheview.h"
 #include "webhook/reserve.h"
 #include "webhook/rules.h"
@@ -37,7 +39,22 @@ static void count_audits(unsigned audited)
 	}
 }
 
-static void to_verdict(const struct adm_decision *d, struct admission_verdict *v)
+#define AUDIT_PREFIX "audit: "
+
+/* Each audited finding (a warning "audit: <message>") as an Event about the request's object. */
+static void record_audits(const json_t *request, const struct adm_decision *d)
+{
+	size_t plen = strlen(AUDIT_PREFIX);
+
+	if (d->audited == 0)
+		return;
+	for (size_t i = 0; i < d->n_warnings; i++)
+		if (strncmp(d->warnings[i], AUDIT_PREFIX, plen) == 0)
+			audit_events_record(request, d->warnings[i] + plen);
+}
+
+static void to_verdict(const json_t *request, const struct adm_decision *d,
+                       struct admission_verdict *v)
 {
 	v->allowed = d->allowed;
 	if (!d->allowed) {
@@ -47,6 +64,7 @@ static void to_verdict(const struct adm_decision *d, struct admission_verdict *v
 	for (size_t i = 0; i < d->n_warnings; i++)
 		admission_verdict_warn(v, d->warnings[i]);
 	count_audits(d->audited);
+	record_audits(request, d);
 }
 
 /* Read @request and decide it on @view into @d. false: malformed, @v says why (400). */
@@ -75,7 +93,7 @@ void wh_tenancy_validate(const json_t *request, struct admission_verdict *v, voi
 	struct adm_decision d;
 
 	if (decide(request, ud, &d, v))
-		to_verdict(&d, v);
+		to_verdict(request, &d, v);
 }
 
 static bool loading(const struct wh_tenancy *tn, struct admission_verdict *v)
@@ -130,7 +148,7 @@ void wh_tenancy_serve(const json_t *request, struct admission_verdict *v, void *
 
 	if (loading(tn, v) || !decide(request, cacheview_view(tn->cv), &d, v))
 		return;
-	to_verdict(&d, v);
+	to_verdict(request, &d, v);
 	if (v->allowed)
 		admit_namespace(tn, request, &d, v);
 }

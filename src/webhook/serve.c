@@ -3,6 +3,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "api/api.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -19,6 +21,7 @@
 #include "kube/kube.h"
 #include "pki/pki.h"
 #include "webhook/admission.h"
+#include "webhook/audit_events.h"
 #include "webhook/cacheview.h"
 #include "webhook/certs.h"
 #include "webhook/register.h"
@@ -39,7 +42,9 @@ struct wh_serve {
 	struct admission_rule *rules;     /* webhook_rules, then the tenant rules on the view */
 	struct admission_rule *mutations; /* webhook_mutations, then the namespace label */
 	struct wh_tenancy tenancy;        /* the tenant rules' view and client */
-	char *registered;                 /* the base URL registered, or NULL */
+	struct audit_events *events; /* Events for audited findings (with a client and a view) */
+	char *registered;            /* the base URL registered, or NULL */
+	atomic_bool draining;        /* wh_serve_drain() was called: /readyz says 503 */
 	char *dns[NAMES_MAX + 1], *ips[NAMES_MAX + 1];
 	size_t n_dns, n_ips;
 };
@@ -245,6 +250,17 @@ static int read_static(const struct wh_serve_opts *o, struct buf *cert, struct b
 	return rc;
 }
 
+/* The webhook port's /readyz: ready until the graceful stop begins. */
+static bool ready(void *ud, char *why, size_t why_len)
+{
+	const struct wh_serve *w = ud;
+
+	if (!atomic_load(&w->draining))
+		return true;
+	snprintf(why, why_len, "shutting down: draining the webhook's connections");
+	return false;
+}
+
 /* @table, and @extra when its validator is set, as one table ended by a NULL row (owned). */
 static struct admission_rule *rule_table(const struct admission_rule *table,
                                          struct admission_rule extra)
@@ -289,8 +305,10 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 	                                                       .key_pem = key,
 	                                                       .body_max = ADMISSION_BODY_MAX,
 	                                                       .conn_limit = WH_CONN_LIMIT,
-	                                                       .timeout_s = WH_TIMEOUT_S});
+	                                                       .timeout_s = WH_TIMEOUT_S,
+	                                                       .close_every = WH_CLOSE_EVERY});
 	w->probes = probes_new(w->server);
+	probes_set_ready(w->probes, ready, w);
 	build_rules(w, o);
 	w->validate = admission_route_new(w->server, "/validate", "validate", w->rules);
 	w->mutate = admission_route_new(w->server, "/mutate", "mutate", w->mutations);
@@ -350,6 +368,10 @@ int wh_serve_start(const struct wh_serve_opts *o, struct wh_serve **out, struct 
 	int rc = o->url ? parse_url(o->url, &u, err) : 0;
 
 	w->client = o->client;
+	if (o->client && o->view) {
+		w->events = audit_events_new(&(struct audit_events_opts){.client = o->client});
+		audit_events_install(w->events);
+	}
 	if (rc == 0 && files && o->url)
 		rc = ll_err_set(err, -EINVAL,
 		                "--webhook-url registers landlord's own certificate: "
@@ -377,17 +399,59 @@ int wh_serve_port(const struct wh_serve *w)
 	return http_server_port(w->server);
 }
 
-void wh_serve_stop(struct wh_serve *w)
+/* With a URL: remove the configurations (once), so that the API server stops calling. */
+static void deregister(struct wh_serve *w)
 {
 	struct ll_err err = {{0}};
 
-	if (w == NULL)
-		return;
 	if (w->registered && wh_deregister(w->client, w->registered, &err) < 0)
 		log_warn("the webhook configurations could not be removed", "{s:s}", "error",
 		         err.msg);
+	free(w->registered);
+	w->registered = NULL;
+}
+
+bool wh_serve_registered(const struct wh_serve *w)
+{
+	return w && w->registered;
+}
+
+void wh_serve_drain(struct wh_serve *w)
+{
+	if (w == NULL || atomic_exchange(&w->draining, true))
+		return;
+	deregister(w);
+	http_server_drain(w->server);
+	log_info("webhook draining: not ready, each connection closed after its answer", NULL);
+}
+
+int wh_serve_shutdown(struct wh_serve *w, int wait_ms)
+{
+	int64_t t0 = clock_mono_ns();
+	int left;
+
+	if (w == NULL || w->server == NULL)
+		return 0;
+	wh_serve_drain(w);
+	left = http_server_shutdown(w->server, wait_ms);
+	if (left > 0)
+		log_warn("webhook stopped with requests unanswered", "{s:i,s:i}", "in_flight", left,
+		         "waited_ms", wait_ms);
+	else
+		log_info("webhook stopped accepting; every request in flight answered", "{s:I}",
+		         "waited_ms", (json_int_t)((clock_mono_ns() - t0) / 1000000));
+	return left;
+}
+
+void wh_serve_stop(struct wh_serve *w)
+{
+	if (w == NULL)
+		return;
+	deregister(w);
 	certs_free(w->certs); /* before the server: no pass hands it a pair any more */
 	http_server_free(w->server);
+	audit_events_install(NULL); /* no decision runs any more: the server is gone */
+	audit_events_free(w->events);
 	probes_free(w->probes);
 	admission_route_free(w->validate);
 	admission_route_free(w->mutate);
@@ -397,6 +461,5 @@ void wh_serve_stop(struct wh_serve *w)
 		free(w->dns[i]);
 	for (size_t i = 0; i < w->n_ips; i++)
 		free(w->ips[i]);
-	free(w->registered);
 	free(w);
 }

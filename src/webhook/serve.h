@@ -24,11 +24,16 @@
  *    listens, pointing at it (webhook/register.h), and removed by wh_serve_stop(), the clean
  *    exit; a crash leaves them, and tenant namespaces fail closed until landlord is back.
  *    Without a URL nothing is registered: in a cluster the chart's configurations point at the
- *    Service, and a laptop that sleeps never breaks a real cluster.
+ *    Service, and a laptop that sleeps never breaks a real cluster;
+ *  - a graceful stop loses no call (wh_serve_drain(), a delay for the Service's endpoints to
+ *    drop this replica, wh_serve_shutdown(), wh_serve_stop()): not ready at once, every
+ *    keep-alive connection closed after its next answer, new connections accepted until the
+ *    delay ends, then refused, and the requests in flight answered before the process exits.
  */
 #ifndef LANDLORD_WEBHOOK_SERVE_H
 #define LANDLORD_WEBHOOK_SERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct kc_client;
@@ -37,6 +42,12 @@ struct wh_serve;
 
 #define WH_CONN_LIMIT 128u /* connections at once: the API server keeps some open per replica */
 #define WH_TIMEOUT_S  30u  /* an idle or slow connection is closed after this */
+/* One answer in this many closes its connection: the API server dials again, and its Service
+ * sends the new connection to any replica, so one that (re)joins gets its share of the calls. */
+#define WH_CLOSE_EVERY 100u
+/* The graceful stop's wait for requests in flight: longer than any webhook timeout the chart
+ * sets (timeoutSeconds, 5 by default), shorter than its terminationGracePeriodSeconds. */
+#define WH_IN_FLIGHT_WAIT_MS 10000
 
 struct wh_serve_opts {
 	struct kc_client *client; /* borrowed, outlives the role; NULL only with static files */
@@ -64,11 +75,29 @@ struct wh_serve_opts {
  */
 int wh_serve_start(const struct wh_serve_opts *o, struct wh_serve **out /* OUT */,
                    struct ll_err *err);
+/**
+ * wh_serve_drain() - the graceful stop's first step (SIGTERM): with a URL, remove what was
+ * registered (the API server stops calling); /readyz on the webhook port answers 503; every
+ * answer closes its keep-alive connection, so the API server's next call dials again, and a
+ * Service whose endpoints no longer list this replica sends it elsewhere. Everything is still
+ * served meanwhile. Idempotent.
+ */
+void wh_serve_drain(struct wh_serve *w);
+/**
+ * wh_serve_shutdown() - the second step, after the drain delay: stop accepting (new connections
+ * are refused) and wait, at most @wait_ms (WH_IN_FLIGHT_WAIT_MS), for the requests in flight
+ * to be answered; drains first if that was not done. Logs the outcome.
+ * Return: the requests still unanswered when it gave up (0: none was lost).
+ */
+int wh_serve_shutdown(struct wh_serve *w, int wait_ms);
+/** wh_serve_registered() - the configurations point at this process (--webhook-url). */
+bool wh_serve_registered(const struct wh_serve *w);
 /** wh_serve_port() - the port the server listens on. */
 int wh_serve_port(const struct wh_serve *w);
 /**
- * wh_serve_stop() - the clean exit: remove what was registered (unless another landlord
- * re-pointed it), stop the certificate passes, close the server and free. NULL is fine.
+ * wh_serve_stop() - the end: remove what was registered (unless another landlord re-pointed it;
+ * wh_serve_drain() may have done it), stop the certificate passes, close the server (idle
+ * connections too) and free. NULL is fine.
  */
 void wh_serve_stop(struct wh_serve *w);
 

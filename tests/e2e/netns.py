@@ -13,6 +13,10 @@ Test traffic goes only to loopback and to this namespace, never to the host's ow
         proc = netns.popen([sys.executable, "server.py", ...], log_path)
         ... Endpoints address: netns.ns_ip (the host end is netns.host_ip) ...
 
+More addresses in the namespace, for several servers on one port: `netns.add_address()`. A
+process in the namespace reaches the API server on the host's loopback through
+`netns.bridge_to_host(port, dir)` (tcp_bridge.py, over a Unix socket).
+
 Set-up and tear-down go by PID: the namespace and the veth pair are named after this process,
 each server started here is stopped by its own PID, and everything set up so far is removed when
 a step fails. Namespaces `llw-<pid>` whose process is gone (a killed run) are removed at the next
@@ -27,6 +31,8 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
@@ -81,6 +87,8 @@ class NetNS:
     """One network namespace with a veth pair: host end host_ip, namespace end ns_ip (a /30)."""
 
     def __init__(self, pid=None):
+        self.host_procs = []
+        self.extra_ips = []
         self.pid = pid or os.getpid()
         self.name = f"{PREFIX}{self.pid}"
         self.host_if = f"llw{self.pid}h"  # interface names are at most 15 characters
@@ -112,6 +120,45 @@ class NetNS:
                                f"{' '.join(e.cmd)}: {getattr(e, 'stderr', '')}") from e
         return self
 
+    def add_address(self):
+        """One more address inside the namespace, reachable from the host (a /32 on the
+        namespace's end of the veth pair, routed there from the host): for a second server on
+        the same port. Taken from a free /30 of the pool; removed with the namespace."""
+        used = _host_networks() + [self.subnet] + [
+            ipaddress.ip_network(f"{a}/30", strict=False) for a in self.extra_ips]
+        for i in range(1, SUBNETS):
+            net = ipaddress.ip_network(
+                (int(POOL.network_address) + 4 * ((self.pid + len(self.extra_ips) + i) % SUBNETS),
+                 30))
+            if any(net.overlaps(u) for u in used):
+                continue
+            addr = str(list(net.hosts())[1])
+            self.ip("addr", "add", f"{addr}/32", "dev", self.ns_if)
+            _ip("route", "add", f"{addr}/32", "dev", self.host_if)
+            self.extra_ips.append(addr)
+            return addr
+        raise RuntimeError(f"no free /30 in {POOL}")
+
+    def bridge_to_host(self, port, directory):
+        """Make the host's 127.0.0.1:port (the API server) reachable at 127.0.0.1:port inside
+        the namespace, through a Unix socket in directory (tcp_bridge.py), for landlord
+        processes run in the namespace. Stopped at tear-down."""
+        sock = pathlib.Path(directory) / f"bridge-{port}.sock"
+        bridge = pathlib.Path(__file__).with_name("tcp_bridge.py")
+        log = open(pathlib.Path(directory) / f"bridge-{port}-host.log", "w")
+        host = subprocess.Popen([sys.executable, str(bridge), "unix-to-tcp", str(sock),
+                                 str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        self.host_procs.append(host)
+        inner_log = pathlib.Path(directory) / f"bridge-{port}-ns.log"
+        self.popen([sys.executable, bridge, "tcp-to-unix", port, sock], inner_log)
+        for path in (pathlib.Path(directory) / f"bridge-{port}-host.log", inner_log):
+            deadline = time.monotonic() + 10
+            while "listening" not in path.read_text():
+                assert time.monotonic() < deadline, f"the bridge did not start: {path}"
+                time.sleep(0.02)
+
     def ip(self, *args, check=True):
         """`ip` inside the namespace."""
         return _ip("netns", "exec", self.name, "ip", *args, check=check)
@@ -139,11 +186,12 @@ class NetNS:
             self.procs.remove(p)
 
     def teardown(self):
-        for p in list(self.procs):
+        for p in list(self.procs) + self.host_procs:
             try:
                 self.stop(p)
             except ProcessLookupError:
                 pass
+        self.host_procs = []
         # Deleting the namespace destroys the veth end inside it, and with it the host end.
         if self._created:
             _ip("netns", "del", self.name, check=False)

@@ -226,6 +226,9 @@ def test_chart_install_upgrade_uninstall(chart_cluster, helm, netns, tmp_path): 
         assert dep.spec.replicas == 2
         args = dep.spec.template.spec.containers[0].args
         assert args[0] == "run" and f"--webhook-addr=0.0.0.0:{WEBHOOK_PORT}" in args
+        # The graceful stop: landlord's drain delay fits in the pod's grace period.
+        assert "--shutdown-delay=5s" in args
+        assert dep.spec.template.spec.termination_grace_period_seconds == 30
         svc = core.read_namespaced_service("landlord", NS)
         assert not svc.spec.selector
         eps = core.read_namespaced_endpoints("landlord", NS)

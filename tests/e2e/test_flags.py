@@ -29,6 +29,7 @@ OPTIONS = [
     ("webhook-cert-ip", "LANDLORD_WEBHOOK_CERT_IP", ""),
     ("tls-cert-file", "LANDLORD_TLS_CERT_FILE", ""),
     ("tls-key-file", "LANDLORD_TLS_KEY_FILE", ""),
+    ("shutdown-delay", "LANDLORD_SHUTDOWN_DELAY", "5s"),
     ("v", "LANDLORD_V", "0"),
     ("enable-test-hooks", "LANDLORD_ENABLE_TEST_HOOKS", ""),
     ("test-crash-after-writes", "LANDLORD_TEST_CRASH_AFTER_WRITES", "0"),

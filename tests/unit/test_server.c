@@ -42,6 +42,7 @@ struct reply {
 	char allow[128];
 	char x_echo[64];
 	char content_type[64];
+	char connection[32];
 	struct buf body;
 };
 
@@ -97,6 +98,7 @@ static void perform(CURL *h, const struct request *q, struct reply *r)
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	header_value(h, "Allow", r->allow, sizeof(r->allow));
 	header_value(h, "X-Echo", r->x_echo, sizeof(r->x_echo));
+	header_value(h, "Connection", r->connection, sizeof(r->connection));
 	if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
 		snprintf(r->content_type, sizeof(r->content_type), "%s", ct);
 	curl_slist_free_all(hdrs);
@@ -182,6 +184,7 @@ struct fixture {
 	int drains;
 	int closes;
 	int close_reason;
+	int slow_entered;
 };
 
 static int text(struct http_resp *resp, const char *s, int status)
@@ -341,6 +344,19 @@ static int h_stream(void *ud, struct http_req *req, struct http_resp *resp)
 	return 200;
 }
 
+/* Answers after 300 ms, blocking the server thread: a request in flight for a while. */
+static int h_slow(void *ud, struct http_req *req, struct http_resp *resp)
+{
+	struct fixture *f = ud;
+
+	pthread_mutex_lock(&f->mu);
+	f->slow_entered++;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
+	nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+	return text(resp, "slow", 200);
+}
+
 static void add_routes(struct fixture *f)
 {
 	const struct http_route routes[] = {
@@ -356,6 +372,7 @@ static void add_routes(struct fixture *f)
 	        {"GET", "/status", false, 0, h_status, f},
 	        {"GET", "/headers", false, 0, h_headers, f},
 	        {"GET", "/stream", false, 0, h_stream, f},
+	        {NULL, "/slow", false, 0, h_slow, f},
 	};
 
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
@@ -903,6 +920,84 @@ static void test_server__head_on_stream_route_closes_stream(void **state)
 	http_stream_end(f->st);
 }
 
+static void test_server__drain_closes_keepalive_connections_after_answering(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r;
+
+	fetch(f->port, "GET", "/exact", NULL, 0, &r);
+	assert_string_equal(r.connection, "");
+	buf_release(&r.body);
+	http_server_drain(f->s);
+	fetch(f->port, "GET", "/exact", NULL, 0, &r);
+	assert_int_equal(r.status, 200); /* still accepted, and its connection closed after */
+	assert_string_equal(r.connection, "close");
+	buf_release(&r.body);
+}
+
+static void test_server__shutdown_answers_requests_in_flight_then_refuses(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	struct reply r;
+
+	client_start(&c, f->port, "/slow");
+	assert_true(wait_for(f, &f->slow_entered));
+	assert_int_equal(http_server_shutdown(f->s, WAIT_MAX_MS), 0);
+	client_join(&c);
+	assert_int_equal(c.r.rc, CURLE_OK);
+	assert_int_equal(c.r.status, 200);
+	assert_string_equal(buf_cstr(&c.r.body), "slow");
+	buf_release(&c.r.body);
+	fetch(f->port, "GET", "/exact", NULL, 0, &r);
+	assert_int_equal(r.rc, CURLE_COULDNT_CONNECT);
+	buf_release(&r.body);
+	assert_int_equal(http_server_shutdown(f->s, 0), 0); /* again: nothing left to wait for */
+}
+
+static void test_server__shutdown_gives_up_on_a_request_never_finished(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+	static const char get[] = "GET /exact HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char post[] = "POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n";
+	int fd = socket(AF_INET, SOCK_STREAM, 0), left = 0;
+	int64_t until = clock_mono_ns() + (int64_t)WAIT_MAX_MS * 1000000;
+	char answer[512];
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	/* One answered request: the server holds the connection before the test stops it. */
+	assert_int_equal(write(fd, get, sizeof(get) - 1), (ssize_t)(sizeof(get) - 1));
+	assert_true(read(fd, answer, sizeof(answer)) > 0);
+	/* Then a body that never comes: the request stays in flight, and the wait is bounded. */
+	assert_int_equal(write(fd, post, sizeof(post) - 1), (ssize_t)(sizeof(post) - 1));
+	while (left == 0 && clock_mono_ns() < until)
+		left = http_server_shutdown(f->s, 50);
+	assert_int_equal(left, 1);
+	close(fd);
+}
+
+static void test_server__every_nth_answer_closes_its_connection(void **state)
+{
+	struct http_server *s = http_server_new(&(struct http_server_opts){.close_every = 3});
+	CURL *h = curl_easy_init();
+	char url[256];
+	struct reply r;
+
+	assert_int_equal(http_server_route(s, &(struct http_route){.path = "/", .fn = h_exact}), 0);
+	assert_int_equal(http_server_start(s, NULL), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", http_server_port(s));
+	for (int i = 1; i <= 6; i++) {
+		perform(h, &(struct request){"GET", url, NULL, 0, NULL, NULL}, &r);
+		assert_int_equal(r.status, 200);
+		assert_string_equal(r.connection, i % 3 == 0 ? "close" : "");
+		buf_release(&r.body);
+	}
+	curl_easy_cleanup(h);
+	http_server_free(s);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(test_server__##name, setup, teardown)
@@ -928,6 +1023,10 @@ int main(void)
 	        T(free_closes_open_streams_with_ecanceled),
 	        T(ended_stream_never_closes_and_keeps_connection),
 	        T(head_on_stream_route_closes_stream),
+	        T(drain_closes_keepalive_connections_after_answering),
+	        cmocka_unit_test(test_server__every_nth_answer_closes_its_connection),
+	        T(shutdown_answers_requests_in_flight_then_refuses),
+	        T(shutdown_gives_up_on_a_request_never_finished),
 	};
 #undef T
 	int rc;
