@@ -16,7 +16,8 @@ admitted through the webhook, nothing stored) in a tenant namespace, every answe
   connection error to that replica, and afterwards every call succeeds;
 - `landlord webhook` follows the LandlordConfig (privileged subjects, rule modes) with no
   controller running;
-- a family in audit mode admits with a warning, and the Event appears (aggregated).
+- a family in audit mode admits with a warning, and the Event appears (aggregated);
+- maxNamespaces holds when twenty namespace creates race through the API server to both.
 """
 
 import json
@@ -366,3 +367,66 @@ def test_audit_mode_admits_with_a_warning_and_an_event(env, tenant_ns):
         assert e.involved_object.kind == "Service", e
     assert len(events()) <= len(env.replicas)
     put_config(env, {})
+
+
+def test_max_namespaces_holds_under_20_concurrent_creates_on_two_replicas(env):
+    """maxNamespaces 3, twenty `create namespace` calls at once by the tenant's owner through
+    the API server, which calls the two replicas behind the Service: exactly three namespaces.
+    No controller runs here, so the test grants what landlord's owners role would (create on
+    namespaces, own on the Tenant). Which replica answers each call is the API server's choice
+    of connection; test_self_service_webhook.py sends the reviews alternately to each."""
+    env.set_endpoints(env.ips)
+    for r in range(2):
+        if not env.replicas[r].alive():
+            env.restart(r)
+    custom, rbac = k8s.CustomObjectsApi(env.admin), k8s.RbacAuthorizationV1Api(env.admin)
+    custom.create_cluster_custom_object(GROUP, VERSION, "plans", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Plan", "metadata": {"name": "three"},
+        "spec": {"maxNamespaces": 3}})
+    custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": "initech"},
+        "spec": {"plan": "three", "accessControl": {"owners": {"users": ["alice"]}}}})
+    rbac.create_cluster_role({"metadata": {"name": "e2e-initech-owner"}, "rules": [
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]},
+        {"apiGroups": [GROUP], "resources": ["tenants"], "resourceNames": ["initech"],
+         "verbs": ["own"]}]})
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": "e2e-initech-owner"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "e2e-initech-owner"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                      "name": "alice"}]})
+    wait_for(lambda: env.cluster.kubectl("alice", "auth", "can-i", "create", "namespaces")
+             .stdout.strip() == "yes", 30, interval=0.3, what="alice may create namespaces")
+    names = [f"initech-c{i}" for i in range(20)]
+    before = sum(r.calls() for r in env.replicas)
+    results, gate = {}, threading.Barrier(len(names))
+
+    def create(name):
+        api = k8s.CoreV1Api(env.cluster.new_client("alice"))
+        gate.wait()
+        try:
+            api.create_namespace({"metadata": {"name": name}})
+            results[name] = None
+        except ApiException as e:
+            results[name] = message(e)
+    threads = [threading.Thread(target=create, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    try:
+        made = sorted(n for n, m in results.items() if m is None)
+        assert len(made) == 3, results
+        for n, m in results.items():
+            assert m is None or "maxNamespaces 3" in m, m
+        labelled = env.core.list_namespace(label_selector="landlord.dev/tenant=initech").items
+        assert sorted(n.metadata.name for n in labelled) == made  # labelled by /mutate
+        assert sum(r.calls() for r in env.replicas) - before >= 20
+    finally:
+        for n in names:
+            try:
+                env.core.delete_namespace(n)
+            except ApiException as e:
+                if e.status != 404:
+                    raise
