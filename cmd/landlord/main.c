@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <malloc.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,6 @@
 #include <microhttpd.h>
 #include <openssl/opensslv.h>
 
-#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
@@ -127,46 +125,6 @@ static int webhook_start(const struct config *cfg, struct kc_client *client, str
 	return rc;
 }
 
-/* Wait @ms, or less when another SIGTERM or SIGINT comes (blocked in every thread). */
-static void wait_or_signal(long ms)
-{
-	int64_t until = clock_mono_ns() + (int64_t)ms * 1000000, left;
-	struct timespec t;
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	while ((left = until - clock_mono_ns()) > 0) {
-		t = (struct timespec){left / 1000000000, left % 1000000000};
-		if (sigtimedwait(&set, NULL, &t) > 0) {
-			log_info("another signal: the webhook stops now", NULL);
-			return;
-		}
-	}
-}
-
-/*
- * The webhook's graceful stop after a clean stop of the manager (a signal): not ready and
- * closing keep-alive connections at once, serving through the drain delay while the Service's
- * endpoints drop this replica, then no longer accepting and answering what is in flight. With
- * --webhook-url the configurations are removed first and nothing else serves them: no delay.
- */
-static void webhook_graceful_stop(const struct config *cfg, struct wh_serve *wh)
-{
-	bool registered = wh_serve_registered(wh);
-
-	if (wh == NULL)
-		return;
-	wh_serve_drain(wh);
-	if (!registered) {
-		log_info("webhook serving through the shutdown delay", "{s:I}", "delay_ms",
-		         (json_int_t)cfg->shutdown_delay_ms);
-		wait_or_signal(cfg->shutdown_delay_ms);
-	}
-	wh_serve_shutdown(wh, WH_IN_FLIGHT_WAIT_MS);
-}
-
 static bool static_tls(const struct config *cfg)
 {
 	return cfg->tls_cert_file && cfg->tls_key_file;
@@ -232,7 +190,7 @@ static int cmd_webhook(const struct config *cfg)
 	if (rc == 0)
 		rc = mgr_run(m);
 	if (rc == 0)
-		webhook_graceful_stop(cfg, wh);
+		wh_serve_graceful_stop(wh, cfg->shutdown_delay_ms);
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);
 	cfg_follow_free(follow);
@@ -298,7 +256,7 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	if (rc == 0)
 		rc = mgr_run(m);
 	if (rc == 0)
-		webhook_graceful_stop(cfg, wh);
+		wh_serve_graceful_stop(wh, cfg->shutdown_delay_ms);
 out:
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);

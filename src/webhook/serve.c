@@ -3,6 +3,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -409,6 +410,40 @@ static void deregister(struct wh_serve *w)
 		         err.msg);
 	free(w->registered);
 	w->registered = NULL;
+}
+
+/* Wait @ms, or less when another SIGTERM or SIGINT comes (blocked in every thread). */
+static void wait_or_signal(long ms)
+{
+	int64_t until = clock_mono_ns() + (int64_t)ms * 1000000, left;
+	struct timespec t;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	while ((left = until - clock_mono_ns()) > 0) {
+		t = (struct timespec){left / 1000000000, left % 1000000000};
+		if (sigtimedwait(&set, NULL, &t) > 0) {
+			log_info("another signal: the webhook stops now", NULL);
+			return;
+		}
+	}
+}
+
+void wh_serve_graceful_stop(struct wh_serve *w, long delay_ms)
+{
+	bool registered = wh_serve_registered(w);
+
+	if (w == NULL)
+		return;
+	wh_serve_drain(w);
+	if (!registered) {
+		log_info("webhook serving through the shutdown delay", "{s:I}", "delay_ms",
+		         (json_int_t)delay_ms);
+		wait_or_signal(delay_ms);
+	}
+	wh_serve_shutdown(w, WH_IN_FLIGHT_WAIT_MS);
 }
 
 bool wh_serve_registered(const struct wh_serve *w)

@@ -90,6 +90,14 @@ void wh_serve_drain(struct wh_serve *w);
  * Return: the requests still unanswered when it gave up (0: none was lost).
  */
 int wh_serve_shutdown(struct wh_serve *w, int wait_ms);
+/**
+ * wh_serve_graceful_stop() - the whole graceful stop after a clean stop of the process (a
+ * signal): wh_serve_drain(), then serve through @delay_ms while the Service's endpoints drop
+ * this replica (cut short by another SIGTERM or SIGINT, which the caller keeps blocked in every
+ * thread), then wh_serve_shutdown(). With --webhook-url the configurations are removed at once
+ * and nothing else serves them: no delay. NULL is fine.
+ */
+void wh_serve_graceful_stop(struct wh_serve *w, long delay_ms);
 /** wh_serve_registered() - the configurations point at this process (--webhook-url). */
 bool wh_serve_registered(const struct wh_serve *w);
 /** wh_serve_port() - the port the server listens on. */
