@@ -41,7 +41,8 @@ import subprocess
 import sys
 import time
 
-from common import BUILD, CLUSTER, REPO, median, proc_status_kib, read_env, record, save_json
+from common import (BUILD, CLUSTER, REPO, install_landlord, median, proc_status_kib, read_env,
+                    record, save_json)
 import tenants as tb  # RetriedCluster, start_landlord, metrics helpers, Sampler, cpu_seconds
 
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
@@ -68,20 +69,6 @@ STEPS = ["created", "quota_in_force", "serviceaccount", "rolebinding", "admitted
 TARGET_QPS_RATIO = 1.1    # landlord at the default QPS against landlord at 200 QPS
 TARGET_FLOOR_RATIO = 1.1  # landlord against the floor at the same QPS
 TARGET_HWM_MIB = 24
-
-
-def install(cluster):
-    cluster.kubectl("apply", "-f", REPO / "deploy/namespace.yaml", "-f", REPO / "deploy/crds",
-                    "-f", REPO / "deploy/rbac.yaml", "-f", REPO / "deploy/policies")
-    for _ in range(60):  # kubectl wait fails while a new CRD has no conditions yet
-        try:
-            for crd in ("tenants", "plans", "landlordconfigs"):
-                cluster.kubectl("wait", "--for", "condition=established",
-                                f"crd/{crd}.landlord.dev")
-            break
-        except subprocess.CalledProcessError:
-            time.sleep(1)
-    time.sleep(6)  # creates of a new CRD's objects are held a few seconds (kubernetes#99199)
 
 
 def create_plan(cluster, name):
@@ -464,7 +451,7 @@ def one_run(i, args):
     order = [20, 200] if i % 2 == 0 else [200, 20]
     rounds, noisy, landlord_tenants = [], [], 0
     with tb.RetriedCluster(state) as cluster:
-        install(cluster)
+        install_landlord(cluster)
         for extra in args.apply:
             cluster.kubectl("apply", "-f", extra)
         if args.audit:

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from common import BUILD, REPO, Cluster, median, proc_status_kib, record, save_json
+from common import BUILD, REPO, Cluster, install_landlord, median, proc_status_kib, record, save_json
 
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from procs import Proc, parse_metrics  # noqa: E402
@@ -46,25 +46,6 @@ WRITE_VERBS = ("CREATE", "UPDATE", "PATCH", "APPLY", "DELETE")
 TICK = os.sysconf("SC_CLK_TCK")
 # landlord without its client-side rate limit getting in the way (the default is 50 QPS).
 FAST = "--kube-api-qps 1000 --kube-api-burst 2000"
-
-
-def install(cluster):
-    cluster.kubectl("apply", "-f", REPO / "deploy/namespace.yaml", "-f", REPO / "deploy/crds",
-                    "-f", REPO / "deploy/rbac.yaml", "-f", REPO / "deploy/policies")
-    for _ in range(60):  # kubectl wait fails while a new CRD has no conditions yet
-        try:
-            for crd in ("tenants", "plans", "landlordconfigs"):
-                cluster.kubectl("wait", "--for", "condition=established",
-                                f"crd/{crd}.landlord.dev")
-            break
-        except subprocess.CalledProcessError:
-            time.sleep(1)
-    # The API server holds creates of a custom resource for a few seconds after its CRD is
-    # established (kubernetes#99199); wait that out so that it is not counted in landlord's time.
-    time.sleep(6)
-    plan = {"apiVersion": "landlord.dev/v1alpha1", "kind": "Plan", "metadata": {"name": PLAN},
-            "spec": {"resourceQuota": {"hard": PLAN_HARD}, "limitRange": {"limits": LIMITS}}}
-    cluster.kubectl("apply", "-f", "-", input=json.dumps(plan))
 
 
 def bare_tenants(cluster, mode, prefix, args, user):
@@ -293,7 +274,7 @@ def one_run(i, args, variant):
     state = f"{args.state_dir}-{i}"
     args.landlord_args = variant
     with RetriedCluster(state) as cluster:
-        install(cluster)
+        install_landlord(cluster)
         ll = landlord_run(cluster, args, state)
         ll["restart"] = restart_rss(cluster, args, state)
         settle(cluster)

@@ -39,7 +39,8 @@ import sys
 import threading
 import time
 
-from common import BUILD, CLUSTER, REPO, Cluster, median, proc_status_kib, record, save_json
+from common import (BUILD, CLUSTER, REPO, Cluster, install_landlord, median, proc_status_kib,
+                    record, save_json)
 
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from procs import Proc  # noqa: E402
@@ -142,17 +143,7 @@ def ingress_body(t, i):
 
 
 def install(cluster):
-    cluster.kubectl("apply", "-f", REPO / "deploy/namespace.yaml", "-f", REPO / "deploy/crds",
-                    "-f", REPO / "deploy/rbac.yaml")
-    for _ in range(60):  # kubectl wait fails while a new CRD has no conditions yet
-        try:
-            for crd in ("tenants", "plans", "landlordconfigs"):
-                cluster.kubectl("wait", "--for", "condition=established",
-                                f"crd/{crd}.landlord.dev")
-            break
-        except subprocess.CalledProcessError:
-            time.sleep(1)
-    time.sleep(6)  # creates of a new CRD's objects are held a few seconds (kubernetes#99199)
+    install_landlord(cluster, policies=False)
     subprocess.run([CLUSTER / "kcm.sh", cluster.dir, "stop"], check=True)
 
 
