@@ -38,7 +38,7 @@ tsan-unit: tsan
 
 # End-to-end tests against a fresh local control plane, landlord running least-privilege.
 e2e: build
-	@python3 -m pytest tests/e2e -v -p no:cacheprovider
+	@python3 -m pytest tests/e2e -v -p no:cacheprovider --durations=20
 
 format-check:
 	@scripts/format.sh --check
