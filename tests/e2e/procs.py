@@ -176,13 +176,15 @@ def webhook_args(args):
     """What `landlord run`/`webhook` get unless the test says otherwise: the webhook on an
     ephemeral loopback port, registered at https://127.0.0.1:<that port> (--webhook-url with port
     0), as `make run` does, so that the webhook is on in every test. The API server then calls it
-    for tenant namespaces, and it must answer."""
+    for tenant namespaces, and it must answer. No drain delay on stop unless the test asks."""
     given = {str(a).split("=", 1)[0] for a in args}
     extra = []
     if "--webhook-addr" not in given:
         extra += ["--webhook-addr", "127.0.0.1:0"]
     if not given & {"--webhook-url", "--tls-cert-file", "--no-webhook-url"}:
         extra += ["--webhook-url", "https://127.0.0.1:0"]
+    if "--shutdown-delay" not in given:  # the drain delay is test_webhook_ha.py's subject
+        extra += ["--shutdown-delay", "0s"]
     return [a for a in args if a != "--no-webhook-url"] + extra
 
 

@@ -17,7 +17,8 @@ def webhook(cluster, tmp_path):
     pki = cluster.pki_dir
     proc = Proc([LANDLORD, "webhook", "--tls-cert-file", pki / "webhook.crt",
                  "--tls-key-file", pki / "webhook.key", "--webhook-addr", "127.0.0.1:0",
-                 "--probe-addr", "127.0.0.1:0"], tmp_path / "webhook.log")
+                 "--probe-addr", "127.0.0.1:0", "--shutdown-delay", "0s"],
+                tmp_path / "webhook.log")
     proc.wait_probe()
     proc.webhook_port = proc.wait_record("webhook listening")["port"]
     yield proc
