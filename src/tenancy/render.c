@@ -576,13 +576,15 @@ static int reference(const struct walk *w, const char *s, size_t n, size_t *used
 static int put_text(struct walk *w, struct buf *b, const char *s, size_t n)
 {
 	struct denial m;
+	bool appended;
 
 	if (w->mode != W_RENDER)
 		return 0;
-	if (buf_append(b, s, n) == 0 && w->total + b->len <= RENDER_OUTPUT_MAX)
+	appended = buf_append(b, s, n) == 0;
+	if (appended && w->total + b->len <= RENDER_OUTPUT_MAX)
 		return 0;
 	path_msg(&m, w);
-	if (b->len + n > RENDER_STRING_MAX)
+	if (!appended)
 		denial_text(&m, "longer than %u bytes once rendered", RENDER_STRING_MAX);
 	else
 		denial_text(&m, "the render is longer than %u bytes", RENDER_OUTPUT_MAX);
@@ -808,6 +810,24 @@ static int finish_object(const struct walk *w, const struct render_in *in, json_
 	return -ENOENT;
 }
 
+/* W_CHECK: manifest @item names its apiVersion, kind and metadata.name (references allowed). */
+static int check_fields(const struct walk *w, struct jval item)
+{
+	const char *api = jval_str(jval_get(item, "apiVersion")),
+	           *kind = jval_str(jval_get(item, "kind"));
+	const char *name = jval_str(jval_path(item, "metadata", "name", NULL));
+	struct denial m;
+
+	if (api != NULL && *api != '\0' && kind != NULL && *kind != '\0' && name != NULL &&
+	    *name != '\0')
+		return 0;
+	denial_text(path_msg(&m, w), "%s is required (a string, not empty)",
+	            api == NULL || *api == '\0'     ? "apiVersion"
+	            : kind == NULL || *kind == '\0' ? "kind"
+	                                            : "metadata.name");
+	return -EINVAL;
+}
+
 /* Walk spec.resources.manifests with @w (its mode says what for); the objects into @objs. */
 static int walk_manifests(struct walk *w, struct jval tmpl, const struct render_in *in,
                           json_t *objs)
@@ -832,6 +852,8 @@ static int walk_manifests(struct walk *w, struct jval tmpl, const struct render_
 			return -EINVAL;
 		}
 		rc = walk_value(w, item, &obj);
+		if (rc == 0 && w->mode == W_CHECK)
+			rc = check_fields(w, item);
 		if (rc == 0 && w->mode == W_RENDER)
 			rc = finish_object(w, in, obj);
 		if (rc != 0) {

@@ -87,7 +87,8 @@ int render_objects(const struct render_in *in, json_t **out /* OUT */, struct ll
  * webhook to call when a Template is written: parameter declarations (names of letters, digits
  * and _, unique; types string, number or boolean; validation patterns that compile; defaults,
  * or "" for parameters that are not required, of their type and matching their pattern), keys
- * without "${" and references to declared parameters in manifests, and no "${" anywhere in
+ * without "${", references to declared parameters and apiVersion, kind and metadata.name
+ * strings that are not empty (as written) in manifests, and no "${" anywhere in
  * spec.resources.resourceMappings. Return: 0, -EINVAL, -E2BIG or -EMSGSIZE as render_objects(),
  * with messages without the Template prefix. Thread-safe.
  */

@@ -5,6 +5,7 @@
  * returned after an error. Injections (a newline, ": ", "---", ${{OTHER}}, a key) stay literal.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -128,6 +129,17 @@ static void assert_refused(const char *params, const char *manifests, const char
 		fail_msg("rendered: %s", dump(&r));
 	assert_int_equal(r.rc, rc);
 	assert_string_equal(r.err.msg, msg);
+}
+
+static void assert_template_refused(const char *params, int rc, const char *msg)
+{
+	struct jdoc *t = tmpl(params, "[]");
+	struct ll_err err;
+
+	snprintf(err.msg, sizeof(err.msg), "untouched");
+	assert_int_equal(render_check_template(jdoc_root(t), &err), rc);
+	assert_string_equal(err.msg, rc == 0 ? "untouched" : msg);
+	jdoc_unref(t);
 }
 
 #define TEAM "[{\"name\":\"TEAM\",\"validation\":\"^[a-z]+$\",\"required\":true}]"
@@ -358,17 +370,6 @@ static void test_render__mappings_are_never_parameterised(void **state)
 	jdoc_unref(key);
 }
 
-static void assert_template_refused(const char *params, int rc, const char *msg)
-{
-	struct jdoc *t = tmpl(params, "[]");
-	struct ll_err err;
-
-	snprintf(err.msg, sizeof(err.msg), "untouched");
-	assert_int_equal(render_check_template(jdoc_root(t), &err), rc);
-	assert_string_equal(err.msg, rc == 0 ? "untouched" : msg);
-	jdoc_unref(t);
-}
-
 static void test_render__declarations_are_checked(void **state)
 {
 	struct jdoc *t =
@@ -445,31 +446,130 @@ static void test_render__instances_render_namespaced_objects_in_their_namespace(
 static void test_render__objects_need_kind_api_version_and_name(void **state)
 {
 	assert_refused(
-	        "[]",
-	        "[{\"apiVersion\":\"v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":"
-	        "\"w\"}}]",
+	        "[]", "[{\"apiVersion\":\"v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"}}]",
 	        "[]", -ENOENT,
 	        "spec.resources.manifests[0]: kind \"Widget\" of \"v1\" is not served by the "
 	        "API server");
-	assert_refused("[]", "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{}}]",
-	               "[]", -EINVAL,
-	               "spec.resources.manifests[0]: metadata.name is required (a string, "
-	               "not empty)");
+	/* the Template check sees what is missing as written... */
+	assert_refused(
+	        "[]", "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{}}]", "[]",
+	        -EINVAL,
+	        "Template \"web\": spec.resources.manifests[0]: metadata.name is required (a "
+	        "string, not empty)");
+	assert_refused("[]", "[{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}]", "[]",
+	               -EINVAL,
+	               "Template \"web\": spec.resources.manifests[0]: apiVersion is required (a "
+	               "string, not empty)");
+	assert_refused("[]", "[1]", "[]", -EINVAL,
+	               "Template \"web\": spec.resources.manifests[0]: must be an object");
+	/* ...the render what a parameter leaves empty */
 	assert_refused(
 	        "[{\"name\":\"K\"}]",
 	        "[{\"apiVersion\":\"v1\",\"kind\":\"${{K}}\",\"metadata\":{\"name\":\"a\"}}]", "[]",
 	        -EINVAL, "spec.resources.manifests[0]: kind is required (a string, not empty)");
-	assert_refused("[]", "[{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}]", "[]",
-	               -EINVAL,
-	               "spec.resources.manifests[0]: apiVersion is required (a string, not empty)");
-	assert_refused("[]", "[1]", "[]", -EINVAL,
-	               "Template \"web\": spec.resources.manifests[0]: must be an object");
+	assert_refused(
+	        "[{\"name\":\"N\"}]",
+	        "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+	        "\"${{N}}\"}}]",
+	        "[]", -EINVAL,
+	        "spec.resources.manifests[0]: metadata.name is required (a string, not empty)");
 	assert_refused("[]",
 	               "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
 	               "\"a\",\"namespace\":5}}]",
 	               "[]", -EINVAL,
-	               "spec.resources.manifests[0]: metadata.namespace must be a "
-	               "string");
+	               "spec.resources.manifests[0]: metadata.namespace must be a string");
+}
+
+static void test_render__names_and_render_size_are_bounded(void **state)
+{
+	char name[RENDER_NAME_MAX + 2], *params, *many, *manifests, *values, *big;
+	size_t refs = RENDER_STRING_MAX / RENDER_VALUE_MAX, strings = 17, n = 0;
+	struct run r;
+
+	memset(name, 'N', sizeof(name) - 1);
+	name[RENDER_NAME_MAX] = '\0';
+	params = xasprintf("[{\"name\":\"%s\"}]", name);
+	assert_renders(params, CM("{}"), "[]", CM_OUT("{}"));
+	free(params);
+	name[RENDER_NAME_MAX] = 'N';
+	name[RENDER_NAME_MAX + 1] = '\0';
+	params = xasprintf("[{\"name\":\"%s\"}]", name);
+	assert_template_refused(
+	        params, -EINVAL,
+	        "spec.parameters[0].name: \"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN"
+	        "NNNNNNNNNNNNNNNNNNNNNN\" is not a parameter name (letters, digits and "
+	        "_, not starting with a digit, at most 63)");
+	free(params);
+	/* 17 strings of 1 MiB each: over RENDER_OUTPUT_MAX together */
+	many = xcalloc(strings, refs * 6 + 16);
+	for (size_t s = 0; s < strings; s++) {
+		n += (size_t)snprintf(many + n, strings * (refs * 6 + 16) - n, "%s\"s%zu\":\"",
+		                      s ? "," : "", s);
+		for (size_t i = 0; i < refs; i++)
+			n += (size_t)snprintf(many + n, strings * (refs * 6 + 16) - n, "${{V}}");
+		n += (size_t)snprintf(many + n, strings * (refs * 6 + 16) - n, "\"");
+	}
+	big = xcalloc(1, RENDER_VALUE_MAX + 1);
+	memset(big, 'v', RENDER_VALUE_MAX);
+	values = xasprintf("[{\"name\":\"V\",\"value\":\"%s\"}]", big);
+	manifests = xasprintf(CM("{%s}"), many);
+	r = render("[{\"name\":\"V\"}]", manifests, values);
+	assert_int_equal(r.rc, -EMSGSIZE);
+	assert_string_equal(r.err.msg, "spec.resources.manifests[0].data.s8: the render is longer "
+	                               "than 16777216 bytes");
+	free(many);
+	free(manifests);
+	free(values);
+	free(big);
+}
+
+struct shared {
+	struct jdoc *t, *v;
+	const char *want;
+	int bad;
+};
+
+static void *render_often(void *arg)
+{
+	struct shared *sh = arg;
+	struct render_in in = {.tmpl = jdoc_root(sh->t),
+	                       .params = jdoc_root(sh->v),
+	                       .ns = "team-a",
+	                       .tenant = "acme",
+	                       .mode = RENDER_INSTANCE,
+	                       .scope = scope};
+
+	for (int i = 0; i < 200; i++) {
+		json_t *out = NULL;
+		char *got;
+
+		if (render_objects(&in, &out, NULL) != 0) {
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		got = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
+		if (strcmp(got, sh->want) != 0)
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+		free(got);
+		json_decref(out);
+	}
+	return NULL;
+}
+
+static void test_render__threads_render_one_template_at_once(void **state)
+{
+	struct shared sh = {.t = tmpl(TEAM, CM("{\"t\":\"${{TEAM}}-${tenant}\"}")),
+	                    .v = doc("[{\"name\":\"TEAM\",\"value\":\"blue\"}]"),
+	                    .want = CM_OUT("{\"t\":\"blue-acme\"}")};
+	pthread_t th[4];
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, render_often, &sh), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(sh.bad, 0);
+	jdoc_unref(sh.t);
+	jdoc_unref(sh.v);
 }
 
 static void test_render__nothing_is_returned_after_an_error(void **state)
@@ -520,6 +620,8 @@ int main(void)
 	        cmocka_unit_test(
 	                test_render__instances_render_namespaced_objects_in_their_namespace),
 	        cmocka_unit_test(test_render__objects_need_kind_api_version_and_name),
+	        cmocka_unit_test(test_render__names_and_render_size_are_bounded),
+	        cmocka_unit_test(test_render__threads_render_one_template_at_once),
 	        cmocka_unit_test(test_render__nothing_is_returned_after_an_error),
 	        cmocka_unit_test(test_render__check_params_for_the_webhook),
 	};
