@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -429,35 +430,39 @@ static int decls_load(struct decls *p, struct jval tmpl, struct ll_err *err)
 
 /* ===== instance values ===== */
 
+/* "spec.parameters[NAME]: <what>" in @err; returns @code. */
+static int param_fail(struct ll_err *err, int code, const char *name, size_t len, const char *what)
+{
+	struct denial m;
+
+	put_param(msg_start(&m, err), name, len);
+	denial_text(&m, ": %s", what);
+	return code;
+}
+
 static int take_param(struct decls *p, struct jval item, size_t i, struct ll_err *err)
 {
 	const char *name = jval_str(jval_get(item, "name"));
 	size_t len = jval_strlen(jval_get(item, "name"));
 	struct jval v = jval_get(item, "value");
 	struct decl *d;
-	struct denial m;
+	char what[64];
 
 	if (name == NULL)
 		return ll_err_set(err, -EINVAL, "spec.parameters[%zu]: name must be a string", i);
 	d = (struct decl *)decl_find(p, name, len);
-	put_param(msg_start(&m, err), name, len);
-	if (d == NULL) {
-		denial_text(&m, ": the Template declares no such parameter");
-		return -EINVAL;
-	}
-	if (d->given) {
-		denial_text(&m, ": given twice");
-		return -EINVAL;
-	}
-	if (jval_type(v) != JT_STRING) {
-		denial_text(&m, ": value must be a string");
-		return -EINVAL;
-	}
+	if (d == NULL)
+		return param_fail(err, -EINVAL, name, len,
+		                  "the Template declares no such parameter");
+	if (d->given)
+		return param_fail(err, -EINVAL, name, len, "given twice");
+	if (jval_type(v) != JT_STRING)
+		return param_fail(err, -EINVAL, name, len, "value must be a string");
 	if (jval_strlen(v) > RENDER_VALUE_MAX) {
-		denial_text(&m, ": %zu bytes, at most %d", jval_strlen(v), RENDER_VALUE_MAX);
-		return -EMSGSIZE;
+		snprintf(what, sizeof(what), "%zu bytes, at most %d", jval_strlen(v),
+		         RENDER_VALUE_MAX);
+		return param_fail(err, -EMSGSIZE, name, len, what);
 	}
-	err->msg[0] = '\0';
 	d->given = true;
 	d->val = jval_str(v);
 	d->len = jval_strlen(v);
