@@ -73,6 +73,22 @@ static void check_namespace(struct jval tenant, const struct lcfg *cfg, const st
 	json_decref(meta);
 }
 
+/* A tenant's ClusterRole never lets anyone delete every namespace: a delete rule names them. */
+static void check_role(const json_t *role)
+{
+	const json_t *rule;
+	size_t i;
+
+	json_array_foreach(json_object_get(role, "rules"), i, rule) {
+		const json_t *verbs = json_object_get(rule, "verbs");
+
+		if (json_array_size(verbs) == 1 &&
+		    strcmp(json_string_value(json_array_get(verbs, 0)), "delete") == 0 &&
+		    json_array_size(json_object_get(rule, "resourceNames")) == 0)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *tenant = jx_loads((const char *)data, size, NULL);
@@ -86,16 +102,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the CRD admits only DNS-label names of at most 40 characters */
 	if (json_is_object(tenant) && jx_name(tenant) && dns_label(jx_name(tenant)) &&
 	    strlen(jx_name(tenant)) <= 40 && doc && tm_claims_build(jdoc_root(doc), &claims) == 0) {
+		json_t *names = json_object();
+
 		for (size_t i = 0; i < claims.n; i++) {
 			if (!dns_label(claims.ns[i].name) || !label_value(claims.ns[i].kind))
 				abort();
 			check_namespace(jdoc_root(doc), cfg, &claims.ns[i]);
+			json_object_set_new(names, claims.ns[i].name, json_true());
 		}
 		tm_claims_release(&claims);
 		for (int which = 0; which < TM_TENANT_ROLES; which++) {
-			json_decref(tm_clusterrole(jdoc_root(doc), which));
+			json_t *role = tm_clusterrole(jdoc_root(doc), which, names);
+
+			check_role(role);
+			json_decref(role);
 			json_decref(tm_clusterrolebinding(jdoc_root(doc), which));
 		}
+		json_decref(names);
 		json_decref(tm_networkpolicy(jdoc_root(doc), "ns", NULL));
 		json_decref(tm_limitrange(jdoc_root(doc), jdoc_root(doc), "ns"));
 		json_decref(tm_canonical_quantities(jd_get(doc, "spec", NULL)));
