@@ -159,7 +159,8 @@ void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *
 
 	/* never denies: /validate gives the reason, with the same decision */
 	if (!decide(request, ud, &d, v)) {
-		*v = (struct admission_verdict){.allowed = true, .patch = v->patch};
+		*v = (struct admission_verdict){
+		        .allowed = true, .warnings = v->warnings, .patch = v->patch};
 		return;
 	}
 	if (!d.allowed || !d.ns.add_label)
