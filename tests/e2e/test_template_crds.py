@@ -58,7 +58,9 @@ def template(name=None, **spec):
                          "manifests": [
                              {"apiVersion": "v1", "kind": "ConfigMap",
                               "metadata": {"name": "${{TEAM}}-config",
-                                           "labels": {"team": "${{TEAM}}"}},
+                                           "namespace": "${namespace}",
+                                           "labels": {"team": "${{TEAM}}"},
+                                           "annotations": {"by": "${tenant}"}},
                               "data": {"ns": "${namespace}", "tenant": "${tenant}"}},
                              {"apiVersion": "apps/v1", "kind": "Deployment",
                               "metadata": {"name": "web"},
@@ -123,7 +125,9 @@ def test_valid_objects_are_stored_with_defaults(api, created, ns):
     got = api.get_cluster_custom_object(GROUP, VERSION, "templates", body["metadata"]["name"])
     params = {p["name"]: p for p in got["spec"]["parameters"]}
     # type defaults to string, required to false; the manifests are kept verbatim, references
-    # and all (landlord, not the API server, renders them)
+    # and all, in names, namespaces and labels too (landlord, not the API server, renders them;
+    # this is why they are not x-kubernetes-embedded-resource, whose metadata checks would refuse
+    # them)
     assert params["TEAM"] == {"name": "TEAM", "value": "web", "validation": "^[a-z]+$",
                               "type": "string", "required": False}
     assert params["OWNER"] == {"name": "OWNER", "type": "string", "required": True}
