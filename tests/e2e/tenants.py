@@ -43,7 +43,9 @@ def install(cluster):
                         "-f", REPO / "deploy/crds", "-f", REPO / "deploy/rbac.yaml")
     assert r.returncode == 0, r.stderr
     cluster.wait_crds_established("tenants.landlord.dev", "plans.landlord.dev",
-                                  "landlordconfigs.landlord.dev")
+                                  "landlordconfigs.landlord.dev", "templates.landlord.dev",
+                                  "templateinstances.landlord.dev",
+                                  "templategroupinstances.landlord.dev")
     return cluster
 
 
