@@ -18,7 +18,6 @@
 #include "tenancy/landlordconfig_current.h"
 #include "webhook/cacheview.h"
 #include "webhook/cacheview_internal.h"
-#include "webhook/rules.h"
 
 /* The configuration of the decision this thread is in (hold() to release()). */
 static _Thread_local struct lcfg *decision_cfg;
@@ -371,13 +370,6 @@ bool cacheview_synced(const struct cacheview *cv)
 		if (infs[i] && !inf_has_synced(infs[i]))
 			return false;
 	return true;
-}
-
-void cacheview_validate(const json_t *request, struct admission_verdict *v, void *ud)
-{
-	struct wh_tenancy tn = {.cv = ud};
-
-	wh_tenancy_serve(request, v, &tn);
 }
 
 size_t cacheview_bytes(const struct cacheview *cv)

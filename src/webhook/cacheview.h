@@ -44,7 +44,6 @@
 #include <stddef.h>
 
 #include "tenancy/admit.h"
-#include "webhook/admission.h"
 
 struct mgr;
 struct ll_err;
@@ -93,19 +92,10 @@ const struct adm_view *cacheview_view(const struct cacheview *cv);
 /**
  * cacheview_synced() - every informer of the view has applied its first list. Until then a
  * decision would answer from a partial cache (a tenant's namespace unknown is a namespace of
- * no tenant, which admits everything), so the webhook must not decide: cacheview_validate()
- * refuses with 503 meanwhile. Thread-safe.
+ * no tenant, which admits everything), so the webhook must not decide: wh_tenancy_serve()
+ * (webhook/rules.h) refuses with 503 meanwhile. Thread-safe.
  */
 bool cacheview_synced(const struct cacheview *cv);
-
-/**
- * cacheview_validate() - the tenant rules' validator (webhook/rules.h, wh_tenancy_validate)
- * with @ud a struct cacheview *: refuses with code 503 "landlord's caches are still loading"
- * while the view is not synced (the webhook fails closed), decides otherwise. The row:
- *
- *	{"tenancy", wh_tenancy_resources, ADMISSION_ANY_OP, cacheview_validate, cv}
- */
-void cacheview_validate(const json_t *request, struct admission_verdict *v, void *ud);
 
 /**
  * cacheview_bytes() - heap bytes of the view's own indexes and parsed tenants: the index

@@ -373,7 +373,7 @@ static void test_cacheview__unsynced_view_fails_closed(void **state)
 	(void)state;
 	assert_int_equal(cacheview_new(m, NULL, &cv, NULL), 0);
 	assert_false(cacheview_synced(cv)); /* never started */
-	cacheview_validate(req, &v, cv);
+	wh_tenancy_serve(req, &v, &(struct wh_tenancy){.cv = cv});
 	assert_false(v.allowed);
 	assert_int_equal(v.code, 503);
 	assert_non_null(strstr(v.message, "still loading"));
