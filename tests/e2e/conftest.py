@@ -28,6 +28,8 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
+from kube import GROUP, VERSION, custom, ignore_404
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CLUSTER_SCRIPTS = REPO / "tests" / "cluster"
 USERS = ("admin", "landlord", "alice", "bob", "carol", "dave", "erin", "frank")
@@ -244,6 +246,17 @@ def installed(cluster):
     import tenants
     install_gateway_api(cluster)
     return tenants.install(cluster)
+
+
+@pytest.fixture
+def created(installed):
+    """Cluster-scoped landlord.dev objects a test creates for real, as (plural, name) pairs:
+    deleted afterwards."""
+    objs = []
+    yield objs
+    api = custom(installed)
+    for plural, name in objs:
+        ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, plural, name)
 
 
 def install_gateway_api(cluster):

@@ -79,3 +79,21 @@ def invalid(fn, *args, **kwargs):
     body = json.loads(api_error(422, fn, *args, **kwargs).body)
     assert body.get("reason") == "Invalid", body
     return body["message"]
+
+
+def grant_user(admin_client, name, rules, user):
+    """Test-only RBAC, as an administrator (@admin_client, an ApiClient): ClusterRole @name of
+    @rules, bound cluster-wide to User @user by the ClusterRoleBinding @name."""
+    rbac = k8s.RbacAuthorizationV1Api(admin_client)
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}]})
+
+
+def revoke(admin_client, name):
+    """Undo grant_user(admin_client, name, ...)."""
+    rbac = k8s.RbacAuthorizationV1Api(admin_client)
+    ignore_404(rbac.delete_cluster_role_binding, name)
+    ignore_404(rbac.delete_cluster_role, name)

@@ -28,6 +28,7 @@ from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 
 from conftest import CLUSTER_SCRIPTS, private_cluster, wait_for
+from kube import grant_user
 from netns import netns, throwaway_pki  # noqa: F401 (netns is a fixture)
 from procs import REPO
 
@@ -261,15 +262,9 @@ def test_chart_install_upgrade_uninstall(chart_cluster, helm, netns, tmp_path): 
                                           "admission-stub/deny": "x"}}}
         # frank may create namespaces (a test-only grant) and, unlike administrators, is not
         # exempt from the webhooks
-        rbac = k8s.RbacAuthorizationV1Api(admin)
-        rbac.create_cluster_role({"metadata": {"name": "e2e-ns-create"}, "rules": [
-            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]}]})
-        rbac.create_cluster_role_binding({
-            "metadata": {"name": "e2e-ns-create"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": "e2e-ns-create"},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                          "name": "frank"}]})
+        grant_user(admin, "e2e-ns-create",
+                   [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]}],
+                   "frank")
         frank = k8s.CoreV1Api(c.client("frank"))
 
         def refused_at_mutate():

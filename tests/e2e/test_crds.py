@@ -26,15 +26,6 @@ def api(crds):
 
 
 @pytest.fixture
-def created(api):
-    """Objects a test creates for real: (plural, name) pairs, deleted afterwards."""
-    objs = []
-    yield objs
-    for plural, name in objs:
-        ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, plural, name)
-
-
-@pytest.fixture
 def config_slot(api):
     """The singleton LandlordConfig "landlord" free for this test to create (and `created` to
     delete); one that existed before is put back afterwards (its spec and metadata)."""

@@ -2,9 +2,9 @@
 verb "own" on it (ClusterRole landlord:tenant:<t>:owners), and policy landlord-namespace-metadata
 lets a requester who owns a tenant create a namespace carrying that tenant's label, and no other
 landlord.dev key, when its name starts with "<tenant>-". landlord then provisions it like any
-other. The right to create namespaces at all comes from the cluster here (a test-only grant, as a
-platform team granting namespace creation would); the webhook grants it to owners and adds the
-namespace limit (docs/tenants.md).
+other. The right to create namespaces comes from a test-only grant here, so that the policy
+alone is what refuses; landlord's own grant to owners, the webhook's name rules and the
+namespace limit are test_self_service_webhook.py's.
 """
 
 import json

@@ -33,15 +33,6 @@ def ns(installed):
     installed.delete_namespace(name)
 
 
-@pytest.fixture
-def created(api):
-    """Cluster-scoped objects a test creates for real: (plural, name), deleted afterwards."""
-    objs = []
-    yield objs
-    for plural, name in objs:
-        ignore_404(api.delete_cluster_custom_object, GROUP, VERSION, plural, name)
-
-
 def template(name=None, **spec):
     body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Template",
             "metadata": {"name": name or uniq("tpl")},

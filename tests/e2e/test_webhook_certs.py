@@ -18,6 +18,7 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+from kube import grant_user, revoke
 from procs import WEBHOOK_CONFIG, remove_registered_webhooks, start_landlord
 
 NS = "landlord-system"
@@ -322,15 +323,9 @@ def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path):
         # a dry-run Tenant from alice (the tenant rules judge every requester but the exempt;
         # a namespace labelled for a tenant that does not exist would be released by the
         # controllers, and then nothing in it would reach the webhook)
-        rbac = k8s.RbacAuthorizationV1Api(installed.client("admin"))
-        rbac.create_cluster_role({"metadata": {"name": "e2e-tenant-create"}, "rules": [{
-            "apiGroups": ["landlord.dev"], "resources": ["tenants"], "verbs": ["create"]}]})
-        rbac.create_cluster_role_binding({
-            "metadata": {"name": "e2e-tenant-create"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": "e2e-tenant-create"},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                          "name": "alice"}]})
+        grant_user(installed.client("admin"), "e2e-tenant-create", [{
+            "apiGroups": ["landlord.dev"], "resources": ["tenants"], "verbs": ["create"]}],
+            "alice")
         alice = k8s.CustomObjectsApi(installed.client("alice"))
         before = validated(follower)
 
@@ -348,8 +343,7 @@ def test_a_replica_that_does_not_lead_serves_the_webhook(installed, tmp_path):
         try:
             installed.wait_for(admitted, 30, what="alice's Tenant admitted by the follower")
         finally:
-            rbac.delete_cluster_role_binding("e2e-tenant-create")
-            rbac.delete_cluster_role("e2e-tenant-create")
+            revoke(installed.client("admin"), "e2e-tenant-create")
         assert follower.metric("landlord_leader") == 0.0
         assert follower.stop() == 0
         assert leader.stop() == 0

@@ -32,6 +32,7 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from conftest import private_cluster, wait_for
+from kube import grant_user
 from netns import netns  # noqa: F401 (a fixture)
 import procs
 from procs import LANDLORD, Proc, parse_metrics
@@ -379,23 +380,17 @@ def test_max_namespaces_holds_under_20_concurrent_creates_on_two_replicas(env):
     for r in range(2):
         if not env.replicas[r].alive():
             env.restart(r)
-    custom, rbac = k8s.CustomObjectsApi(env.admin), k8s.RbacAuthorizationV1Api(env.admin)
+    custom = k8s.CustomObjectsApi(env.admin)
     custom.create_cluster_custom_object(GROUP, VERSION, "plans", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "Plan", "metadata": {"name": "three"},
         "spec": {"maxNamespaces": 3}})
     custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": "initech"},
         "spec": {"plan": "three", "accessControl": {"owners": {"users": ["alice"]}}}})
-    rbac.create_cluster_role({"metadata": {"name": "e2e-initech-owner"}, "rules": [
+    grant_user(env.admin, "e2e-initech-owner", [
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]},
         {"apiGroups": [GROUP], "resources": ["tenants"], "resourceNames": ["initech"],
-         "verbs": ["own"]}]})
-    rbac.create_cluster_role_binding({
-        "metadata": {"name": "e2e-initech-owner"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "e2e-initech-owner"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                      "name": "alice"}]})
+         "verbs": ["own"]}], "alice")
     wait_for(lambda: env.cluster.kubectl("alice", "auth", "can-i", "create", "namespaces")
              .stdout.strip() == "yes", 30, interval=0.3, what="alice may create namespaces")
     names = [f"initech-c{i}" for i in range(20)]
