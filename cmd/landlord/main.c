@@ -26,6 +26,7 @@
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
+#include "templates/templates.h"
 #include "webhook/cacheview.h"
 #include "webhook/config_follow.h"
 #include "webhook/serve.h"
@@ -201,12 +202,13 @@ static int cmd_webhook(const struct config *cfg)
 }
 
 static struct mgr *controllers_new(const struct config *cfg, struct kc_client *client,
-                                   struct kc_client *lease_client)
+                                   struct kc_client *lease_client, struct templates *tpl)
 {
 	struct controller_def config = landlordconfig_controller_def();
 	struct controller_def tenant = tenant_controller_def();
 	struct controller_def plan = plan_controller_def();
 	struct controller_def reservations = reservations_controller_def();
+	struct controller_def ti = ti_controller_def(tpl);
 	struct mgr *m = mgr_new(&(struct mgr_opts){
 	        .client = client,
 	        .lease_client = lease_client,
@@ -224,6 +226,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	mgr_add_controller(m, &tenant);
 	mgr_add_controller(m, &plan);
 	mgr_add_controller(m, &reservations);
+	mgr_add_controller(m, &ti);
 	return m;
 }
 
@@ -235,6 +238,7 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 {
 	struct kc_client *client = NULL, *lease_client = NULL, *wh_client = NULL;
 	struct cacheview *view = NULL;
+	struct templates *tpl = NULL;
 	struct wh_serve *wh = NULL;
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
@@ -248,7 +252,8 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 		rc = check_crds(client);
 	if (rc < 0)
 		goto out;
-	m = controllers_new(cfg, client, lease_client);
+	tpl = templates_new(client);
+	m = controllers_new(cfg, client, lease_client, tpl);
 	if (with_webhook)
 		rc = view_new(m, false, &view);
 	if (rc == 0 && with_webhook)
@@ -261,6 +266,7 @@ out:
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);
 	mgr_free(m);
+	templates_free(tpl);
 	kc_client_free(wh_client);
 	kc_client_free(lease_client);
 	kc_client_free(client);

@@ -1,4 +1,6 @@
 /* mem.c - allocation wrappers; out of memory is fatal (see mem.h). */
+#include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,4 +100,24 @@ char *xasprintf(const char *fmt, ...)
 	if (n < 0)
 		oom(0);
 	return s;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MEM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MEM_SANITIZED 1
+#endif
+#endif
+
+void mem_trim(void)
+{
+#ifndef MEM_SANITIZED
+	static pthread_mutex_t trimming = PTHREAD_MUTEX_INITIALIZER;
+
+	if (pthread_mutex_trylock(&trimming) != 0)
+		return; /* another thread is already trimming */
+	malloc_trim(0);
+	pthread_mutex_unlock(&trimming);
+#endif
 }

@@ -24,5 +24,11 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /** xasprintf() - allocate a formatted string; caller frees. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/**
+ * mem_trim() - hand freed heap back to the kernel (glibc's malloc_trim), one caller at a time.
+ * A no-op under ASan and TSan: they replace the allocator, and glibc's trim of its own unused,
+ * uninitialised arenas from two threads at once crashes.
+ */
+void mem_trim(void);
 
 #endif

@@ -1,6 +1,5 @@
 /* informer.c - list + watch reflector feeding a shared, indexed cache (see informer.h). */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -861,7 +860,7 @@ static void note_listed(struct inf *inf, const char *rv, size_t n)
 	pthread_mutex_unlock(&inf->mu);
 	if (!first)
 		metrics_add(M_RELISTS, inf->labels, 1);
-	malloc_trim(0); /* hand the list's page buffers back to the kernel */
+	mem_trim(); /* hand the list's page buffers back to the kernel */
 	log_info(first ? "informer synced" : "informer relisted", "{s:s,s:i,s:s?}", "resource",
 	         inf->name, "objects", (int)n, "resourceVersion", rv);
 }

@@ -48,15 +48,18 @@ const struct kc_gvr KC_SELFSUBJECTACCESSREVIEWS = {
  * A request on @path (a path and query, built by the caller; cut at its '?'); @obj (or NULL) is
  * sent as the body.
  */
-static int object_request(struct kc_client *c, const char *verb, const char *method,
-                          struct buf *path, const char *content_type, const json_t *obj,
-                          struct kc_resp *resp, struct ll_err *err)
+static int object_request_as(struct kc_client *c, const char *verb, const char *method,
+                             struct buf *path, const char *content_type, const json_t *obj,
+                             const char *as_user, struct kc_resp *resp, struct ll_err *err)
 {
 	char *body = obj ? jx_dumps(obj) : NULL;
+	struct kc_header as = {"Impersonate-User", as_user};
 	struct kc_request kr = {.method = method,
 	                        .body = body,
 	                        .body_len = body ? strlen(body) : 0,
 	                        .content_type = content_type,
+	                        .headers = as_user ? &as : NULL,
+	                        .n_headers = as_user ? 1 : 0,
 	                        .verb = verb};
 	int rc;
 
@@ -65,6 +68,13 @@ static int object_request(struct kc_client *c, const char *verb, const char *met
 	rc = kc_do(c, &kr, resp, err);
 	free(body);
 	return rc;
+}
+
+static int object_request(struct kc_client *c, const char *verb, const char *method,
+                          struct buf *path, const char *content_type, const json_t *obj,
+                          struct kc_resp *resp, struct ll_err *err)
+{
+	return object_request_as(c, verb, method, path, content_type, obj, NULL, resp, err);
 }
 
 int kc_get(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
@@ -136,22 +146,34 @@ int kc_replace(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, co
 	return rc;
 }
 
+int kc_apply_with(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+                  const json_t *obj, const struct kc_apply_opts *o, struct kc_resp *resp,
+                  struct ll_err *err)
+{
+	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
+	int rc = kc_path(&path, gvr, ns, name, o->subresource);
+
+	if (rc == 0)
+		rc = kc__query(&path, "fieldManager", o->field_manager);
+	if (rc == 0 && o->force)
+		rc = kc__query(&path, "force", "true");
+	if (rc == 0 && o->dry_run)
+		rc = kc__query(&path, "dryRun", "All");
+	rc = rc ? kc__path_error(resp, err)
+	        : object_request_as(c, o->dry_run ? "REVIEW" : "APPLY", "PATCH", &path,
+	                            "application/apply-patch+yaml", obj, o->as_user, resp, err);
+	buf_release(&path);
+	return rc;
+}
+
 int kc_apply(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
              const char *subresource, const json_t *obj, const char *field_manager, bool force,
              struct kc_resp *resp, struct ll_err *err)
 {
-	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
-	int rc = kc_path(&path, gvr, ns, name, subresource);
+	struct kc_apply_opts o = {
+	        .field_manager = field_manager, .force = force, .subresource = subresource};
 
-	if (rc == 0)
-		rc = kc__query(&path, "fieldManager", field_manager);
-	if (rc == 0 && force)
-		rc = kc__query(&path, "force", "true");
-	rc = rc ? kc__path_error(resp, err)
-	        : object_request(c, "APPLY", "PATCH", &path, "application/apply-patch+yaml", obj,
-	                         resp, err);
-	buf_release(&path);
-	return rc;
+	return kc_apply_with(c, gvr, ns, name, obj, &o, resp, err);
 }
 
 int kc_patch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
@@ -210,7 +232,8 @@ int kc_delete(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, con
 	int rc = kc_path(&path, gvr, ns, name, NULL);
 
 	rc = rc ? kc__path_error(resp, err)
-	        : object_request(c, "DELETE", "DELETE", &path, NULL, body, resp, err);
+	        : object_request_as(c, "DELETE", "DELETE", &path, NULL, body,
+	                            opts ? opts->as_user : NULL, resp, err);
 	json_decref(body);
 	buf_release(&path);
 	return rc;

@@ -230,6 +230,24 @@ int kc_apply(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, cons
              const char *subresource, const json_t *obj, const char *field_manager, bool force,
              struct kc_resp *resp /* OUT */, struct ll_err *err);
 
+/** How kc_apply_with() applies. Strings borrowed for the call. */
+struct kc_apply_opts {
+	const char *field_manager; /* required */
+	bool force;                /* take conflicting fields from their managers */
+	bool dry_run;              /* dryRun=All: RBAC and admission judge it, nothing is stored
+	                            * (metrics verb REVIEW: it writes nothing) */
+	const char *as_user;       /* Impersonate-User; NULL: the client's own identity */
+	const char *subresource;   /* or NULL */
+};
+/**
+ * kc_apply_with() - kc_apply() with options: a dry run, or as another user (the client's
+ * identity needs `impersonate` on that user; RBAC and admission then judge the impersonated
+ * user alone).
+ */
+int kc_apply_with(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
+                  const json_t *obj, const struct kc_apply_opts *opts,
+                  struct kc_resp *resp /* OUT */, struct ll_err *err);
+
 /**
  * struct kc_access - what a SelfSubjectAccessReview asks: its spec.resourceAttributes. Strings
  * are borrowed; NULL or "" leaves the attribute out (@ns: cluster-wide, or every namespace;
@@ -271,6 +289,7 @@ struct kc_delete_opts {
 	const char *precondition_rv;  /* or NULL */
 	const char *propagation;      /* "Foreground", "Background", "Orphan" or NULL */
 	long grace_seconds;           /* <0: server default */
+	const char *as_user;          /* Impersonate-User; NULL: the client's own identity */
 };
 /** kc_delete() - DELETE with a DeleteOptions body. A 404 is an answer, not an error. */
 int kc_delete(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,

@@ -1,6 +1,5 @@
 /* manager.c - controllers, shared informers, workers and leader election (see manager.h). */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -70,6 +69,8 @@ struct mgr {
 	atomic_bool synced;
 	pthread_mutex_t lead_lock; /* serialises starting and stopping the workers */
 	bool workers_running;
+	pthread_mutex_t infs_lock; /* @infs, and whether they were started */
+	bool infs_started;
 };
 
 static const double reconcile_buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -81,6 +82,7 @@ struct mgr *mgr_new(const struct mgr_opts *opts)
 
 	m->o = *opts;
 	pthread_mutex_init(&m->lead_lock, NULL);
+	pthread_mutex_init(&m->infs_lock, NULL);
 	metrics_describe("landlord_reconcile_total", METRIC_COUNTER,
 	                 "Reconciles by controller and result (success, requeue, error).", NULL, 0);
 	metrics_describe("landlord_reconcile_duration_seconds", METRIC_HISTOGRAM,
@@ -115,11 +117,13 @@ static char *informer_signature(const struct inf_opts *o)
 	return buf_detach(&b);
 }
 
-struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts)
+/* The shared informer for @opts, created on first use; *@created says whether it was. */
+static struct inf *informer_locked(struct mgr *m, const struct inf_opts *opts, bool *created)
 {
 	struct shared_inf *s;
 	char *sig = informer_signature(opts);
 
+	*created = false;
 	for (s = m->infs; s; s = s->next) {
 		if (strcmp(s->signature, sig) == 0) {
 			free(sig);
@@ -132,7 +136,35 @@ struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts)
 	s->name = xstrdup(opts->name ? opts->name : opts->gvr.resource);
 	s->next = m->infs;
 	m->infs = s;
+	*created = true;
 	return s->inf;
+}
+
+struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts)
+{
+	struct inf *inf;
+	bool created;
+
+	pthread_mutex_lock(&m->infs_lock);
+	inf = informer_locked(m, opts, &created);
+	pthread_mutex_unlock(&m->infs_lock);
+	return inf;
+}
+
+struct inf *mgr_informer_live(struct mgr *m, const struct inf_opts *opts, bool *created)
+{
+	struct inf *inf;
+	int rc = 0;
+
+	pthread_mutex_lock(&m->infs_lock);
+	inf = informer_locked(m, opts, created);
+	if (*created && m->infs_started)
+		rc = inf_start(inf);
+	pthread_mutex_unlock(&m->infs_lock);
+	if (rc != 0)
+		log_warn("informer did not start", "{s:s,s:i}", "resource", opts->gvr.resource,
+		         "errno", -rc);
+	return inf;
 }
 
 struct controller *mgr_add_controller(struct mgr *m, const struct controller_def *def)
@@ -344,7 +376,7 @@ static void trim_heap_when_quiet(struct wq *q)
 	if (!atomic_compare_exchange_strong(&last_trim_ms, &last, now))
 		return; /* another worker is trimming */
 	atomic_store(&reconciled_since_trim, false);
-	malloc_trim(0);
+	mem_trim();
 }
 
 static void *worker_main(void *arg)
@@ -692,8 +724,11 @@ int mgr_run(struct mgr *m)
 			log_error("controller setup failed", "{s:s,s:i}", "controller", c->def.name,
 			          "errno", -rc);
 	}
+	pthread_mutex_lock(&m->infs_lock);
 	for (s = m->infs; s && rc == 0; s = s->next)
 		rc = inf_start(s->inf);
+	m->infs_started = rc == 0;
+	pthread_mutex_unlock(&m->infs_lock);
 	if (rc == 0 && wait_synced(m))
 		rc = start_leading_or_electing(m);
 	if (rc == 0)
@@ -738,5 +773,6 @@ void mgr_free(struct mgr *m)
 		free(s);
 	}
 	pthread_mutex_destroy(&m->lead_lock);
+	pthread_mutex_destroy(&m->infs_lock);
 	free(m);
 }

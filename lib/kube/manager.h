@@ -76,6 +76,13 @@ struct kc_client *mgr_client(struct mgr *m);
 
 /** mgr_informer() - the shared informer for @opts, created on first use (borrowed). */
 struct inf *mgr_informer(struct mgr *m, const struct inf_opts *opts);
+/**
+ * mgr_informer_live() - mgr_informer() from a reconcile, for what is only known then (the kinds
+ * a template renders): once the manager's informers have started, a new one starts at once
+ * (mgr_run()'s wait for caches does not cover it: inf_has_synced() says when it has). Freed with
+ * the manager like the others. *@created says whether this call made it. Thread-safe.
+ */
+struct inf *mgr_informer_live(struct mgr *m, const struct inf_opts *opts, bool *created /* OUT */);
 /** mgr_add_controller() - register before mgr_run(); setup() runs inside mgr_run(). */
 struct controller *mgr_add_controller(struct mgr *m, const struct controller_def *def);
 

@@ -6,3 +6,10 @@ const struct kc_gvr LL_TENANTS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "tenant
 const struct kc_gvr LL_PLANS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "plans", "Plan", false};
 const struct kc_gvr LL_LANDLORDCONFIGS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "landlordconfigs",
                                           "LandlordConfig", false};
+const struct kc_gvr LL_TEMPLATES = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "templates", "Template",
+                                    false};
+const struct kc_gvr LL_TEMPLATEINSTANCES = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1,
+                                            "templateinstances", "TemplateInstance", true};
+const struct kc_gvr LL_TEMPLATEGROUPINSTANCES = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1,
+                                                 "templategroupinstances", "TemplateGroupInstance",
+                                                 false};

@@ -22,6 +22,11 @@
 extern const struct kc_gvr LL_TENANTS;
 extern const struct kc_gvr LL_PLANS;
 extern const struct kc_gvr LL_LANDLORDCONFIGS;
+/* Templates (docs/templates.md): Templates and TemplateGroupInstances are cluster-scoped,
+ * TemplateInstances namespaced. */
+extern const struct kc_gvr LL_TEMPLATES;
+extern const struct kc_gvr LL_TEMPLATEINSTANCES;
+extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
 
 /* Who landlord is to the API server: field manager, Event source, user agent. */
 #define LANDLORD_FIELD_MANAGER "landlord"
@@ -69,6 +74,26 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 /* The ClusterRole deploy/rbac.yaml grants landlord: its bind rule lists the roles landlord may
  * hand out (scripts/render-rbac.py), so a change to it re-checks the LandlordConfig. */
 #define LANDLORD_CLUSTERROLE "landlord"
+
+/* Templates (docs/templates.md). Every object an instance applies carries the label
+ * landlord.dev/ti=<instance> (in the instance's namespace) or landlord.dev/tgi=<instance>; the
+ * field managers are landlord/ti/<namespace>/<name> and landlord/tgi/<name>. A TemplateInstance
+ * applies as a ServiceAccount of landlord-system, ti.<namespace>.editor or .owner (by the
+ * annotation landlord.dev/last-writer, which the webhook sets), bound in the namespace by the
+ * RoleBinding landlord-ti-editor or landlord-ti-owner. */
+#define LABEL_TI              "landlord.dev/ti"
+#define LABEL_TGI             "landlord.dev/tgi"
+#define LABEL_IGNORE_UPDATES  "landlord.dev/ignore-updates"
+#define ANNOT_LAST_WRITER     "landlord.dev/last-writer"
+#define ANNOT_DEPENDS_ON      "landlord.dev/depends-on"
+#define WRITER_EDITOR         "editor"
+#define WRITER_OWNER          "owner"
+#define WRITER_PRIVILEGED     "privileged"
+#define TI_MANAGER_PREFIX     "landlord/ti/"
+#define TGI_MANAGER_PREFIX    "landlord/tgi/"
+#define TI_ACCOUNT_FMT        "ti.%s.%s" /* namespace, writer role */
+#define TI_ROLEBINDING_PREFIX "landlord-ti-"
+#define LABEL_TI_ACCOUNT      "landlord.dev/ti-account" /* editor or owner */
 
 /* Where landlord keeps what outlives a process. */
 #define LANDLORD_SYSTEM_NAMESPACE "landlord-system"

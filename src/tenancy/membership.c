@@ -101,6 +101,21 @@ static enum tm_verdict sa_verdict(struct jval tenant, const struct lcfg *cfg,
 	return lcfg_is_privileged_user(cfg, user, NULL, 0) ? TM_EXCEPTION : TM_OUTSIDER;
 }
 
+/*
+ * The account a TemplateInstance in @binding_ns applies as (landlord-system's
+ * ti.<binding_ns>.editor or .owner): a member of the namespace's tenant, bound there only.
+ */
+static bool is_apply_account(const char *ns, const char *name, const char *binding_ns)
+{
+	char editor[300], owner[300];
+
+	if (ns == NULL || binding_ns == NULL || strcmp(ns, LANDLORD_SYSTEM_NAMESPACE) != 0)
+		return false;
+	snprintf(editor, sizeof(editor), TI_ACCOUNT_FMT, binding_ns, WRITER_EDITOR);
+	snprintf(owner, sizeof(owner), TI_ACCOUNT_FMT, binding_ns, WRITER_OWNER);
+	return strcmp(name, editor) == 0 || strcmp(name, owner) == 0;
+}
+
 enum tm_verdict tm_subject_verdict(struct jval tenant, const struct lcfg *cfg,
                                    const json_t *namespaces, const char *binding_ns,
                                    struct jval subject)
@@ -115,6 +130,9 @@ enum tm_verdict tm_subject_verdict(struct jval tenant, const struct lcfg *cfg,
 		return user_verdict(tenant, cfg, namespaces, name);
 	if (strcmp(kind, "Group") == 0)
 		return group_verdict(tenant, cfg, namespaces, name);
+	if (strcmp(kind, "ServiceAccount") == 0 && is_apply_account(ns, name, binding_ns) &&
+	    json_object_get(namespaces, binding_ns))
+		return TM_MEMBER;
 	if (strcmp(kind, "ServiceAccount") == 0)
 		return sa_verdict(tenant, cfg, namespaces, ns && *ns ? ns : binding_ns, name);
 	return TM_OUTSIDER;

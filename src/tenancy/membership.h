@@ -33,7 +33,9 @@ enum tm_verdict {
  * tm_subject_verdict() - what RBAC subject @subject ({kind, name, namespace?}) is to @tenant.
  * @namespaces: an object whose keys are the tenant's namespaces (values are not read).
  * @binding_ns: the namespace of the RoleBinding that holds the subject (a ServiceAccount
- * subject without a namespace is in it).
+ * subject without a namespace is in it). The account a TemplateInstance of @binding_ns applies
+ * as (ServiceAccount landlord-system/ti.<binding_ns>.editor or .owner, docs/templates.md) is a
+ * member when @binding_ns is one of the tenant's.
  */
 enum tm_verdict tm_subject_verdict(struct jval tenant, const struct lcfg *cfg,
                                    const json_t *namespaces, const char *binding_ns,

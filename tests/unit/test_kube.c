@@ -1285,6 +1285,31 @@ static void test_kube__live_apply_conflict_names_the_manager(void **state)
 	json_decref(b);
 }
 
+static void test_kube__live_apply_dry_run_and_as_another_user(void **state)
+{
+	struct live *l = live_or_skip(state);
+	struct kc_resp resp = {0};
+	json_t *cm = configmap("dry", "k", "v");
+	struct kc_apply_opts dry = {.field_manager = "kc-test", .dry_run = true};
+	struct kc_apply_opts as = {.field_manager = "kc-test", .as_user = "kc-test-nobody"};
+
+	/* a dry run answers as if it applied and stores nothing */
+	expect_answer(kc_apply_with(l->c, &KC_CONFIGMAPS, l->ns, "dry", cm, &dry, &resp, &e_),
+	              &resp, 201);
+	assert_string_equal(jx_str(resp.body, "data", "k", NULL), "v");
+	kc_resp_release(&resp);
+	expect_answer(kc_get(l->c, &KC_CONFIGMAPS, l->ns, "dry", &resp, &e_), &resp, 404);
+	kc_resp_release(&resp);
+	/* as a user with no rights: RBAC judges that user, not the client */
+	expect_answer(kc_apply_with(l->c, &KC_CONFIGMAPS, l->ns, "dry", cm, &as, &resp, &e_), &resp,
+	              403);
+	if (strstr(resp.status.message, "kc-test-nobody") == NULL)
+		fail_msg("the refusal does not name the impersonated user: %s",
+		         resp.status.message);
+	kc_resp_release(&resp);
+	json_decref(cm);
+}
+
 static void test_kube__live_delete_preconditions(void **state)
 {
 	struct live *l = live_or_skip(state);
@@ -2101,6 +2126,7 @@ int main(void)
 	        cmocka_unit_test(test_kube__live_json_patch_failed_test_is_an_answer),
 	        cmocka_unit_test(test_kube__live_apply_is_idempotent),
 	        cmocka_unit_test(test_kube__live_apply_conflict_names_the_manager),
+	        cmocka_unit_test(test_kube__live_apply_dry_run_and_as_another_user),
 	        cmocka_unit_test(test_kube__live_delete_preconditions),
 	        cmocka_unit_test(test_kube__live_list_paginates),
 	        cmocka_unit_test(test_kube__live_expired_continue_is_a_410_answer),

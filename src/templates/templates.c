@@ -1,0 +1,159 @@
+/*
+ * templates.c - what the template controllers share: discovery, the watches on rendered kinds
+ * and the fingerprints of what each instance was last applied from.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "templates/templates_internal.h"
+
+struct templates *templates_new(struct kc_client *kc)
+{
+	struct templates *t = xcalloc(1, sizeof(*t));
+
+	t->kc = kc;
+	t->disc = disc_new(kc);
+	pthread_mutex_init(&t->lock, NULL);
+	t->watched = json_object();
+	t->fingerprints = json_object();
+	return t;
+}
+
+void templates_free(struct templates *t)
+{
+	if (t == NULL)
+		return;
+	disc_free(t->disc);
+	json_decref(t->watched);
+	json_decref(t->fingerprints);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+/* ---------- watches on rendered kinds ---------- */
+
+/* "<namespace>/<instance>" of a labelled object, or false. */
+static bool instance_key(const struct jdoc *obj, char *key, size_t cap)
+{
+	const char *ns = jd_namespace(obj), *name = jd_label(obj, LABEL_TI);
+
+	if (ns == NULL || name == NULL || *name == '\0')
+		return false;
+	snprintf(key, cap, "%s/%s", ns, name);
+	return true;
+}
+
+static void drifted(struct templates *t, const struct jdoc *obj)
+{
+	char key[512];
+
+	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || !instance_key(obj, key, sizeof(key)))
+		return;
+	tpl_forget(t, key);
+	ctrl_enqueue(t->ti, key);
+}
+
+static void on_add(const struct jdoc *obj, void *ud)
+{
+	(void)obj;
+	(void)ud; /* what the instance applies itself needs no second look */
+}
+
+static bool same_map(const struct jdoc *a, const struct jdoc *b, const char *key)
+{
+	json_t *x = jval_to_json(jd_get(a, "metadata", key, NULL)),
+	       *y = jval_to_json(jd_get(b, "metadata", key, NULL));
+	bool same = json_equal(x, y) || (x == NULL && y == NULL);
+
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
+/*
+ * A change of the spec (generation), of labels or annotations, or of a kind without a
+ * generation (a ConfigMap's data) may be drift; a status write is not.
+ */
+static void on_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
+{
+	long long gen_old = jd_int(old_obj, 0, "metadata", "generation", NULL),
+	          gen_new = jd_int(new_obj, 0, "metadata", "generation", NULL);
+
+	if (gen_old != gen_new || gen_new == 0 || !same_map(old_obj, new_obj, "labels") ||
+	    !same_map(old_obj, new_obj, "annotations"))
+		drifted(ud, new_obj);
+}
+
+static void on_delete(const struct jdoc *obj, void *ud)
+{
+	drifted(ud, obj);
+}
+
+int tpl_watch_kind(struct templates *t, const json_t *obj)
+{
+	char key[TPL_OBJECT_MAX];
+	struct ll_err err = {{0}};
+	struct kc_gvr gvr;
+	struct inf *inf;
+	bool created, first;
+	int rc;
+
+	tpl_kind_key(obj, key);
+	pthread_mutex_lock(&t->lock);
+	rc = json_object_get(t->watched, key) ? 1 : 0;
+	pthread_mutex_unlock(&t->lock);
+	if (rc == 1)
+		return 0;
+	rc = disc_lookup_kind(t->disc, jx_str(obj, "apiVersion", NULL), jx_str(obj, "kind", NULL),
+	                      &gvr, &err);
+	if (rc != 0)
+		return rc;
+	inf = mgr_informer_live(
+	        ctrl_mgr(t->ti),
+	        &(struct inf_opts){
+	                .gvr = gvr, .label_selector = LABEL_TI, .metadata_only = true, .name = key},
+	        &created);
+	pthread_mutex_lock(&t->lock);
+	first = json_object_get(t->watched, key) == NULL;
+	if (first)
+		json_object_set_new(t->watched, key, json_true());
+	pthread_mutex_unlock(&t->lock);
+	/* outside the lock: the informer's handlers take it */
+	if (first)
+		inf_add_handler(inf, &(struct inf_handler){on_add, on_update, on_delete, t});
+	return 0;
+}
+
+/* ---------- fingerprints ---------- */
+
+void tpl_forget(struct templates *t, const char *key)
+{
+	pthread_mutex_lock(&t->lock);
+	json_object_del(t->fingerprints, key);
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp)
+{
+	bool same;
+
+	pthread_mutex_lock(&t->lock);
+	same = fp && json_string_value(json_object_get(t->fingerprints, key)) &&
+	       strcmp(json_string_value(json_object_get(t->fingerprints, key)), fp) == 0;
+	pthread_mutex_unlock(&t->lock);
+	return same;
+}
+
+void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp)
+{
+	pthread_mutex_lock(&t->lock);
+	json_object_set_new(t->fingerprints, key, json_string(fp));
+	pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,35 @@
+/*
+ * templates.h - the template controllers (issue 13, docs/templates.md): a TemplateInstance's
+ * Template rendered (tenancy/render.h) into its namespace and applied with its writer's rights,
+ * kept in sync, pruned and cleaned.
+ *
+ * struct templates holds what the controllers share for the life of the process: API
+ * discovery (a render's kinds and scopes) and the watches on rendered kinds, which start as a
+ * kind is first rendered (the manager frees them). main owns it: templates_new() before the
+ * manager, templates_free() after mgr_free().
+ *
+ * Invariants:
+ * - landlord never applies a tenant's objects with its own rights: a TemplateInstance's objects
+ *   are written by impersonating system:serviceaccount:landlord-system:ti.<ns>.editor (or
+ *   .owner when landlord.dev/last-writer says owner or privileged), which a RoleBinding in the
+ *   namespace binds to LandlordConfig's editor (or owner) ClusterRole.
+ * - A render is dry-run whole before anything of it is written (templates/apply.h).
+ * - Drift comes by watch (one metadata-only informer per rendered kind, selecting the instance
+ *   label), never by a resync timer.
+ */
+#ifndef LANDLORD_TEMPLATES_H
+#define LANDLORD_TEMPLATES_H
+
+#include "kube/manager.h"
+
+struct templates;
+
+/** templates_new() - for controllers on client @kc (borrowed; it must outlive the result). */
+struct templates *templates_new(struct kc_client *kc);
+/** templates_free() - after the manager that ran the controllers is freed. NULL is fine. */
+void templates_free(struct templates *t);
+
+/** ti_controller_def() - the TemplateInstance controller on @t (borrowed). */
+struct controller_def ti_controller_def(struct templates *t);
+
+#endif

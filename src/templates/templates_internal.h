@@ -1,0 +1,72 @@
+/*
+ * templates_internal.h - what the files of the template controllers share (not public).
+ *
+ *   templates.c   struct templates: discovery and the watches on rendered kinds (kinds.c)
+ *   accounts.c    the apply identities of TemplateInstances: ServiceAccounts in landlord-system
+ *                 and their RoleBindings in the instance's namespace
+ *   ti.c          the TemplateInstance controller: informers, reconcile, finalizer
+ *   ti_status.c   its status: conditions, the row, failing entries, the kinds applied
+ */
+#ifndef LANDLORD_TEMPLATES_INTERNAL_H
+#define LANDLORD_TEMPLATES_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "kube/discovery.h"
+#include "kube/informer.h"
+#include "kube/manager.h"
+#include "templates/apply.h"
+#include "templates/templates.h"
+
+struct templates {
+	struct kc_client *kc; /* borrowed */
+	struct disc *disc;
+	struct controller *ti;
+	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
+	pthread_mutex_t lock; /* what follows */
+	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
+	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c) */
+};
+
+/**
+ * tpl_watch_kind() - make sure the instance label of @obj's kind is watched (a metadata-only
+ * informer selecting LABEL_TI, whose events enqueue "<namespace>/<label value>"). Return: 0, or
+ * -ENOENT when discovery does not know the kind.
+ */
+int tpl_watch_kind(struct templates *t, const json_t *obj);
+
+/** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
+void tpl_forget(struct templates *t, const char *key);
+/** tpl_fingerprint_is() - whether @key was last applied from @fp. */
+bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
+void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);
+
+/* The identity a TemplateInstance in @ns applies as. */
+struct ti_account {
+	char user[400];         /* system:serviceaccount:landlord-system:ti.<ns>.<role> */
+	char sa[300];           /* ti.<ns>.<role> */
+	char binding[64];       /* landlord-ti-<role> */
+	const char *role;       /* "editor" or "owner" */
+	char cluster_role[256]; /* what the binding grants (LandlordConfig tenantRoles) */
+};
+
+/**
+ * ti_account_for() - the account for an instance whose last writer is @writer in namespace
+ * @ns (its labels @ns_labels pick LandlordConfig's roles). Return: 0, -EINVAL when no role is
+ * configured.
+ */
+int ti_account_for(const char *ns, const json_t *ns_labels, const char *writer,
+                   struct ti_account *out /* OUT */);
+/**
+ * ti_account_ensure() - create the ServiceAccount and apply the RoleBinding unless the caches
+ * show them as wanted. *@changed says whether anything was written (RBAC then needs a moment
+ * before the account's rights show). Return: 0, or -EAGAIN with @err set.
+ */
+int ti_account_ensure(struct templates *t, const char *ns, const struct ti_account *a,
+                      bool *changed /* OUT */, struct ll_err *err);
+/** ti_accounts_release() - delete @ns's accounts and bindings (no instance left there). */
+void ti_accounts_release(struct templates *t, const char *ns);
+
+#endif

@@ -1,0 +1,410 @@
+/*
+ * ti.c - the TemplateInstance controller: the instance's Template rendered for its namespace
+ * and applied as the instance's writer (templates.h), kept in sync, pruned, and cleaned by a
+ * finalizer.
+ *
+ * One reconcile: finalizer; Template, namespace and writer from the caches; instantiableIn
+ * (privileged writers pass); render; order; the apply account; watches on the kinds; the kinds
+ * recorded in status before anything of a new kind is written (so that a crash leaves nothing
+ * a later prune cannot find); dry run and apply; prune; status. What an instance was last
+ * applied from is remembered (a fingerprint): a reconcile that changes nothing and follows no
+ * drift event only refreshes status. sync: false applies once, then only status.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "kube/conditions.h"
+#include "kube/selector.h"
+#include "templates/ti_internal.h"
+#include "tenancy/render.h"
+#include "tenancy/tplorder.h"
+
+#define IDX_TEMPLATE    "template"
+#define RBAC_SETTLE_MS  1000 /* a new binding's rights reach the authorizer */
+#define NOT_READY_RETRY 30000
+
+/* ---------- informers and events ---------- */
+
+static void index_template(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                           void *ud)
+{
+	const char *name = jd_str(obj, "spec", "template", NULL);
+
+	(void)ud;
+	if (name)
+		emit(name, ctx);
+}
+
+static void emit_list(struct jdoc_list l, void (*emit)(const char *, void *), void *ctx)
+{
+	char key[512];
+
+	for (size_t i = 0; i < l.n; i++) {
+		snprintf(key, sizeof(key), "%s/%s", jd_namespace(l.items[i]), jd_name(l.items[i]));
+		emit(key, ctx);
+	}
+	jdoc_list_release(&l);
+}
+
+/* A Template changed: every instance of it. */
+static void map_template(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                         void *ud)
+{
+	struct templates *t = ud;
+
+	emit_list(inf_by_index_ref(t->instances, IDX_TEMPLATE, jd_name(obj)), emit, ctx);
+}
+
+/* A namespace changed (labels: instantiableIn, roles): every instance in it. */
+static void map_namespace(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                          void *ud)
+{
+	struct templates *t = ud;
+
+	emit_list(inf_list_ref(t->instances, jd_name(obj)), emit, ctx);
+}
+
+/* An account or binding changed: the instances of its namespace. */
+static void map_account(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                        void *ud)
+{
+	struct templates *t = ud;
+	const char *ns = jd_namespace(obj);
+	char owner_ns[256];
+
+	if (ns && strcmp(ns, LANDLORD_SYSTEM_NAMESPACE) == 0 &&
+	    sscanf(jd_name(obj), "ti.%255[^.]", owner_ns) == 1)
+		ns = owner_ns;
+	emit_list(inf_list_ref(t->instances, ns), emit, ctx);
+}
+
+static int setup(struct controller *c, struct mgr *m, void *ud)
+{
+	struct templates *t = ud;
+
+	t->ti = c;
+	t->instances = mgr_informer(m, &(struct inf_opts){.gvr = LL_TEMPLATEINSTANCES});
+	t->templates = mgr_informer(m, &(struct inf_opts){.gvr = LL_TEMPLATES});
+	t->namespaces =
+	        mgr_informer(m, &(struct inf_opts){.gvr = KC_NAMESPACES, .metadata_only = true});
+	t->accounts = mgr_informer(m, &(struct inf_opts){.gvr = KC_SERVICEACCOUNTS,
+	                                                 .ns = LANDLORD_SYSTEM_NAMESPACE,
+	                                                 .label_selector = LABEL_TI_ACCOUNT,
+	                                                 .metadata_only = true,
+	                                                 .name = "ti-accounts"});
+	t->bindings = mgr_informer(m, &(struct inf_opts){.gvr = KC_ROLEBINDINGS,
+	                                                 .label_selector = LABEL_TI_ACCOUNT,
+	                                                 .name = "ti-bindings"});
+	if (!t->instances || !t->templates || !t->namespaces || !t->accounts || !t->bindings)
+		return -ENOMEM;
+	inf_add_index(t->instances, IDX_TEMPLATE, index_template, NULL);
+	ctrl_watch_primary(c, t->instances);
+	ctrl_watch_mapped(c, t->templates, map_template, t);
+	ctrl_watch_mapped(c, t->namespaces, map_namespace, t);
+	ctrl_watch_mapped(c, t->accounts, map_account, t);
+	ctrl_watch_mapped(c, t->bindings, map_account, t);
+	return 0;
+}
+
+/* ---------- finalizer ---------- */
+
+static int finalizer_index(struct jval obj)
+{
+	struct jval finalizers = jval_path(obj, "metadata", "finalizers", NULL), v;
+	size_t i;
+
+	jval_foreach(finalizers, i, v)
+		if (jval_str(v) && strcmp(jval_str(v), LANDLORD_FINALIZER) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Add or remove landlord's finalizer with a JSON patch that leaves other entries alone. */
+static int set_finalizer(struct ti_rec *r, bool present)
+{
+	int idx = finalizer_index(r->ti);
+	char path[64];
+	json_t *body;
+	int rc;
+
+	if ((idx >= 0) == present)
+		return 0;
+	if (present)
+		body = json_pack(
+		        "[{s:s,s:s,s:s},{s:s,s:s,s:o}]", "op", "test", "path",
+		        "/metadata/resourceVersion", "value", jval_resource_version(r->ti), "op",
+		        "add", "path",
+		        jval_type(jval_path(r->ti, "metadata", "finalizers", NULL)) != JT_NONE
+		                ? "/metadata/finalizers/-"
+		                : "/metadata/finalizers",
+		        "value",
+		        jval_type(jval_path(r->ti, "metadata", "finalizers", NULL)) != JT_NONE
+		                ? json_string(LANDLORD_FINALIZER)
+		                : json_pack("[s]", LANDLORD_FINALIZER));
+	else {
+		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
+		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
+		                 LANDLORD_FINALIZER, "op", "remove", "path", path);
+	}
+	rc = ti_patch(r, NULL, KC_PATCH_JSON, body);
+	json_decref(body);
+	return rc;
+}
+
+/* ---------- the steps of a reconcile ---------- */
+
+static enum render_scope scope_of(const void *ctx, const char *api_version, const char *kind)
+{
+	const struct templates *t = ctx;
+	struct kc_gvr gvr;
+
+	if (disc_lookup_kind(t->disc, api_version, kind, &gvr, NULL) != 0)
+		return RENDER_SCOPE_UNKNOWN;
+	return gvr.namespaced ? RENDER_SCOPE_NAMESPACED : RENDER_SCOPE_CLUSTER;
+}
+
+/* Does the Template let a tenant instantiate it in the instance's namespace? */
+static bool instantiable(struct ti_rec *r)
+{
+	json_t *selector = jval_to_json(jd_get(r->tmpl, "spec", "instantiableIn", NULL)),
+	       *labels = jval_to_json(jd_get(r->ns, "metadata", "labels", NULL));
+	struct sel *s = NULL;
+	bool ok = false;
+
+	if (json_object_size(selector) > 0 && sel_from_json(selector, &s, NULL) == 0)
+		ok = !sel_is_empty(s) && sel_matches(s, labels ? labels : json_object());
+	sel_free(s);
+	json_decref(selector);
+	json_decref(labels);
+	return ok;
+}
+
+/* What the instance is applied from: a change of any of it applies again. */
+static void fingerprint(const struct ti_rec *r, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%lld/%s/%s/%s", jval_str(jval_path(r->ti, "metadata", "uid", NULL)),
+	         jval_int(jval_path(r->ti, "metadata", "generation", NULL), 0), r->writer,
+	         jd_resource_version(r->tmpl), jd_resource_version(r->ns));
+}
+
+static int render(struct ti_rec *r)
+{
+	struct render_in in = {.tmpl = jdoc_root(r->tmpl),
+	                       .params = jval_path(r->ti, "spec", "parameters", NULL),
+	                       .ns = r->ns_name,
+	                       .tenant = jd_label(r->ns, LABEL_TENANT),
+	                       .mode = RENDER_INSTANCE,
+	                       .scope = scope_of,
+	                       .scope_ctx = r->t};
+	struct ll_err err = {{0}};
+	int rc = render_objects(&in, &r->objects, &err);
+
+	if (rc == 0)
+		rc = tpl_order(r->objects, &r->order, &err);
+	if (rc != 0)
+		ti_fail(r,
+		        rc == -ENOENT   ? "KindNotServed"
+		        : rc == -EACCES ? "Forbidden"
+		                        : "ParameterInvalid",
+		        "", err.msg);
+	return rc;
+}
+
+static bool has_string(const json_t *arr, const char *s)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return true;
+	return false;
+}
+
+/* The kinds rendered now and before, recorded in status before any new one is written. */
+static int record_kinds(struct ti_rec *r)
+{
+	json_t *kinds = jval_to_json(jval_path(r->ti, "status", "kinds", NULL)), *o;
+	char key[TPL_OBJECT_MAX];
+	size_t i, before;
+	int rc = 0;
+
+	if (!json_is_array(kinds)) {
+		json_decref(kinds);
+		kinds = json_array();
+	}
+	before = json_array_size(kinds);
+	json_array_foreach(r->objects, i, o) {
+		tpl_kind_key(o, key);
+		if (!has_string(kinds, key))
+			json_array_append_new(kinds, json_string(key));
+		if (tpl_watch_kind(r->t, o) != 0)
+			log_warn("cannot watch a rendered kind", "{s:s}", "kind", key);
+	}
+	r->kinds = kinds;
+	if (json_array_size(kinds) != before)
+		rc = ti_write_status_kinds(r);
+	return rc;
+}
+
+static struct ctrl_result apply(struct ti_rec *r)
+{
+	struct tpl_target target;
+	struct tpl_failure fail;
+	struct ll_err err = {{0}};
+	bool changed = false;
+	int rc = ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account);
+
+	if (rc != 0)
+		return ti_fail(r, "RoleNotConfigured", "",
+		               "LandlordConfig maps no ClusterRole for "
+		               "this namespace's writers"),
+		       CTRL_RESULT_DONE;
+	rc = ti_account_ensure(r->t, r->ns_name, &r->account, &changed, &err);
+	if (rc != 0)
+		return ti_fail(r, "AccountFailed", "", err.msg), CTRL_RESULT_RETRY;
+	if (record_kinds(r) != 0)
+		return CTRL_RESULT_RETRY;
+	ti_target(r, &target);
+	rc = tpl_apply(&target, r->objects, r->order, json_array_size(r->objects), &r->applied,
+	               &fail);
+	if (rc == 0)
+		rc = tpl_prune(&target, r->kinds, r->objects, &r->pruned, &fail);
+	if (rc != 0) {
+		ti_fail(r, fail.reason, fail.object, fail.message);
+		/* a binding just written may not be in force yet: look again shortly */
+		return changed ? CTRL_RESULT_AFTER(RBAC_SETTLE_MS)
+		               : CTRL_RESULT_AFTER(NOT_READY_RETRY);
+	}
+	r->synced = true;
+	return CTRL_RESULT_DONE;
+}
+
+/* Whether this reconcile writes: sync: false applies once, sync: true on every change. */
+static bool must_apply(struct ti_rec *r, const char *fp)
+{
+	bool synced_once = ti_synced_before(r);
+
+	if (!jval_bool(jval_path(r->ti, "spec", "sync", NULL), false) && synced_once)
+		return false;
+	return !tpl_fingerprint_is(r->t, r->key, fp);
+}
+
+static struct ctrl_result converge(struct ti_rec *r)
+{
+	struct ctrl_result res = CTRL_RESULT_DONE;
+	char fp[512];
+
+	if (r->tmpl == NULL) {
+		ti_fail(r, "SourceNotFound", "", "");
+		snprintf(r->message, sizeof(r->message), "Template \"%s\" does not exist",
+		         r->tmpl_name);
+		return ti_finish(r, res);
+	}
+	if (strcmp(r->writer, WRITER_PRIVILEGED) != 0 && !instantiable(r)) {
+		ti_fail(r, "NotInstantiable", "", "");
+		snprintf(
+		        r->message, sizeof(r->message),
+		        "Template \"%s\" is not instantiable in namespace %s (spec.instantiableIn)",
+		        r->tmpl_name, r->ns_name);
+		return ti_finish(r, res);
+	}
+	fingerprint(r, fp, sizeof(fp));
+	if (!must_apply(r, fp)) {
+		r->synced = ti_synced_before(r);
+		r->unchanged = true;
+		return ti_finish(r, res);
+	}
+	if (render(r) != 0)
+		return ti_finish(r, res);
+	res = apply(r);
+	if (r->synced)
+		tpl_fingerprint_set(r->t, r->key, fp);
+	return ti_finish(r, res);
+}
+
+/* ---------- teardown ---------- */
+
+/*
+ * Are there instances in @ns other than @self that are not going? (Going ones that still prune
+ * ensure the account again, and the last one releases it.)
+ */
+static bool others_in(struct templates *t, const char *ns, const char *self)
+{
+	struct jdoc_list l = inf_list_ref(t->instances, ns);
+	bool others = false;
+
+	for (size_t i = 0; i < l.n && !others; i++)
+		others = strcmp(jd_name(l.items[i]), self) != 0 &&
+		         jd_str(l.items[i], "metadata", "deletionTimestamp", NULL) == NULL;
+	jdoc_list_release(&l);
+	return others;
+}
+
+static struct ctrl_result teardown(struct ti_rec *r)
+{
+	struct tpl_target target;
+	struct tpl_failure fail;
+	struct ll_err err = {{0}};
+	bool changed;
+	int rc = 0;
+
+	if (finalizer_index(r->ti) < 0)
+		return CTRL_RESULT_DONE;
+	if (r->ns && jd_str(r->ns, "metadata", "deletionTimestamp", NULL) == NULL &&
+	    ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0) {
+		rc = ti_account_ensure(r->t, r->ns_name, &r->account, &changed, &err);
+		ti_target(r, &target);
+		r->kinds = jval_to_json(jval_path(r->ti, "status", "kinds", NULL));
+		if (rc == 0)
+			rc = tpl_prune(&target, r->kinds, NULL, &r->pruned, &fail);
+		if (rc != 0) {
+			log_warn("template instance cleanup failed; retrying", "{s:s,s:s,s:s}",
+			         "instance", r->key, "object", fail.object, "error",
+			         err.msg[0] ? err.msg : fail.message);
+			return CTRL_RESULT_RETRY;
+		}
+	}
+	if (!others_in(r->t, r->ns_name, r->name))
+		ti_accounts_release(r->t, r->ns_name);
+	tpl_forget(r->t, r->key);
+	return set_finalizer(r, false) == 0 ? CTRL_RESULT_DONE : CTRL_RESULT_RETRY;
+}
+
+/* ---------- reconcile ---------- */
+
+static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
+{
+	struct templates *t = ud;
+	struct ti_rec r;
+	struct ctrl_result res;
+
+	(void)c;
+	if (ti_rec_load(t, key, &r) != 0) {
+		tpl_forget(t, key);
+		return CTRL_RESULT_DONE;
+	}
+	if (jval_type(jval_path(r.ti, "metadata", "deletionTimestamp", NULL)) != JT_NONE)
+		res = teardown(&r);
+	else if (set_finalizer(&r, true) != 0)
+		res = CTRL_RESULT_RETRY;
+	else
+		res = converge(&r);
+	ti_rec_release(&r);
+	return res;
+}
+
+struct controller_def ti_controller_def(struct templates *t)
+{
+	return (struct controller_def){.name = "templateinstance",
+	                               .workers = 2,
+	                               .setup = setup,
+	                               .reconcile = reconcile,
+	                               .ud = t};
+}

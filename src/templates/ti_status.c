@@ -1,0 +1,204 @@
+/*
+ * ti_status.c - a TemplateInstance's reconcile state and status: conditions Ready, Synced and
+ * Conflict, one row of counts, at most one failing entry (an instance has one namespace and
+ * stops at its first failure), and the kinds it applied. Written with a merge patch of the
+ * status subresource, only when it changed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "kube/conditions.h"
+#include "templates/ti_internal.h"
+
+#define FAILING_MESSAGE_MAX 256
+
+int ti_rec_load(struct templates *t, const char *key, struct ti_rec *r)
+{
+	const char *slash = strchr(key, '/'), *writer;
+
+	memset(r, 0, sizeof(*r));
+	r->t = t;
+	r->ti_doc = inf_get_key_ref(t->instances, key);
+	if (r->ti_doc == NULL || slash == NULL)
+		return (jdoc_unref(r->ti_doc), -ENOENT);
+	r->ti = jdoc_root(r->ti_doc);
+	snprintf(r->key, sizeof(r->key), "%s", key);
+	snprintf(r->ns_name, sizeof(r->ns_name), "%.*s", (int)(slash - key), key);
+	snprintf(r->name, sizeof(r->name), "%s", slash + 1);
+	snprintf(r->tmpl_name, sizeof(r->tmpl_name), "%s",
+	         jval_str(jval_path(r->ti, "spec", "template", NULL)) ?: "");
+	snprintf(r->field_manager, sizeof(r->field_manager), TI_MANAGER_PREFIX "%s/%s", r->ns_name,
+	         r->name);
+	r->tmpl = inf_get_ref(t->templates, NULL, r->tmpl_name);
+	r->ns = inf_get_ref(t->namespaces, NULL, r->ns_name);
+	r->ns_labels = r->ns ? jval_to_json(jd_get(r->ns, "metadata", "labels", NULL)) : NULL;
+	if (!json_is_object(r->ns_labels)) {
+		json_decref(r->ns_labels);
+		r->ns_labels = json_object();
+	}
+	writer = jval_annotation(r->ti, ANNOT_LAST_WRITER);
+	r->writer = writer && (strcmp(writer, WRITER_OWNER) == 0 ||
+	                       strcmp(writer, WRITER_PRIVILEGED) == 0)
+	                    ? writer
+	                    : WRITER_EDITOR;
+	return 0;
+}
+
+void ti_rec_release(struct ti_rec *r)
+{
+	jdoc_unref(r->ti_doc);
+	jdoc_unref(r->tmpl);
+	jdoc_unref(r->ns);
+	json_decref(r->ns_labels);
+	json_decref(r->objects);
+	json_decref(r->kinds);
+	free(r->order);
+}
+
+void ti_fail(struct ti_rec *r, const char *reason, const char *object, const char *message)
+{
+	if (r->failed)
+		return;
+	r->failed = true;
+	snprintf(r->reason, sizeof(r->reason), "%s", reason && *reason ? reason : "Failed");
+	snprintf(r->object, sizeof(r->object), "%s", object ? object : "");
+	snprintf(r->message, sizeof(r->message), "%s", message ? message : "");
+}
+
+void ti_target(const struct ti_rec *r, struct tpl_target *out)
+{
+	*out = (struct tpl_target){.kc = r->t->kc,
+	                           .disc = r->t->disc,
+	                           .ns = r->ns_name,
+	                           .as_user = r->account.user,
+	                           .field_manager = r->field_manager,
+	                           .label_key = LABEL_TI,
+	                           .label_value = r->name};
+}
+
+int ti_patch(struct ti_rec *r, const char *subresource, enum kc_patch_type type, const json_t *body)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	int rc = kc_patch(r->t->kc, &LL_TEMPLATEINSTANCES, r->ns_name, r->name, subresource, type,
+	                  body, LANDLORD_FIELD_MANAGER, &resp, &err);
+
+	if (rc != 0 || !kc_resp_ok(&resp)) {
+		log_warn("template instance write failed", "{s:s,s:s?,s:s}", "instance", r->key,
+		         "subresource", subresource, "error", rc ? err.msg : resp.status.message);
+		rc = -EAGAIN;
+	}
+	kc_resp_release(&resp);
+	return rc;
+}
+
+bool ti_synced_before(const struct ti_rec *r)
+{
+	json_t *conds = jval_to_json(jval_path(r->ti, "status", "conditions", NULL));
+	const char *s = jx_str(cond_find(conds, "Synced"), "status", NULL);
+	bool synced = s && strcmp(s, "True") == 0;
+
+	json_decref(conds);
+	return synced;
+}
+
+int ti_write_status_kinds(struct ti_rec *r)
+{
+	json_t *body = json_pack("{s:{s:O}}", "status", "kinds", r->kinds);
+	int rc = ti_patch(r, "status", KC_PATCH_MERGE, body);
+
+	json_decref(body);
+	return rc;
+}
+
+/* @s cut to at most @max bytes on a UTF-8 character boundary, new reference. */
+static json_t *cut_utf8(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	return json_stringn(s, n);
+}
+
+static json_t *conditions(const struct ti_rec *r, long long gen)
+{
+	const json_t *cur = NULL;
+	json_t *have = jval_to_json(jval_path(r->ti, "status", "conditions", NULL)), *c1, *c2, *c3;
+	char applied[128];
+	bool conflict = r->failed && strcmp(r->reason, "Conflict") == 0;
+
+	cur = have;
+	snprintf(applied, sizeof(applied), "%zu objects applied", r->applied);
+	c1 = cond_set(cur, "Ready", r->failed ? "False" : "True", r->failed ? r->reason : "Applied",
+	              r->failed ? r->message : applied, gen);
+	c2 = cond_set(c1, "Synced", r->synced ? "True" : "False",
+	              r->synced ? "Applied" : (r->failed ? r->reason : "Pending"),
+	              r->synced ? applied : r->message, gen);
+	c3 = cond_set(c2, "Conflict", conflict ? "True" : "False", conflict ? "Conflict" : "None",
+	              conflict ? r->message : "", gen);
+	json_decref(have);
+	json_decref(c1);
+	json_decref(c2);
+	return c3;
+}
+
+static json_t *status_of(const struct ti_rec *r)
+{
+	long long gen = jval_int(jval_path(r->ti, "metadata", "generation", NULL), 0);
+	size_t rendered = r->objects ? json_array_size(r->objects) : 0;
+	json_t *failing = json_array();
+
+	if (r->failed)
+		json_array_append_new(failing,
+		                      json_pack("{s:s,s:s,s:s,s:o}", "namespace", r->ns_name,
+		                                "object", r->object, "reason", r->reason, "message",
+		                                cut_utf8(r->message, FAILING_MESSAGE_MAX)));
+	return json_pack("{s:I,s:[{s:s,s:b,s:I,s:I}],s:o,s:o}", "observedGeneration", gen, "rows",
+	                 "namespace", r->ns_name, "ready", !r->failed && r->synced, "applied",
+	                 (json_int_t)r->applied, "rendered", (json_int_t)rendered, "failing",
+	                 failing, "conditions", conditions(r, gen));
+}
+
+/* Fields of @want that differ from the instance's status. */
+static json_t *status_changes(const struct ti_rec *r, json_t *want)
+{
+	json_t *changes = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(want, k, v) {
+		if (!jval_equal_json(jval_path(r->ti, "status", k, NULL), v))
+			json_object_set(changes, k, v);
+	}
+	return changes;
+}
+
+struct ctrl_result ti_finish(struct ti_rec *r, struct ctrl_result res)
+{
+	json_t *want, *changes, *body;
+
+	if (r->unchanged && !r->failed)
+		return res; /* nothing was applied: what status says still holds */
+	want = status_of(r);
+	if (r->unchanged) /* keep the counts of the last apply */
+		json_object_del(want, "rows");
+	changes = status_changes(r, want);
+	if (json_object_size(changes) > 0) {
+		body = json_pack("{s:O}", "status", changes);
+		if (ti_patch(r, "status", KC_PATCH_MERGE, body) != 0)
+			res = CTRL_RESULT_RETRY;
+		json_decref(body);
+	}
+	json_decref(changes);
+	json_decref(want);
+	return res;
+}

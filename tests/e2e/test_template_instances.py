@@ -1,0 +1,232 @@
+"""The TemplateInstance controller (issue 13, points 2, 4 to 6; docs/templates.md) on the real
+control plane: an editor's instance is rendered and applied as the namespace's editor account
+(ti.<ns>.editor in landlord-system, bound there to edit), never as landlord; parameter values
+stay literal strings; what the editor could not do itself is refused whole at the dry run with
+nothing written; drift (a deleted object, an edited field) is reverted by watch; what the
+Template no longer renders is pruned; a deleted instance is cleaned by its finalizer. Without
+--webhook-url no writer is recorded, so instances apply as editors.
+"""
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+from kube import GROUP, VERSION
+
+TI, TPL = "templateinstances", "templates"
+SYSTEM = "landlord-system"
+TIMEOUT = 60
+
+
+@pytest.fixture
+def env(kit, created):
+    """Tenant t (owner alice, editor bob) with namespace t-dev, landlord running."""
+    plan = kit.plan(hard={"pods": "10"})
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
+                   prefixed=["dev"])
+    other = kit.tenant(plan=plan, owners={"users": ["erin"]}, prefixed=["dev"])
+    kit.expect_namespace(f"{t}-dev")
+    kit.expect_namespace(f"{other}-dev")
+    kit.start()
+    kit.wait_ready(t, [f"{t}-dev"])
+    kit.wait_ready(other, [f"{other}-dev"])
+    kit.wait_can_i("bob", "create", "templateinstances.landlord.dev", f"{t}-dev")
+    yield {"kit": kit, "t": t, "ns": f"{t}-dev", "other": other, "created": created}
+
+
+def template(env, manifests, parameters=None, instantiable=True):
+    name = env["kit"].name("tpl")
+    spec = {"resources": {"manifests": manifests}}
+    if parameters:
+        spec["parameters"] = parameters
+    if instantiable:
+        spec["instantiableIn"] = {"matchExpressions": [
+            {"key": "landlord.dev/tenant", "operator": "Exists"}]}
+    env["kit"].custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
+        "spec": spec})
+    env["created"].append((TPL, name))
+    return name
+
+
+def configmap(name, data):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def instance(env, user, tmpl, params=None, sync=True, name=None):
+    name = name or env["kit"].name("ti")
+    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateInstance",
+            "metadata": {"name": name},
+            "spec": {"template": tmpl, "sync": sync,
+                     "parameters": [{"name": k, "value": v} for k, v in (params or {}).items()]}}
+    k8s.CustomObjectsApi(env["kit"].client(user)).create_namespaced_custom_object(
+        GROUP, VERSION, env["ns"], TI, body)
+    return name
+
+
+def get_ti(env, name):
+    return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
+
+
+def condition(obj, ctype):
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def wait_ti(env, name, status, reason=None):
+    def ok():
+        c = condition(get_ti(env, name), "Ready")
+        return c and c["status"] == status and (reason is None or c["reason"] == reason)
+    env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"TemplateInstance {name} Ready={status} "
+                                f"{reason or ''}\n{env['kit'].log_tail()}")
+    return get_ti(env, name)
+
+
+def read_cm(env, name):
+    try:
+        return env["kit"].core.read_namespaced_config_map(name, env["ns"])
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def wait_cm(env, name, predicate, what):
+    env["kit"].cluster.wait_for(lambda: predicate(read_cm(env, name)), TIMEOUT,
+                                what=f"{what}\n{env['kit'].log_tail()}")
+    return read_cm(env, name)
+
+
+PARAMS = [{"name": "TEAM", "value": "web", "validation": "^[a-z]+$"},
+          {"name": "NOTE", "value": ""}, {"name": "REPLICAS", "value": "1", "type": "number"}]
+
+
+def test_an_editors_instance_is_applied_as_the_editor_account_with_literal_values(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, [configmap("app", {"team": "${{TEAM}}", "where": "${namespace}",
+                                            "tenant": "${tenant}", "note": "${{NOTE}}"})],
+                    PARAMS)
+    injection = "x\nkey: v\n---\nkind: Secret ${{TEAM}} ${namespace}"
+    name = instance(env, "bob", tmpl, {"TEAM": "blue", "NOTE": injection})
+    obj = wait_ti(env, name, "True", "Applied")
+    cm = read_cm(env, "app")
+    assert cm.data == {"team": "blue", "where": ns, "tenant": env["t"], "note": injection}
+    assert cm.metadata.labels["landlord.dev/ti"] == name
+    managers = {m.manager for m in cm.metadata.managed_fields}
+    assert f"landlord/ti/{ns}/{name}" in managers and "landlord" not in managers
+    assert obj["status"]["rows"] == [{"namespace": ns, "ready": True, "applied": 1,
+                                      "rendered": 1}]
+    assert obj["status"]["kinds"] == ["v1/ConfigMap"]
+    # the account it wrote as: in landlord-system, bound in the namespace to edit
+    sa = kit.core.read_namespaced_service_account(f"ti.{ns}.editor", SYSTEM)
+    assert sa.automount_service_account_token is False
+    rb = kit.rbac.read_namespaced_role_binding("landlord-ti-editor", ns)
+    assert rb.role_ref.name == "edit"
+    assert [(s.kind, s.namespace, s.name) for s in rb.subjects] == [
+        ("ServiceAccount", SYSTEM, f"ti.{ns}.editor")]
+    assert rb.metadata.labels["app.kubernetes.io/managed-by"] == "landlord"
+
+
+def test_what_the_editor_could_not_do_is_refused_whole_and_nothing_is_written(env):
+    ns = env["ns"]
+    escalate = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": "grab-admin"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "cluster-admin"},
+                "subjects": [{"kind": "User", "name": "bob"}]}
+    tmpl = template(env, [configmap("before-escalation", {"k": "v"}), escalate])
+    name = instance(env, "bob", tmpl)
+    obj = wait_ti(env, name, "False", "Forbidden")
+    failing = obj["status"]["failing"]
+    assert failing[0]["object"] == "RoleBinding/grab-admin", failing
+    assert "escalat" in failing[0]["message"] or "forbidden" in failing[0]["message"].lower()
+    assert read_cm(env, "before-escalation") is None  # the dry run stopped everything
+    with pytest.raises(ApiException) as e:
+        env["kit"].rbac.read_namespaced_role_binding("grab-admin", ns)
+    assert e.value.status == 404
+
+
+def test_cluster_scoped_objects_other_namespaces_and_bad_parameters_fail_by_name(env):
+    kit = env["kit"]
+    crb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+           "metadata": {"name": kit.name("crb")},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                       "name": "view"}, "subjects": [{"kind": "User", "name": "bob"}]}
+    elsewhere = configmap("elsewhere", {"k": "v"})
+    elsewhere["metadata"]["namespace"] = "kube-system"
+    for manifests, what in (([crb], "cluster-scoped"), ([elsewhere], "kube-system")):
+        name = instance(env, "bob", template(env, manifests))
+        obj = wait_ti(env, name, "False", "Forbidden")
+        assert what in condition(obj, "Ready")["message"], condition(obj, "Ready")
+    assert read_cm(env, "elsewhere") is None
+    tmpl = template(env, [configmap("never", {"team": "${{TEAM}}"})], PARAMS)
+    name = instance(env, "bob", tmpl, {"TEAM": "NOT VALID"})
+    obj = wait_ti(env, name, "False", "ParameterInvalid")
+    msg = condition(obj, "Ready")["message"]
+    assert 'spec.parameters[TEAM]: "NOT VALID" does not match ^[a-z]+$' in msg, msg
+    assert read_cm(env, "never") is None
+
+
+def test_a_template_not_instantiable_here_applies_nothing(env):
+    tmpl = template(env, [configmap("nowhere", {"k": "v"})], instantiable=False)
+    name = instance(env, "bob", tmpl)
+    obj = wait_ti(env, name, "False", "NotInstantiable")
+    assert "spec.instantiableIn" in condition(obj, "Ready")["message"]
+    assert read_cm(env, "nowhere") is None
+
+
+def test_drift_is_reverted_by_watch_and_what_is_no_longer_rendered_is_pruned(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, [configmap("kept", {"k": "v"}), configmap("dropped", {"k": "v"})])
+    name = instance(env, "bob", tmpl)
+    wait_ti(env, name, "True")
+    # an edit by hand is reverted
+    kit.core.patch_namespaced_config_map("kept", ns, {"data": {"k": "edited"}})
+    wait_cm(env, "kept", lambda cm: cm and cm.data == {"k": "v"}, "the edit reverted")
+    # a deleted object comes back
+    kit.core.delete_namespaced_config_map("kept", ns)
+    wait_cm(env, "kept", lambda cm: cm is not None, "the deleted ConfigMap restored")
+    # the Template drops one: it is pruned
+    kit.custom.patch_cluster_custom_object(GROUP, VERSION, TPL, tmpl, {
+        "spec": {"resources": {"manifests": [configmap("kept", {"k": "v2"})]}}})
+    wait_cm(env, "dropped", lambda cm: cm is None, "the dropped ConfigMap pruned")
+    wait_cm(env, "kept", lambda cm: cm and cm.data == {"k": "v2"}, "the change applied")
+    # ignore-updates: an object so labelled by hand is left alone, by drift and by changes
+    kit.core.patch_namespaced_config_map("kept", ns, {
+        "metadata": {"labels": {"landlord.dev/ignore-updates": "true"}}, "data": {"k": "mine"}})
+    kit.custom.patch_cluster_custom_object(GROUP, VERSION, TPL, tmpl, {
+        "spec": {"resources": {"manifests": [configmap("kept", {"k": "v3"}),
+                                             configmap("added", {"k": "v"})]}}})
+    wait_cm(env, "added", lambda cm: cm is not None, "the added ConfigMap applied")
+    assert read_cm(env, "kept").data == {"k": "mine"}
+
+
+def test_sync_false_applies_once_and_a_deleted_instance_is_cleaned(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, [configmap("once", {"k": "v"})])
+    name = instance(env, "bob", tmpl, sync=False)
+    wait_ti(env, name, "True")
+    kit.core.patch_namespaced_config_map("once", ns, {"data": {"k": "edited"}})
+    kit.custom.patch_cluster_custom_object(GROUP, VERSION, TPL, tmpl, {
+        "spec": {"resources": {"manifests": [configmap("once", {"k": "v2"})]}}})
+    # a later instance of the same Template in sync converges; this one stays as edited
+    probe = instance(env, "bob", template(env, [configmap("probe", {"k": "v"})]))
+    wait_ti(env, probe, "True")
+    assert read_cm(env, "once").data == {"k": "edited"}
+    # deleting the instances cleans what they applied, then the accounts
+    k8s.CustomObjectsApi(kit.client("bob")).delete_namespaced_custom_object(
+        GROUP, VERSION, ns, TI, name)
+    k8s.CustomObjectsApi(kit.client("bob")).delete_namespaced_custom_object(
+        GROUP, VERSION, ns, TI, probe)
+    wait_cm(env, "once", lambda cm: cm is None, "the instance's ConfigMap deleted")
+    wait_cm(env, "probe", lambda cm: cm is None, "the other instance's ConfigMap deleted")
+
+    kit.cluster.wait_for(
+        lambda: kit.custom.list_namespaced_custom_object(GROUP, VERSION, ns, TI)["items"] == [],
+        TIMEOUT, what=f"both instances gone (their finalizer removed)\n{kit.log_tail()}")
+    # the last one out released the account's binding before its finalizer went
+    with pytest.raises(ApiException) as e:
+        kit.rbac.read_namespaced_role_binding("landlord-ti-editor", ns)
+    assert e.value.status == 404
