@@ -130,12 +130,15 @@ static const char *trim(const char *s, size_t *len)
 /* Entry @e (@len bytes, trimmed) of object @i's annotation: the objects it names, into deps. */
 static int add_entry(struct order *o, size_t i, const char *e, size_t len)
 {
-	const char *slash = memchr(e, '/', len);
-	size_t kind_len = slash != NULL ? (size_t)(slash - e) : 0, found = 0;
-	const char *name = slash + 1;
-	size_t name_len = len - kind_len - 1;
+	const char *slash = memchr(e, '/', len), *name;
+	size_t kind_len, name_len, found = 0;
 
-	if (slash == NULL || kind_len == 0 || name_len == 0 || memchr(name, '/', name_len) ||
+	if (slash == NULL)
+		return entry_error(o, i, e, len, "is not Kind/name");
+	kind_len = (size_t)(slash - e);
+	name = slash + 1;
+	name_len = len - kind_len - 1;
+	if (kind_len == 0 || name_len == 0 || memchr(name, '/', name_len) ||
 	    memchr(e, ' ', len) || memchr(e, '\t', len) || memchr(e, '\0', len))
 		return entry_error(o, i, e, len, "is not Kind/name");
 	for (size_t j = 0; j < o->n; j++) {
