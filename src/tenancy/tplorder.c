@@ -138,8 +138,8 @@ static int add_entry(struct order *o, size_t i, const char *e, size_t len)
 	kind_len = (size_t)(slash - e);
 	name = slash + 1;
 	name_len = len - kind_len - 1;
-	if (kind_len == 0 || name_len == 0 || memchr(name, '/', name_len) ||
-	    memchr(e, ' ', len) || memchr(e, '\t', len) || memchr(e, '\0', len))
+	if (kind_len == 0 || name_len == 0 || memchr(name, '/', name_len) || memchr(e, ' ', len) ||
+	    memchr(e, '\t', len) || memchr(e, '\0', len))
 		return entry_error(o, i, e, len, "is not Kind/name");
 	for (size_t j = 0; j < o->n; j++) {
 		const struct node *m = &o->nodes[j];
