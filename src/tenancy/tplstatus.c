@@ -183,9 +183,13 @@ static int row_cmp(const void *a, const void *b)
 {
 	const struct srow *x = a, *y = b;
 
+	int c;
+
 	if (x->ready != y->ready)
 		return x->ready ? 1 : -1;
-	return strcmp(x->ns, y->ns);
+	c = strcmp(x->ns, y->ns);
+	/* a namespace given twice: the order still does not depend on the calls' */
+	return c != 0 ? c : memcmp(x, y, sizeof(*x));
 }
 
 static int fail_cmp(const void *a, const void *b)
