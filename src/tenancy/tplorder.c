@@ -290,7 +290,7 @@ int tpl_order(const json_t *objects, size_t **order_out, struct ll_err *err)
 		                  "the render has %zu objects; at most %d are applied", o.n,
 		                  TPL_ORDER_OBJECTS_MAX);
 	o.nodes = xcalloc(o.n, sizeof(*o.nodes));
-	order = xmalloc(o.n * sizeof(*order));
+	order = xmalloc((o.n > 0 ? o.n : 1) * sizeof(*order));
 	rc = load_nodes(&o);
 	for (size_t i = 0; rc == 0 && i < o.n; i++)
 		rc = load_deps(&o, i);

@@ -283,8 +283,8 @@ static json_t *row_json(const struct srow *r)
 	return o;
 }
 
-/* The kept rows in order, as many as fit in TPL_ROWS_BYTES_MAX. */
-static json_t *rows_json(const struct tpl_status *s)
+/* The kept rows in order, as many as fit in @budget bytes of compact JSON. */
+static json_t *rows_json(const struct tpl_status *s, size_t budget)
 {
 	const struct srow *rows = (const struct srow *)sorted(&s->rows);
 	json_t *list = json_array();
@@ -294,7 +294,7 @@ static json_t *rows_json(const struct tpl_status *s)
 		json_t *row = row_json(&rows[i]);
 		size_t n = json_dumpb(row, NULL, 0, JSON_COMPACT) + (i > 0);
 
-		if (bytes + n > TPL_ROWS_BYTES_MAX) {
+		if (bytes + n > budget) {
 			json_decref(row);
 			break;
 		}
@@ -324,9 +324,15 @@ static json_int_t count(size_t n)
 	return n > INT32_MAX ? INT32_MAX : (json_int_t)n;
 }
 
+/* Bytes of the status but its rows' elements: keys, counts of 10 digits, brackets. */
+#define FRAME_BYTES 160
+
 json_t *tpl_status_json(const struct tpl_status *s)
 {
-	json_t *rows = rows_json(s), *failing = failing_json(s);
+	json_t *failing = failing_json(s);
+	size_t failing_bytes = json_dumpb(failing, NULL, 0, JSON_COMPACT);
+	/* 20 entries of at most 6 * 703 bytes escaped (84 KiB) always fit */
+	json_t *rows = rows_json(s, TPL_STATUS_BYTES_MAX - FRAME_BYTES - failing_bytes);
 
 	return json_pack("{s:o, s:I, s:o, s:I, s:{s:I, s:I}}", "rows", rows, "rowsOmitted",
 	                 count(s->matched - json_array_size(rows)), "failing", failing,

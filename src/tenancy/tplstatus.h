@@ -17,8 +17,9 @@
  *
  * Bounds (the CRDs' schemas say the same, deploy/crds/template*instances.landlord.dev.yaml):
  * - rows: at most TPL_ROWS_MAX, the first in the order (not ready first, then by namespace
- *   name, bytewise), and no more than fit in TPL_ROWS_BYTES_MAX bytes of compact JSON; the
- *   rest are counted in rowsOmitted. The builder keeps at most TPL_ROWS_MAX rows (a bounded
+ *   name, bytewise), and no more than keep the whole status within TPL_STATUS_BYTES_MAX
+ *   bytes of compact JSON (the failing entries always fit); the rest are counted in
+ *   rowsOmitted. The builder keeps at most TPL_ROWS_MAX rows (a bounded
  *   max-heap): memory does not depend on the number of namespaces.
  * - failing: at most TPL_FAILING_MAX entries, the first by (namespace, object, reason,
  *   message), the rest counted in failingOmitted; the same bounded selection.
@@ -26,8 +27,8 @@
  *   longer one is cut on a UTF-8 character boundary and ends in "..." within its bound. Bytes
  *   that are not UTF-8 become '?', so the JSON is always valid.
  * - counts are clamped to 0..INT32_MAX (the schemas' int32).
- * So a status is at most about 2,000 * 100 bytes of rows plus 20 * 700 bytes of failures, and
- * never more than TPL_ROWS_BYTES_MAX + 16 KiB, whatever the input.
+ * So tpl_status_json() is never more than TPL_STATUS_BYTES_MAX bytes of compact JSON, whatever
+ * the input; typically 2,000 rows of about 100 bytes and 20 failures of at most 700.
  *
  * Invariants: the output depends only on the set of rows and failures given, never on the
  * order of the calls, so a status built twice from the same state is equal (json_equal()) and
@@ -42,13 +43,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TPL_ROWS_MAX       2000         /* rows in status.rows */
-#define TPL_ROWS_BYTES_MAX (224u << 10) /* bytes of status.rows, compact JSON */
-#define TPL_FAILING_MAX    20           /* entries in status.failing */
-#define TPL_MESSAGE_MAX    256          /* bytes of a failing entry's message */
-#define TPL_NAMESPACE_MAX  63           /* bytes of a namespace */
-#define TPL_OBJECT_MAX     320          /* bytes of Kind/name */
-#define TPL_REASON_MAX     64           /* bytes of a reason */
+#define TPL_ROWS_MAX         2000         /* rows in status.rows */
+#define TPL_STATUS_BYTES_MAX (240u << 10) /* bytes of tpl_status_json(), compact JSON */
+#define TPL_FAILING_MAX      20           /* entries in status.failing */
+#define TPL_MESSAGE_MAX      256          /* bytes of a failing entry's message */
+#define TPL_NAMESPACE_MAX    63           /* bytes of a namespace */
+#define TPL_OBJECT_MAX       320          /* bytes of Kind/name */
+#define TPL_REASON_MAX       64           /* bytes of a reason */
 
 struct tpl_status;
 

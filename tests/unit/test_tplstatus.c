@@ -325,12 +325,45 @@ static void test_tplstatus__5000_failing_namespaces_under_256_kib(void **state)
 	}
 	st = tpl_status_json(s);
 	text = compact(st);
+	assert_true(strlen(text) <= TPL_STATUS_BYTES_MAX);
 	assert_true(strlen(text) < 256u << 10);
 	assert_int_equal(member(st, "rowsOmitted") + json_array_size(json_object_get(st, "rows")),
 	                 5000);
 	assert_int_equal(member(st, "failingOmitted"), 5000 - TPL_FAILING_MAX);
 	print_message("status of 5,000 failing namespaces: %zu bytes, %zu rows\n", strlen(text),
 	              json_array_size(json_object_get(st, "rows")));
+	free(text);
+	json_decref(st);
+	tpl_status_free(s);
+}
+
+/* Failing entries that JSON must escape byte by byte leave less room to rows, never more. */
+static void test_tplstatus__escaped_failures_stay_within_the_budget(void **state)
+{
+	struct tpl_status *s = tpl_status_new();
+	char ctl[800], ns[80];
+	json_t *st;
+	char *text;
+
+	memset(ctl, 1, sizeof(ctl) - 1);
+	ctl[sizeof(ctl) - 1] = '\0';
+	for (int k = 0; k < 3000; k++) {
+		snprintf(ns, sizeof(ns), "%.50s%04d", ctl, k);
+		tpl_status_row(s, &(struct tpl_row){.ns = ns,
+		                                    .applied = INT32_MAX,
+		                                    .rendered = INT32_MAX,
+		                                    .deployments = {INT32_MAX, INT32_MAX},
+		                                    .stateful_sets = {INT32_MAX, INT32_MAX},
+		                                    .daemon_sets = {INT32_MAX, INT32_MAX},
+		                                    .pods = {INT32_MAX, INT32_MAX, INT32_MAX,
+		                                             INT32_MAX, INT32_MAX}});
+		tpl_status_failing(s, ns, ctl, ctl, ctl);
+	}
+	st = tpl_status_json(s);
+	text = compact(st);
+	assert_true(strlen(text) <= TPL_STATUS_BYTES_MAX);
+	assert_int_equal(json_array_size(json_object_get(st, "failing")), TPL_FAILING_MAX);
+	assert_true(json_array_size(json_object_get(st, "rows")) > 100);
 	free(text);
 	json_decref(st);
 	tpl_status_free(s);
@@ -347,6 +380,7 @@ int main(void)
 	        cmocka_unit_test(test_tplstatus__strings_cut_on_a_utf8_boundary),
 	        cmocka_unit_test(test_tplstatus__every_field_fits_its_schema),
 	        cmocka_unit_test(test_tplstatus__5000_failing_namespaces_under_256_kib),
+	        cmocka_unit_test(test_tplstatus__escaped_failures_stay_within_the_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
