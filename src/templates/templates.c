@@ -98,7 +98,7 @@ static void on_delete(const struct jdoc *obj, void *ud)
 
 int tpl_watch_kind(struct templates *t, const json_t *obj)
 {
-	char key[TPL_OBJECT_MAX];
+	char key[TPL_FAIL_OBJECT_MAX];
 	struct ll_err err = {{0}};
 	struct kc_gvr gvr;
 	struct inf *inf;

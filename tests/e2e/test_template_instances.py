@@ -7,6 +7,8 @@ Template no longer renders is pruned; a deleted instance is cleaned by its final
 --webhook-url no writer is recorded, so instances apply as editors.
 """
 
+import base64
+
 import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
@@ -230,3 +232,58 @@ def test_sync_false_applies_once_and_a_deleted_instance_is_cleaned(env):
     with pytest.raises(ApiException) as e:
         kit.rbac.read_namespaced_role_binding("landlord-ti-editor", ns)
     assert e.value.status == 404
+
+
+def read_secret(env, name):
+    try:
+        return env["kit"].core.read_namespaced_secret(name, env["ns"])
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def test_a_mapped_secret_follows_its_source_and_goes_when_no_longer_instantiable(env):
+    kit, ns, t = env["kit"], env["ns"], env["t"]
+    platform = kit.namespace(kit.name("platform"))
+    secret = {"metadata": {"name": "shared-token"}, "type": "example.com/token",
+              "stringData": {"token": "one"}}
+    kit.core.create_namespaced_secret(platform, secret)
+    kit.core.create_namespaced_config_map(platform, configmap("shared-settings", {"a": "1"}))
+    name = env["kit"].name("tpl")
+    kit.custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
+        "spec": {"instantiableIn": {"matchExpressions": [
+            {"key": "landlord.dev/tenant", "operator": "In", "values": [t]}]},
+            "resources": {"manifests": [configmap("app", {"k": "v"})], "resourceMappings": {
+                "secrets": [{"namespace": platform, "name": "shared-token"}],
+                "configMaps": [{"namespace": platform, "name": "shared-settings"}]}}}})
+    env["created"].append((TPL, name))
+    ti = instance(env, "bob", name)
+
+    def token(expected):
+        def ok():
+            s = read_secret(env, "shared-token")
+            return s is not None and s.type == "example.com/token" and \
+                s.data == {"token": expected}
+        kit.cluster.wait_for(ok, TIMEOUT, what=f"the copy holds {expected}\n{kit.log_tail()}")
+    token(base64.b64encode(b"one").decode())
+    wait_cm(env, "shared-settings", lambda cm: cm and cm.data == {"a": "1"}, "the copied map")
+    copy = read_secret(env, "shared-token")
+    assert copy.metadata.annotations["landlord.dev/mapped-from"] == f"{platform}/shared-token"
+    assert f"landlord/ti/{ns}/{ti}" in {m.manager for m in copy.metadata.managed_fields}
+    # the source changes: the copy follows
+    kit.core.patch_namespaced_secret("shared-token", platform, {"stringData": {"token": "two"}})
+    token(base64.b64encode(b"two").decode())
+    # the source goes: so does the copy, and the instance says why
+    kit.core.delete_namespaced_secret("shared-token", platform)
+    kit.cluster.wait_for(lambda: read_secret(env, "shared-token") is None, TIMEOUT,
+                         what="the copy deleted with its source")
+    obj = wait_ti(env, ti, "False", "SourceNotFound")
+    assert f"Secret {platform}/shared-token does not exist" in condition(obj, "Ready")["message"]
+    # instantiableIn narrows to another tenant: the instance stops, its copies go
+    kit.custom.patch_cluster_custom_object(GROUP, VERSION, TPL, name, {"spec": {
+        "instantiableIn": {"matchLabels": {"landlord.dev/tenant": env["other"]}}}})
+    wait_ti(env, ti, "False", "NotInstantiable")
+    wait_cm(env, "shared-settings", lambda cm: cm is None, "the copied map deleted")
+    assert read_cm(env, "app") is not None  # what it rendered itself stays: it only stops
