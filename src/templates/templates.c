@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -23,6 +24,7 @@ struct templates *templates_new(struct kc_client *kc)
 	pthread_mutex_init(&t->lock, NULL);
 	t->watched = json_object();
 	t->fingerprints = json_object();
+	t->written_ms = json_object();
 	return t;
 }
 
@@ -33,6 +35,7 @@ void templates_free(struct templates *t)
 	disc_free(t->disc);
 	json_decref(t->watched);
 	json_decref(t->fingerprints);
+	json_decref(t->written_ms);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -137,6 +140,36 @@ void tpl_forget(struct templates *t, const char *key)
 {
 	pthread_mutex_lock(&t->lock);
 	json_object_del(t->fingerprints, key);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tpl_drop(struct templates *t, const char *key)
+{
+	pthread_mutex_lock(&t->lock);
+	json_object_del(t->fingerprints, key);
+	json_object_del(t->written_ms, key);
+	pthread_mutex_unlock(&t->lock);
+}
+
+#define STATUS_WRITE_INTERVAL_MS 1000
+
+bool tpl_write_due(struct templates *t, const char *key, long *wait_ms)
+{
+	long long now = clock_mono_ms(), last;
+
+	pthread_mutex_lock(&t->lock);
+	last = json_integer_value(json_object_get(t->written_ms, key));
+	pthread_mutex_unlock(&t->lock);
+	*wait_ms = last && now - last < STATUS_WRITE_INTERVAL_MS
+	                   ? (long)(STATUS_WRITE_INTERVAL_MS - (now - last))
+	                   : 0;
+	return *wait_ms == 0;
+}
+
+void tpl_written(struct templates *t, const char *key)
+{
+	pthread_mutex_lock(&t->lock);
+	json_object_set_new(t->written_ms, key, json_integer(clock_mono_ms()));
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -19,16 +19,33 @@
 #include "kube/manager.h"
 #include "templates/apply.h"
 #include "templates/templates.h"
+#include "tenancy/tplstatus.h"
 
 struct templates {
 	struct kc_client *kc; /* borrowed */
 	struct disc *disc;
 	struct controller *ti;
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
-	pthread_mutex_t lock; /* what follows */
+	struct inf *workloads[3], *pods; /* the roll-up (rollup.c) */
+	pthread_mutex_t lock;            /* what follows */
 	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
 	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c) */
+	json_t *written_ms;   /* instance key -> when its status was last written (monotonic) */
 };
+
+/** tpl_rollup_setup() - the roll-up's informers, wired to @c (whose queue holds instances). */
+int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m);
+/**
+ * tpl_rollup() - add the workloads of @instance in @ns (label landlord.dev/ti) and the pods they
+ * select to @row. Return: whether every workload is ready.
+ */
+bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struct tpl_row *row);
+/**
+ * tpl_write_due() - may @key's status be written now (at most once a second)? Otherwise
+ * *@wait_ms says how long until it may. tpl_written() records a write.
+ */
+bool tpl_write_due(struct templates *t, const char *key, long *wait_ms /* OUT */);
+void tpl_written(struct templates *t, const char *key);
 
 /**
  * tpl_watch_kind() - make sure the instance label of @obj's kind is watched (a metadata-only
@@ -39,6 +56,8 @@ int tpl_watch_kind(struct templates *t, const json_t *obj);
 
 /** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
 void tpl_forget(struct templates *t, const char *key);
+/** tpl_drop() - forget everything about @key (its instance is gone). */
+void tpl_drop(struct templates *t, const char *key);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
 void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);

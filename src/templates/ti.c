@@ -103,6 +103,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	                                                 .name = "ti-bindings"});
 	if (!t->instances || !t->templates || !t->namespaces || !t->accounts || !t->bindings)
 		return -ENOMEM;
+	if (tpl_rollup_setup(t, c, m) != 0)
+		return -ENOMEM;
 	inf_add_index(t->instances, IDX_TEMPLATE, index_template, NULL);
 	ctrl_watch_primary(c, t->instances);
 	ctrl_watch_mapped(c, t->templates, map_template, t);
@@ -439,7 +441,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 
 	(void)c;
 	if (ti_rec_load(t, key, &r) != 0) {
-		tpl_forget(t, key);
+		tpl_drop(t, key);
 		return CTRL_RESULT_DONE;
 	}
 	if (jval_type(jval_path(r.ti, "metadata", "deletionTimestamp", NULL)) != JT_NONE)

@@ -14,6 +14,7 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, VERSION
+from tenants import restricted_pod
 
 TI, TPL = "templateinstances", "templates"
 SYSTEM = "landlord-system"
@@ -287,3 +288,33 @@ def test_a_mapped_secret_follows_its_source_and_goes_when_no_longer_instantiable
     wait_ti(env, ti, "False", "NotInstantiable")
     wait_cm(env, "shared-settings", lambda cm: cm is None, "the copied map deleted")
     assert read_cm(env, "app") is not None  # what it rendered itself stays: it only stops
+
+
+def test_status_rolls_up_the_instances_workloads_and_pods(env):
+    """No kubelet runs here: the test plays it, marking the Deployment's pods Running and
+    Ready; kube-controller-manager then counts them ready, and the instance's status follows."""
+    kit, ns = env["kit"], env["ns"]
+    pod = restricted_pod("x", labels={"app": "web"})
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                           "template": {"metadata": {"labels": {"app": "web"}},
+                                        "spec": pod["spec"]}}}
+    name = instance(env, "bob", template(env, [deployment]))
+    obj = wait_ti(env, name, "False", "WorkloadsNotReady")
+
+    def pods():
+        return kit.core.list_namespaced_pod(ns, label_selector="app=web").items
+    kit.cluster.wait_for(lambda: len(pods()) == 2, TIMEOUT, what="the Deployment's 2 pods")
+
+    def row():
+        return get_ti(env, name)["status"]["rows"][0]
+    kit.cluster.wait_for(lambda: row().get("pods") == {"pending": 2}, TIMEOUT,
+                         what=f"2 pods pending in status: {row()}")
+    assert row()["deployments"] == {"ready": 0, "desired": 2} and row()["ready"] is False
+    for p in pods():
+        kit.core.patch_namespaced_pod_status(p.metadata.name, ns, {"status": {
+            "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+    obj = wait_ti(env, name, "True", "Applied")
+    assert obj["status"]["rows"][0]["pods"] == {"running": 2}
+    assert obj["status"]["rows"][0]["deployments"] == {"ready": 2, "desired": 2}
+    assert obj["status"]["namespaces"] == {"matched": 1, "ready": 1}
