@@ -23,10 +23,11 @@ TIMEOUT = 60
 
 @pytest.fixture
 def env(kit, created):
-    """Tenant t (owner alice, editor bob) with namespace t-dev, landlord running."""
+    """Tenant t (owner alice, editor bob, images from registry.k8s.io only) with namespace
+    t-dev, and tenant other with other-dev; landlord running with its webhook."""
     plan = kit.plan(hard={"pods": "10"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
-                   prefixed=["dev"])
+                   prefixed=["dev"], allowed={"registries": ["registry.k8s.io"]})
     other = kit.tenant(plan=plan, owners={"users": ["erin"]}, prefixed=["dev"])
     kit.expect_namespace(f"{t}-dev")
     kit.expect_namespace(f"{other}-dev")
@@ -137,7 +138,7 @@ def test_what_the_editor_could_not_do_is_refused_whole_and_nothing_is_written(en
     escalate = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                 "metadata": {"name": "grab-admin"},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                            "name": "cluster-admin"},
+                            "name": "admin"},
                 "subjects": [{"kind": "User", "name": "bob"}]}
     tmpl = template(env, [configmap("before-escalation", {"k": "v"}), escalate])
     name = instance(env, "bob", tmpl)
@@ -149,6 +150,32 @@ def test_what_the_editor_could_not_do_is_refused_whole_and_nothing_is_written(en
     with pytest.raises(ApiException) as e:
         env["kit"].rbac.read_namespaced_role_binding("grab-admin", ns)
     assert e.value.status == 404
+
+
+def test_the_webhook_judges_the_apply_account_as_a_member_of_the_tenant(env):
+    pod = restricted_pod("x", labels={"app": "evil"})
+    pod["spec"]["containers"][0]["image"] = "docker.io/evil/miner:1"
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "evil"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "evil"}},
+                           "template": {"metadata": {"labels": {"app": "evil"}},
+                                        "spec": pod["spec"]}}}
+    name = instance(env, "bob", template(env, [configmap("with-evil", {"k": "v"}), deployment]))
+    obj = wait_ti(env, name, "False")
+    msg = obj["status"]["failing"][0]["message"]
+    assert obj["status"]["failing"][0]["object"] == "Deployment/evil", obj["status"]
+    assert "docker.io/evil/miner:1" in msg and "not from a registry allowed" in msg, msg
+    assert read_cm(env, "with-evil") is None
+
+
+def test_no_tenant_member_can_impersonate_an_apply_account(env):
+    kit, ns = env["kit"], env["ns"]
+    instance(env, "bob", template(env, [configmap("probe", {"k": "v"})]))
+    wait_cm(env, "probe", lambda cm: cm is not None, "an account exists")
+    for user in ("bob", "alice"):  # the namespace's editor and its owner (admin)
+        for role in ("editor", "owner"):
+            r = kit.cluster.kubectl(user, "get", "configmaps", "-n", ns, "--as",
+                                    f"system:serviceaccount:{SYSTEM}:ti.{ns}.{role}")
+            assert r.returncode != 0 and "cannot impersonate" in r.stderr, (user, r.stderr)
 
 
 def test_cluster_scoped_objects_other_namespaces_and_bad_parameters_fail_by_name(env):
