@@ -85,8 +85,8 @@ static json_t *run_case(const char *dir)
 	got = admission_got(answer);
 	json_decref(answer);
 	answer = admission_mutation(
-	        (struct admission_rule[]){{"label", (const char *const[]){"namespaces", NULL},
-	                                   ADMISSION_CREATE, wh_tenancy_label, &view},
+	        (struct admission_rule[]){{"label", wh_tenancy_mutate_resources,
+	                                   ADMISSION_CREATE | ADMISSION_UPDATE, wh_tenancy_label, &view},
 	                                  {.name = NULL}},
 	        body);
 	if (answer)

@@ -33,6 +33,7 @@
 #define TENANTS    "tenants.landlord.dev"
 #define PLANS      "plans.landlord.dev"
 #define CONFIGS    "landlordconfigs.landlord.dev"
+#define TEMPLATES  "templates.landlord.dev"
 #define INGRESSES  "ingresses.networking.k8s.io"
 #define HTTPROUTES "httproutes.gateway.networking.k8s.io"
 #define SELF       "system:serviceaccount:landlord-system:landlord"
@@ -64,6 +65,7 @@ static struct fake_api *new_fake(bool gateway)
 	fake_api_add_gvr(f, &LL_TENANTS, true);
 	fake_api_add_gvr(f, &LL_PLANS, true);
 	fake_api_add_gvr(f, &LL_LANDLORDCONFIGS, true);
+	fake_api_add_gvr(f, &LL_TEMPLATES, true);
 	fake_api_add_resource(f, "networking.k8s.io", "v1", "ingresses", "Ingress", true, true);
 	if (gateway)
 		fake_api_add_resource(f, "gateway.networking.k8s.io", "v1", "httproutes",
@@ -131,6 +133,7 @@ enum probe {
 	P_HOSTS_POLICY, /* arg: tenant -> "policy" when it has one */
 	P_NS_EXISTS,    /* arg: namespace -> "yes" */
 	P_MODES,        /* -> "d" or "a" per family */
+	P_TEMPLATE,     /* arg: Template name -> "yes" */
 };
 
 static void copy(char out[256], const char *s)
@@ -175,6 +178,9 @@ static void probe_in(const struct adm_view *v, enum probe p, const char *arg, co
 		return copy(out, t && t->hosts && !t->hosts_error ? "policy" : NULL);
 	case P_NS_EXISTS:
 		return copy(out, jval_type(v->ops->namespace_obj(v->ctx, arg)) != JT_NONE ? "yes"
+		                                                                          : NULL);
+	case P_TEMPLATE:
+		return copy(out, jval_type(v->ops->template_obj(v->ctx, arg)) == JT_OBJECT ? "yes"
 		                                                                          : NULL);
 	case P_MODES:
 		for (int f = 0; f < ADM_FAMILY_N; f++)
@@ -558,6 +564,8 @@ static void load_view(struct fake_api *f, const json_t *view)
 		put_json(f, PLANS, plan);
 		json_decref(plan);
 	}
+	json_array_foreach(json_object_get(view, "templates"), i, v)
+		put_json(f, TEMPLATES, v);
 	if (json_object_get(view, "config"))
 		load_config(f, json_object_get(view, "config"));
 	load_hosts(f, view);
@@ -566,7 +574,8 @@ static void load_view(struct fake_api *f, const json_t *view)
 /* Delete every object the view reads from the fake. */
 static void reset(struct fake_api *f)
 {
-	static const char *const res[] = {INGRESSES, TENANTS, PLANS, CONFIGS, "namespaces"};
+	static const char *const res[] = {INGRESSES, TENANTS, PLANS, CONFIGS, TEMPLATES,
+	                                  "namespaces"};
 	const json_t *o;
 	json_t *all;
 	size_t i;
@@ -617,6 +626,7 @@ static void barrier(struct env *e, int i, const char *modes)
 	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", t);
 	put(e->f, TENANTS, text);
 	put(e->f, PLANS, text);
+	put(e->f, TEMPLATES, text);
 	snprintf(text, sizeof(text),
 	         "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"landlord.dev/tenant\":\"%s\"}}}", ns,
 	         t);
@@ -629,11 +639,14 @@ static void barrier(struct env *e, int i, const char *modes)
 	snprintf(want, sizeof(want), "%s %s", t, host);
 	expect(e->cv, P_HOST_USER, host, "\x01", want);
 	expect(e->cv, P_PLAN_EXISTS, t, NULL, "yes");
+	expect(e->cv, P_TEMPLATE, t, NULL, "yes");
 	expect(e->cv, P_MODES, NULL, NULL, modes);
 	fake_api_delete(e->f, "namespaces", NULL, ns);
 	fake_api_delete(e->f, TENANTS, NULL, t);
 	fake_api_delete(e->f, PLANS, NULL, t);
+	fake_api_delete(e->f, TEMPLATES, NULL, t);
 	expect(e->cv, P_TENANT, t, NULL, "(null)");
+	expect(e->cv, P_TEMPLATE, t, NULL, "(null)");
 	expect(e->cv, P_NS_EXISTS, ns, NULL, "(null)");
 	expect(e->cv, P_PLAN_EXISTS, t, NULL, "(null)");
 }
@@ -668,8 +681,8 @@ static json_t *run_case(struct env *e, const char *dir, int i)
 	got = admission_got(answer);
 	json_decref(answer);
 	answer = admission_mutation(
-	        (struct admission_rule[]){{"label", (const char *const[]){"namespaces", NULL},
-	                                   ADMISSION_CREATE, wh_tenancy_mutate,
+	        (struct admission_rule[]){{"label", wh_tenancy_mutate_resources,
+	                                   ADMISSION_CREATE | ADMISSION_UPDATE, wh_tenancy_mutate,
 	                                   &(struct wh_tenancy){.cv = e->cv}},
 	                                  {.name = NULL}},
 	        body);
