@@ -160,7 +160,11 @@ static bool in_group(const struct adm_request *rq, const char *group)
 	return jval_has_string(rq->groups, group);
 }
 
-/* landlord itself and the LandlordConfig's privileged subjects: no tenant rule applies. */
+/*
+ * landlord itself, the LandlordConfig's privileged subjects and the groups the policies and the
+ * webhook configurations exempt (cluster administrators, landlord:privileged): no tenant rule
+ * applies.
+ */
 static bool privileged(const struct adm_ctx *c)
 {
 	const char *groups[64];
@@ -169,6 +173,8 @@ static bool privileged(const struct adm_ctx *c)
 	const char *self = c->view->ops->self_user(c->view->ctx);
 
 	if (self && *self && strcmp(self, c->rq->username) == 0)
+		return true;
+	if (in_group(c->rq, GROUP_MASTERS) || in_group(c->rq, GROUP_PRIVILEGED))
 		return true;
 	jval_foreach(c->rq->groups, i, g)
 		if (jval_str(g) && n < sizeof(groups) / sizeof(groups[0]))
