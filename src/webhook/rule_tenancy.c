@@ -153,8 +153,8 @@ void wh_tenancy_serve(const json_t *request, struct admission_verdict *v, void *
 		admit_namespace(tn, request, &d, v);
 }
 
-const char *const wh_tenancy_mutate_resources[] = {
-        "namespaces", LANDLORD_GROUP "/templateinstances", NULL};
+const char *const wh_tenancy_mutate_resources[] = {"namespaces",
+                                                   LANDLORD_GROUP "/templateinstances", NULL};
 
 /* Add @value at @path (under metadata), and the map @map first when the object has none. */
 static void patch_add(struct admission_verdict *v, const json_t *request, const char *map,
@@ -169,8 +169,8 @@ static void patch_add(struct admission_verdict *v, const json_t *request, const 
 		json_array_append_new(v->patch, json_pack("{s:s,s:s,s:{}}", "op", "add", "path",
 		                                          map_path, "value"));
 	/* "add" on a member that exists replaces it (RFC 6902, 4.1) */
-	json_array_append_new(v->patch,
-	                      json_pack("{s:s,s:s,s:s}", "op", "add", "path", path, "value", value));
+	json_array_append_new(
+	        v->patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path", path, "value", value));
 }
 
 void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *ud)
@@ -184,8 +184,8 @@ void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *
 		return;
 	}
 	if (*d.last_writer)
-		patch_add(v, request, "annotations", "/metadata/annotations/landlord.dev~1last-writer",
-		          d.last_writer);
+		patch_add(v, request, "annotations",
+		          "/metadata/annotations/landlord.dev~1last-writer", d.last_writer);
 	if (d.allowed && d.ns.add_label)
 		patch_add(v, request, "labels", "/metadata/labels/landlord.dev~1tenant",
 		          d.ns.tenant);

@@ -181,7 +181,7 @@ static void probe_in(const struct adm_view *v, enum probe p, const char *arg, co
 		                                                                          : NULL);
 	case P_TEMPLATE:
 		return copy(out, jval_type(v->ops->template_obj(v->ctx, arg)) == JT_OBJECT ? "yes"
-		                                                                          : NULL);
+		                                                                           : NULL);
 	case P_MODES:
 		for (int f = 0; f < ADM_FAMILY_N; f++)
 			out[f] = v->ops->mode(v->ctx, f) == ADM_AUDIT ? 'a' : 'd';
@@ -574,8 +574,8 @@ static void load_view(struct fake_api *f, const json_t *view)
 /* Delete every object the view reads from the fake. */
 static void reset(struct fake_api *f)
 {
-	static const char *const res[] = {INGRESSES, TENANTS, PLANS, CONFIGS, TEMPLATES,
-	                                  "namespaces"};
+	static const char *const res[] = {INGRESSES, TENANTS,   PLANS,
+	                                  CONFIGS,   TEMPLATES, "namespaces"};
 	const json_t *o;
 	json_t *all;
 	size_t i;
