@@ -1,8 +1,8 @@
 """Who may instantiate what, and whose rights (issue 13, points 3 and 4; docs/templates.md), on
 the real API server as real users: with landlord's webhook registered a TemplateInstance is
 refused, naming Template, field and namespace, when its Template is not instantiable there or
-refuses its parameters, a Template with a parameter in a resourceMapping is refused when it is
-written, and the mutating webhook records the last writer (editor, owner, privileged) whatever
+refuses its parameters, a Template that does not render (an undeclared ${{X}}; one in a
+resourceMapping the CRD's schema refuses already) is refused when it is written, and the mutating webhook records the last writer (editor, owner, privileged) whatever
 the client sent; with the webhook not registered, the policy landlord-last-writer
 (deploy/policies/last-writer.yaml) still refuses a forged "owner" or "privileged"."""
 
@@ -99,10 +99,18 @@ def test_the_webhook_refuses_what_may_not_be_instantiated_and_records_the_writer
             'does not match ^[a-z]+$') in msg, msg
     msg = refused(kit, "bob", ns, instance("d", kit.name("nope")))
     assert "does not exist (spec.template)" in msg, msg
+    # a parameter in a resourceMapping: the CRD's schema refuses it first (422), naming the field
     bad = template(kit.name("bad"), t, {"secrets": [{"namespace": "${{TEAM}}", "name": "x"}]})
+    e = api_error(422, kit.custom.create_cluster_custom_object, GROUP, VERSION, "templates", bad)
+    assert "spec.resources.resourceMappings.secrets[0].namespace" in e.body, e.body
+    # what only rendering finds: an undeclared ${{X}}, refused by the webhook
+    bad = template(kit.name("bad"), t)
+    bad["spec"]["resources"]["manifests"][0]["metadata"]["name"] = "${{X}}"
     e = api_error(403, kit.custom.create_cluster_custom_object, GROUP, VERSION, "templates", bad)
     msg = json.loads(e.body)["message"]
-    assert TEMPLATE_WEBHOOK in msg and "spec.resources.resourceMappings.secrets[0]" in msg, msg
+    assert TEMPLATE_WEBHOOK in msg, msg
+    assert ("spec.resources.manifests[0].metadata.name: ${{X}} names no parameter of the "
+            "Template") in msg, msg
     # the last writer, whatever the client sent
     create_ti(kit, "bob", ns, instance("by-editor", web, writer="owner"))
     assert writer(kit, ns, "by-editor") == "editor"
