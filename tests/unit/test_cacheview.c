@@ -45,6 +45,7 @@ struct env {
 	struct mgr *m;
 	struct cacheview *cv;
 	pthread_t thread;
+	bool compact; /* cacheview_opts.compact */
 };
 
 static void put(struct fake_api *f, const char *res, const char *text)
@@ -89,7 +90,7 @@ static void sleep_ms(long ms)
 /* Start a manager with a view over @e->f, and wait until the view has synced. */
 static void env_start(struct env *e)
 {
-	struct cacheview_opts vo = {.self_user = SELF};
+	struct cacheview_opts vo = {.self_user = SELF, .compact = e->compact};
 	struct mgr_opts o = {.probe_port = -1};
 	struct ll_err err = {{0}};
 	int i;
@@ -134,6 +135,7 @@ enum probe {
 	P_NS_EXISTS,    /* arg: namespace -> "yes" */
 	P_MODES,        /* -> "d" or "a" per family */
 	P_TEMPLATE,     /* arg: Template name -> "yes" */
+	P_NS_LABELS,    /* arg: namespace -> its cached labels, as JSON */
 };
 
 static void copy(char out[256], const char *s)
@@ -179,6 +181,16 @@ static void probe_in(const struct adm_view *v, enum probe p, const char *arg, co
 	case P_NS_EXISTS:
 		return copy(out, jval_type(v->ops->namespace_obj(v->ctx, arg)) != JT_NONE ? "yes"
 		                                                                          : NULL);
+	case P_NS_LABELS: {
+		json_t *labels = jval_to_json(
+		        jval_path(v->ops->namespace_obj(v->ctx, arg), "metadata", "labels", NULL));
+		char *text = labels ? json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+		copy(out, text);
+		free(text);
+		json_decref(labels);
+		return;
+	}
 	case P_TEMPLATE:
 		return copy(out, jval_type(v->ops->template_obj(v->ctx, arg)) == JT_OBJECT ? "yes"
 		                                                                           : NULL);
@@ -337,6 +349,24 @@ static void test_cacheview__works_without_the_gateway_api(void **state)
 	env_start(&e);
 	expect(e.cv, P_HOST_USER, "shop.acme.io", "acme", "globex shop.acme.io");
 	expect(e.cv, P_NS_TENANT, "acme-dev", NULL, "acme");
+	env_stop(&e);
+}
+
+/* `landlord webhook`: of a namespace's labels only landlord's are cached, all of them. */
+static void test_cacheview__compact_keeps_every_landlord_label(void **state)
+{
+	struct env e = {.f = new_fake(true), .compact = true};
+
+	(void)state;
+	seed(e.f, true);
+	put(e.f, "namespaces",
+	    "{\"metadata\":{\"name\":\"acme-tiered\",\"labels\":{\"landlord.dev/tenant\":"
+	    "\"acme\",\"landlord.dev/tier\":\"dev\",\"team\":\"web\",\"landlord.devx\":\"y\"}}}");
+	put(e.f, TEMPLATES, "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"instantiableIn\":{}}}");
+	env_start(&e);
+	expect(e.cv, P_NS_LABELS, "acme-tiered", NULL,
+	       "{\"landlord.dev/tenant\":\"acme\",\"landlord.dev/tier\":\"dev\"}");
+	expect(e.cv, P_TEMPLATE, "web", NULL, "yes");
 	env_stop(&e);
 }
 
@@ -743,6 +773,7 @@ int main(void)
 	        cmocka_unit_test(test_cacheview__lookups_answer_from_the_caches),
 	        cmocka_unit_test(test_cacheview__updates_and_deletes_are_reflected),
 	        cmocka_unit_test(test_cacheview__works_without_the_gateway_api),
+	        cmocka_unit_test(test_cacheview__compact_keeps_every_landlord_label),
 	        cmocka_unit_test(test_cacheview__freed_while_informers_run),
 	        cmocka_unit_test(test_cacheview__unsynced_view_fails_closed),
 	        cmocka_unit_test(test_cacheview__decisions_race_updates_safely),
