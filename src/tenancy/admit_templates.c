@@ -16,7 +16,10 @@
 #include "tenancy/admit_internal.h"
 #include "tenancy/render.h"
 
-/* "TemplateInstance <ns>/<name>: " then @fmt's text, to family "templates". */
+/*
+ * Refuse (or audit) the instance: "TemplateInstance <ns>/<name>: [Template "<tmpl>" ]<why><detail>"
+ * to family "templates". @tmpl and @detail may be NULL.
+ */
 static bool refuse_instance(struct adm_ctx *c, const char *tmpl, const char *why,
                             const char *detail)
 {
