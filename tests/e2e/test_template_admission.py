@@ -75,6 +75,17 @@ def tenants(kit, created):
         created.append(("templates", body["metadata"]["name"]))
     for user, ns in (("alice", f"{t}-dev"), ("bob", f"{t}-dev"), ("erin", f"{g}-web")):
         kit.wait_can_i(user, "create", "templateinstances.landlord.dev", ns)
+
+    def known(name, *, allowed):
+        """The webhook's cache has Template @name: bob's dry run is admitted (@allowed) or
+        refused for a reason other than a missing Template."""
+        try:
+            create_ti(kit, "bob", f"{t}-dev", instance("probe", name), dry_run="All")
+            return allowed
+        except ApiException as e:
+            return not allowed and e.status == 403 and "not instantiable" in (e.body or "")
+    kit.cluster.wait_for(lambda: known(web, allowed=True) and known(closed, allowed=False), 30,
+                         interval=0.2, what="the Templates in the webhook's cache")
     return t, g, web, closed
 
 
