@@ -51,7 +51,8 @@ void adm__list_items(struct denial *d, struct jval list);
 bool adm__class_check(struct adm_ctx *c, enum adm_family f, struct jval list, const char *what,
                       const char *value, const char *object_desc);
 
-/* The families' rules (admit_rbac.c, admit_pods.c, admit_net.c, admit_tenant.c). */
+/* The families' rules (admit_rbac.c, admit_pods.c, admit_net.c, admit_tenant.c; the
+ * templates family below is admit_templates.c's). */
 bool adm__rolebinding(struct adm_ctx *c);
 bool adm__pod(struct adm_ctx *c);
 bool adm__template(struct adm_ctx *c);
