@@ -103,8 +103,8 @@ static bool loading(const struct wh_tenancy *tn, struct admission_verdict *v)
 	v->allowed = false;
 	v->code = 503;
 	snprintf(v->message, sizeof(v->message),
-	         "landlord's caches are still loading (Tenants, Namespaces, Plans, hosts): the "
-	         "tenant rules cannot be decided yet; retry in a few seconds");
+	         "landlord's caches are still loading (Tenants, Namespaces, Plans, Templates, "
+	         "hosts): the tenant rules cannot be decided yet; retry in a few seconds");
 	return true;
 }
 
