@@ -49,15 +49,15 @@ static bool instantiable(struct adm_ctx *c, const char *tmpl_name, struct jval t
 	bool ok = false;
 
 	if (ls == NULL || json_is_null(ls) || sel_from_json(ls, &s, &err) != 0 || sel_is_empty(s)) {
-		snprintf(why, sizeof(why), "is not instantiable in namespace %s (spec.instantiableIn%s%s)",
-		         c->rq->ns, *err.msg ? ": " : " selects no namespace",
-		         *err.msg ? err.msg : "");
+		snprintf(why, sizeof(why),
+		         "is not instantiable in namespace %s (spec.instantiableIn%s%s)", c->rq->ns,
+		         *err.msg ? ": " : " selects no namespace", *err.msg ? err.msg : "");
 	} else {
 		labels = jval_to_json(jval_path(ns, "metadata", "labels", NULL));
 		ok = sel_matches(s, labels);
 		json_decref(labels);
-		snprintf(why, sizeof(why), "is not instantiable in namespace %s (spec.instantiableIn)",
-		         c->rq->ns);
+		snprintf(why, sizeof(why),
+		         "is not instantiable in namespace %s (spec.instantiableIn)", c->rq->ns);
 	}
 	sel_free(s);
 	json_decref(ls);
@@ -77,8 +77,8 @@ bool adm__template_instance(struct adm_ctx *c)
 		return refuse_instance(c, name, "does not exist (spec.template)", NULL);
 	if (!instantiable(c, name, tmpl))
 		return true;
-	if (render_check_params(tmpl, jval_path(c->rq->object, "spec", "parameters", NULL),
-	                        &err) != 0)
+	if (render_check_params(tmpl, jval_path(c->rq->object, "spec", "parameters", NULL), &err) !=
+	    0)
 		return refuse_instance(c, name, "refuses its parameters: ", err.msg);
 	return false;
 }
@@ -117,7 +117,7 @@ void adm__last_writer(struct adm_ctx *c, bool priv, bool system)
 		old = jval_str(jval_get(annots, ANNOT_LAST_WRITER));
 	}
 	if (is_self || system) /* landlord's finalizer, the garbage collector: no new writer */
-		w = known_writer(old) ? old
+		w = known_writer(old)                    ? old
 		    : is_self && c->rq->op == ADM_CREATE ? WRITER_PRIVILEGED
 		                                         : WRITER_EDITOR;
 	else if (priv)
