@@ -116,6 +116,9 @@ int ti_account_ensure(struct templates *t, const char *ns, const struct ti_accou
 		rc = apply_binding(t, ns, rb, err);
 		*changed = *changed || rc == 0;
 	}
+	if (*changed)
+		log_info("template apply account bound", "{s:s,s:s,s:s}", "namespace", ns,
+		         "account", a->sa, "clusterRole", a->cluster_role);
 	jdoc_unref(sa);
 	json_decref(rb);
 	return rc;
@@ -141,6 +144,7 @@ void ti_accounts_release(struct templates *t, const char *ns)
 	static const char *const roles[] = {WRITER_EDITOR, WRITER_OWNER};
 	char name[300];
 
+	log_info("template apply accounts released", "{s:s}", "namespace", ns);
 	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
 		snprintf(name, sizeof(name), TI_ROLEBINDING_PREFIX "%s", roles[i]);
 		delete_quietly(t, &KC_ROLEBINDINGS, ns, name);

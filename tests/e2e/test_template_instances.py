@@ -66,8 +66,17 @@ def instance(env, user, tmpl, params=None, sync=True, name=None):
             "metadata": {"name": name},
             "spec": {"template": tmpl, "sync": sync,
                      "parameters": [{"name": k, "value": v} for k, v in (params or {}).items()]}}
-    k8s.CustomObjectsApi(env["kit"].client(user)).create_namespaced_custom_object(
-        GROUP, VERSION, env["ns"], TI, body)
+    api = k8s.CustomObjectsApi(env["kit"].client(user))
+
+    def create():
+        # the webhook learns of a new Template through its watch: a moment after it is made
+        try:
+            return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
+        except ApiException as e:
+            if e.status == 403 and f'Template "{tmpl}" does not exist' in e.body:
+                return None
+            raise
+    env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
     return name
 
 
