@@ -394,3 +394,23 @@ def test_two_instances_on_one_object_conflict_and_the_first_keeps_it(env):
     assert conflict["status"] == "True" and f"landlord/ti/{ns}/{first}" in conflict["message"]
     assert read_cm(env, "shared").data == {"k": "first"}
     assert read_cm(env, "second-only") is None  # refused whole
+
+
+def test_an_owners_instance_applies_with_the_owner_role_and_an_editors_does_not(env):
+    """The webhook records who wrote the instance (landlord.dev/last-writer): an owner's
+    applies as ti.<ns>.owner, bound to admin, which may write RBAC; an editor's may not."""
+    kit, ns = env["kit"], env["ns"]
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}
+    tmpl = template(env, [role])
+    mine = instance(env, "alice", tmpl)
+    obj = wait_ti(env, mine, "True")
+    assert obj["metadata"]["annotations"]["landlord.dev/last-writer"] == "owner"
+    assert kit.rbac.read_namespaced_role("reader", ns).rules[0].verbs == ["get"]
+    rb = kit.rbac.read_namespaced_role_binding("landlord-ti-owner", ns)
+    assert rb.role_ref.name == "admin" and rb.subjects[0].name == f"ti.{ns}.owner"
+    theirs = instance(env, "bob", template(env, [dict(role, metadata={"name": "bobs"})]))
+    obj = wait_ti(env, theirs, "False", "Forbidden")
+    assert obj["metadata"]["annotations"]["landlord.dev/last-writer"] == "editor"
+    assert obj["status"]["failing"][0]["object"] == "Role/bobs"
