@@ -130,13 +130,16 @@ static const char *trim(const char *s, size_t *len)
 /* Entry @e (@len bytes, trimmed) of object @i's annotation: the objects it names, into deps. */
 static int add_entry(struct order *o, size_t i, const char *e, size_t len)
 {
-	const char *slash = memchr(e, '/', len);
-	size_t kind_len = slash != NULL ? (size_t)(slash - e) : 0, found = 0;
-	const char *name = slash + 1;
-	size_t name_len = len - kind_len - 1;
+	const char *slash = memchr(e, '/', len), *name;
+	size_t kind_len, name_len, found = 0;
 
-	if (slash == NULL || kind_len == 0 || name_len == 0 || memchr(name, '/', name_len) ||
-	    memchr(e, ' ', len) || memchr(e, '\t', len) || memchr(e, '\0', len))
+	if (slash == NULL)
+		return entry_error(o, i, e, len, "is not Kind/name");
+	kind_len = (size_t)(slash - e);
+	name = slash + 1;
+	name_len = len - kind_len - 1;
+	if (kind_len == 0 || name_len == 0 || memchr(name, '/', name_len) || memchr(e, ' ', len) ||
+	    memchr(e, '\t', len) || memchr(e, '\0', len))
 		return entry_error(o, i, e, len, "is not Kind/name");
 	for (size_t j = 0; j < o->n; j++) {
 		const struct node *m = &o->nodes[j];
@@ -287,7 +290,7 @@ int tpl_order(const json_t *objects, size_t **order_out, struct ll_err *err)
 		                  "the render has %zu objects; at most %d are applied", o.n,
 		                  TPL_ORDER_OBJECTS_MAX);
 	o.nodes = xcalloc(o.n, sizeof(*o.nodes));
-	order = xmalloc(o.n * sizeof(*order));
+	order = xmalloc((o.n > 0 ? o.n : 1) * sizeof(*order));
 	rc = load_nodes(&o);
 	for (size_t i = 0; rc == 0 && i < o.n; i++)
 		rc = load_deps(&o, i);

@@ -282,6 +282,11 @@ def test_status_is_bounded(api, created, ns):
             "deployments": {"ready": 0, "desired": 1}, "statefulSets": {"ready": 0, "desired": 0},
             "daemonSets": {"ready": 0, "desired": 0},
             "pods": {"pending": 1, "running": 0, "succeeded": 0, "failed": 0, "unknown": 0}}]}})
+    # the counts src/tenancy/tplstatus.c writes for both kinds are kept, not pruned
+    counts = {"failingOmitted": 3, "rowsOmitted": 0, "namespaces": {"matched": 1, "ready": 0}}
+    got = api.patch_namespaced_custom_object_status(GROUP, VERSION, ns, "templateinstances", name,
+                                                    {"status": counts})
+    assert {k: got["status"].get(k) for k in counts} == counts, got["status"]
 
     tgi = group_instance()
     create(api, tgi, dry_run=False)
@@ -291,10 +296,11 @@ def test_status_is_bounded(api, created, ns):
     msg = invalid(api.patch_cluster_custom_object_status, GROUP, VERSION,
                   "templategroupinstances", tgi["metadata"]["name"], {"status": {"rows": rows}})
     assert "status.rows" in msg and "2000" in msg, msg
-    api.patch_cluster_custom_object_status(
+    got = api.patch_cluster_custom_object_status(
         GROUP, VERSION, "templategroupinstances", tgi["metadata"]["name"],
-        {"status": {"rows": rows[:2000], "rowsOmitted": 1,
+        {"status": {"rows": rows[:2000], "rowsOmitted": 1, "failingOmitted": 4,
                     "namespaces": {"matched": 2001, "ready": 2001}}})
+    assert got["status"]["failingOmitted"] == 4 and got["status"]["rowsOmitted"] == 1, got
 
 
 def header_and_row(installed, *args):
