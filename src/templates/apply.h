@@ -45,13 +45,13 @@ struct tpl_target {
 
 #define TPL_OBJECT_MAX  320
 #define TPL_REASON_MAX  64
-#define TPL_MESSAGE_MAX 1024
+#define TPL_FAILURE_MESSAGE_MAX 1024
 
 /* The first object that failed, and whether anything was written before it. */
 struct tpl_failure {
 	char object[TPL_OBJECT_MAX]; /* Kind/name */
 	char reason[TPL_REASON_MAX]; /* Forbidden, Conflict, Invalid, NotFound, Unavailable... */
-	char message[TPL_MESSAGE_MAX];
+	char message[TPL_FAILURE_MESSAGE_MAX];
 	bool written; /* the dry run passed; the real apply failed part way */
 };
 

@@ -23,19 +23,24 @@
 struct templates {
 	struct kc_client *kc; /* borrowed */
 	struct disc *disc;
-	struct controller *ti;
+	struct controller *ti, *tgi;
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
+	struct inf *groups, *quotas; /* TemplateGroupInstances; tenant quotas (tgi.c) */
 	pthread_mutex_t lock; /* what follows */
 	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
 	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c) */
 };
 
 /**
- * tpl_watch_kind() - make sure the instance label of @obj's kind is watched (a metadata-only
- * informer selecting LABEL_TI, whose events enqueue "<namespace>/<label value>"). Return: 0, or
- * -ENOENT when discovery does not know the kind.
+ * tpl_watch_kind() - make sure instance label @label (LABEL_TI or LABEL_TGI) of @obj's kind is
+ * watched: a metadata-only informer selecting @label, whose events enqueue
+ * "<namespace>/<label value>" on the TemplateInstance controller (LABEL_TI) or "<label value>"
+ * on the TemplateGroupInstance controller, forgetting that namespace's fingerprint (LABEL_TGI).
+ * Return: 0, or -ENOENT when discovery does not know the kind.
  */
-int tpl_watch_kind(struct templates *t, const json_t *obj);
+int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label);
+/** tgi_fingerprint_key() - the fingerprint key of TGI @tgi in namespace @ns, into @out. */
+void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap);
 
 /** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
 void tpl_forget(struct templates *t, const char *key);

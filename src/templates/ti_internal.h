@@ -27,7 +27,7 @@ struct ti_rec {
 	bool synced;    /* applied and pruned this time (or before, for sync: false) */
 	bool unchanged; /* nothing applied: status only */
 	bool failed;
-	char reason[64], object[TPL_OBJECT_MAX], message[TPL_MESSAGE_MAX];
+	char reason[64], object[TPL_OBJECT_MAX], message[TPL_FAILURE_MESSAGE_MAX];
 };
 
 /** ti_rec_load() - the instance @key from the caches. Return: 0, -ENOENT when it is gone. */
