@@ -70,7 +70,7 @@ static void drifted_group(struct templates *t, const struct jdoc *obj)
 	    *name == '\0' || t->tgi == NULL)
 		return;
 	tgi_fingerprint_key(name, ns, key, sizeof(key));
-	tpl_forget(t, key);
+	tpl_mark_drift(t, key);
 	ctrl_enqueue(t->tgi, name);
 }
 
@@ -187,6 +187,37 @@ bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp)
 	pthread_mutex_lock(&t->lock);
 	same = fp && json_string_value(json_object_get(t->fingerprints, key)) &&
 	       strcmp(json_string_value(json_object_get(t->fingerprints, key)), fp) == 0;
+	pthread_mutex_unlock(&t->lock);
+	return same;
+}
+
+void tpl_mark_drift(struct templates *t, const char *key)
+{
+	char marker[64];
+
+	pthread_mutex_lock(&t->lock);
+	snprintf(marker, sizeof(marker), "drift:%llu", ++t->drifts);
+	json_object_set_new(t->fingerprints, key, json_string(marker));
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap)
+{
+	pthread_mutex_lock(&t->lock);
+	snprintf(out, cap, "%s", json_string_value(json_object_get(t->fingerprints, key)) ?: "");
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *before, const char *fp)
+{
+	const char *now;
+	bool same;
+
+	pthread_mutex_lock(&t->lock);
+	now = json_string_value(json_object_get(t->fingerprints, key)) ?: "";
+	same = strcmp(now, before) == 0;
+	if (same)
+		json_object_set_new(t->fingerprints, key, json_string(fp));
 	pthread_mutex_unlock(&t->lock);
 	return same;
 }

@@ -28,7 +28,8 @@ struct templates {
 	struct inf *groups, *quotas; /* TemplateGroupInstances; tenant quotas (tgi.c) */
 	pthread_mutex_t lock; /* what follows */
 	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
-	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c) */
+	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
+	unsigned long long drifts; /* drift markers made (tpl_mark_drift) */
 };
 
 /**
@@ -47,6 +48,17 @@ void tpl_forget(struct templates *t, const char *key);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
 void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);
+/**
+ * tpl_mark_drift() - @key's objects drifted: its fingerprint becomes a marker unique to this
+ * event, so that a reconcile that began before it cannot record its apply as current
+ * (tpl_fingerprint_swap() then fails) and the next one applies again.
+ */
+void tpl_mark_drift(struct templates *t, const char *key);
+/** tpl_fingerprint_get() - @key's fingerprint or drift marker ("" when none), into @out. */
+void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap);
+/** tpl_fingerprint_swap() - set @key's fingerprint to @fp if it is still @before. */
+bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *before,
+                          const char *fp);
 
 /* The identity a TemplateInstance in @ns applies as. */
 struct ti_account {

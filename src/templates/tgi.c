@@ -270,12 +270,15 @@ static void fingerprint(const struct tgi_rec *r, const struct jdoc *ns, char *ou
 /* Render, apply and prune in @ns; its row and failure go into status. */
 static void apply_ns(struct tgi_rec *r, const struct jdoc *ns, const char *fp_key, const char *fp)
 {
+	char before[512];
 	json_t *objects = NULL;
 	size_t *order = NULL, applied = 0, pruned = 0, n;
 	struct tpl_target target;
 	struct tpl_failure fail;
-	int rc = render_for(r, ns, &objects, &order);
+	int rc;
 
+	tpl_fingerprint_get(r->t, fp_key, before, sizeof(before));
+	rc = render_for(r, ns, &objects, &order);
 	n = objects ? json_array_size(objects) : 0;
 	if (rc == 0 && record_kinds(r, objects) != 0) {
 		rc = -EAGAIN;
@@ -290,7 +293,7 @@ static void apply_ns(struct tgi_rec *r, const struct jdoc *ns, const char *fp_ke
 		r->retry |= rc == -EIO;
 	}
 	if (rc == 0)
-		tpl_fingerprint_set(r->t, fp_key, fp);
+		tpl_fingerprint_swap(r->t, fp_key, before, fp);
 	tgi_row(r, jd_name(ns), rc == 0, applied, n);
 	json_decref(objects);
 	free(order);
