@@ -43,8 +43,8 @@ struct tpl_target {
 	bool managed_by;           /* also app.kubernetes.io/managed-by=landlord (TGIs) */
 };
 
-#define TPL_OBJECT_MAX  320
-#define TPL_REASON_MAX  64
+#define TPL_OBJECT_MAX          320
+#define TPL_REASON_MAX          64
 #define TPL_FAILURE_MESSAGE_MAX 1024
 
 /* The first object that failed, and whether anything was written before it. */

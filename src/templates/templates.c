@@ -165,7 +165,8 @@ int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
 	pthread_mutex_unlock(&t->lock);
 	/* outside the lock: the informer's handlers take it */
 	if (first && group)
-		inf_add_handler(inf, &(struct inf_handler){on_add, on_update_group, on_delete_group, t});
+		inf_add_handler(inf,
+		                &(struct inf_handler){on_add, on_update_group, on_delete_group, t});
 	else if (first)
 		inf_add_handler(inf, &(struct inf_handler){on_add, on_update, on_delete, t});
 	return 0;

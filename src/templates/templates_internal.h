@@ -26,9 +26,9 @@ struct templates {
 	struct controller *ti, *tgi;
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
 	struct inf *groups, *quotas; /* TemplateGroupInstances; tenant quotas (tgi.c) */
-	pthread_mutex_t lock; /* what follows */
-	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
-	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
+	pthread_mutex_t lock;        /* what follows */
+	json_t *watched;             /* "apiVersion/Kind" -> true: kinds watched for instances */
+	json_t *fingerprints;      /* instance key -> what it was last applied from (ti.c, tgi.c) */
 	unsigned long long drifts; /* drift markers made (tpl_mark_drift) */
 };
 
@@ -57,8 +57,7 @@ void tpl_mark_drift(struct templates *t, const char *key);
 /** tpl_fingerprint_get() - @key's fingerprint or drift marker ("" when none), into @out. */
 void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap);
 /** tpl_fingerprint_swap() - set @key's fingerprint to @fp if it is still @before. */
-bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *before,
-                          const char *fp);
+bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *before, const char *fp);
 
 /* The identity a TemplateInstance in @ns applies as. */
 struct ti_account {

@@ -71,8 +71,7 @@ static void map_template(const struct jdoc *obj, void (*emit)(const char *, void
 }
 
 /* A namespace or a tenant quota changed: every group instance (a selector may match it). */
-static void map_all(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
-                    void *ud)
+static void map_all(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx, void *ud)
 {
 	struct templates *t = ud;
 
@@ -194,7 +193,8 @@ static int confine(struct tgi_rec *r, const char *ns, const json_t *objects, cha
 		}
 		if (in == NULL || strcmp(in, ns) != 0) {
 			snprintf(message, TPL_FAILURE_MESSAGE_MAX,
-			         "metadata.namespace %s: a TemplateGroupInstance writes only into the "
+			         "metadata.namespace %s: a TemplateGroupInstance writes only into "
+			         "the "
 			         "namespace it renders for (%s)",
 			         in ? in : "(none)", ns);
 			return -EACCES;
@@ -383,7 +383,8 @@ static int leftover_namespaces(struct tgi_rec *r, const json_t *selected, json_t
 		if (disc_lookup_kind(r->t->disc, api_version, slash + 1, &gvr, NULL) != 0 ||
 		    !gvr.namespaced)
 			continue;
-		if (kc_list(r->t->kc, &gvr, NULL, &lo, note_namespace, &l, NULL, &resp, NULL) != 0 ||
+		if (kc_list(r->t->kc, &gvr, NULL, &lo, note_namespace, &l, NULL, &resp, NULL) !=
+		            0 ||
 		    !kc_resp_ok(&resp))
 			rc = -EIO;
 		kc_resp_release(&resp);

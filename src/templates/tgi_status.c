@@ -30,8 +30,8 @@ static json_t *ready_rows(struct jval tgi)
 		const char *ns = jval_str(jval_get(row, "namespace"));
 
 		if (ns && jval_bool(jval_get(row, "ready"), false))
-			json_object_set_new(
-			        set, ns, json_integer(jval_int(jval_get(row, "rendered"), 0)));
+			json_object_set_new(set, ns,
+			                    json_integer(jval_int(jval_get(row, "rendered"), 0)));
 	}
 	return set;
 }
@@ -83,20 +83,22 @@ void tgi_rec_release(struct tgi_rec *r)
 void tgi_fail(struct tgi_rec *r, const char *ns, const char *reason, const char *object,
               const char *message)
 {
+	char where[TPL_OBJECT_MAX + 80];
+	bool conflict;
+
 	reason = reason && *reason ? reason : "Failed";
+	object = object ? object : "";
+	conflict = strcmp(reason, "Conflict") == 0;
 	if (ns)
 		tpl_status_failing(r->status, ns, object, reason, message);
-	if (strcmp(reason, "Conflict") == 0 && !r->conflict) {
-		r->conflict = true;
+	/* "ns/Kind/name: " or "ns: " or "" */
+	snprintf(where, sizeof(where), "%s%s%s%s", ns ? ns : "", ns && *object ? "/" : "", object,
+	         ns || *object ? ": " : "");
+	if ((conflict && !r->conflict) || !r->failed) {
 		snprintf(r->reason, sizeof(r->reason), "%s", reason);
-		snprintf(r->message, sizeof(r->message), "%s%s%s: %s", ns ? ns : "", ns ? "/" : "",
-		         object ? object : "", message ? message : "");
-	} else if (!r->failed) {
-		snprintf(r->reason, sizeof(r->reason), "%s", reason);
-		snprintf(r->message, sizeof(r->message), "%s%s%s%s%s", ns ? ns : "",
-		         ns && object && *object ? "/" : "", object ? object : "",
-		         (ns || (object && *object)) ? ": " : "", message ? message : "");
+		snprintf(r->message, sizeof(r->message), "%s%s", where, message ? message : "");
 	}
+	r->conflict |= conflict;
 	r->failed = true;
 }
 
