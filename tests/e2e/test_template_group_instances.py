@@ -12,6 +12,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, VERSION
+from tenants import SELF_POLICY
 
 TGI, TPL = "templategroupinstances", "templates"
 TIMEOUT = 60
@@ -226,3 +227,73 @@ def test_plain_namespaces_selector_conflict_sync_false_and_system_namespaces(kit
     env.delete_all()
     for n in ("shared", "once", "sys"):
         assert env.read("cm", a, n) is None, n
+
+
+def landlord_may_write_in_kube_system(kit, name):
+    """Whether landlord's own identity may create (dry run) a TGI-labelled NetworkPolicy in
+    kube-system: RBAC allows it, landlord-self-limits refuses it while in force."""
+    from kubernetes import client as k8s
+    body = {"metadata": {"name": name, "labels": {"landlord.dev/tgi": name,
+                                                  "app.kubernetes.io/managed-by": "landlord"}},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}}
+    try:
+        k8s.NetworkingV1Api(kit.client("landlord")).create_namespaced_network_policy(
+            "kube-system", body, dry_run="All")
+        return True
+    except ApiException as e:
+        assert e.status in (403, 422) and SELF_POLICY in (e.body or ""), e.body
+        return False
+
+
+def test_rbac_and_policies_under_self_limits_and_a_tenant_namespace_waits_for_its_quota(kit, env):
+    plan = kit.plan(hard={"pods": "10"})
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
+    ns = kit.expect_namespace(f"{t}-dev")
+    ghost = kit.name("ghost")  # a tenant label no Tenant owns: landlord makes no quota there
+    q = kit.namespace(labels={"landlord.dev/tenant": ghost})
+    probe = kit.name("probe")
+    kit.apply_policies()
+    try:
+        kit.cluster.wait_for(lambda: not landlord_may_write_in_kube_system(kit, probe), TIMEOUT,
+                             what="landlord-self-limits in force")
+        kit.start()
+        kit.wait_ready(t, [ns])
+        tmpl = env.template([
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": "viewers"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": "view"},
+             # a member: the Tenant controller removes outsiders from bindings in its
+             # namespaces, a TGI's too (tenant_access.c)
+             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                           "name": "alice"}]},
+            {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+             "metadata": {"name": "deny-in"},
+             "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
+            {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "small"},
+             "spec": {"limits": [{"type": "Container", "default": {"memory": "64Mi"}}]}},
+            configmap("app", {"k": "v"})])
+        name = env.tgi(tmpl, {"matchExpressions": [
+            {"key": "landlord.dev/tenant", "operator": "In", "values": [t, ghost]}]})
+        obj = env.wait(name, lambda o: any(
+            f.get("namespace") == q and f.get("reason") == "QuotaNotInForce"
+            for f in (o.get("status") or {}).get("failing") or []) and
+            (o["status"].get("namespaces") or {}).get("ready") == 1, "waiting for q's quota")
+        assert condition(obj, "Ready")["status"] == "False", obj["status"]
+        assert kit.rbac.read_namespaced_role_binding("viewers", ns).role_ref.name == "view"
+        assert kit.net.read_namespaced_network_policy("deny-in", ns)
+        assert kit.core.read_namespaced_limit_range("small", ns)
+        assert env.read("cm", q, "app") is None  # nothing before the quota is in force
+        kit.core.create_namespaced_resource_quota(q, {
+            "metadata": {"name": "landlord-quota", "labels": {
+                "app.kubernetes.io/managed-by": "landlord", "landlord.dev/tenant": ghost}},
+            "spec": {"hard": {"configmaps": "10"}}})
+        env.wait_ready(name, 2)
+        assert kit.rbac.read_namespaced_role_binding("viewers", q)
+        env.delete_all()
+        assert kit.rbac.list_namespaced_role_binding(
+            ns, label_selector=f"landlord.dev/tgi={name}").items == []
+    finally:
+        kit.remove_policies()
+        kit.cluster.wait_for(lambda: landlord_may_write_in_kube_system(kit, probe), TIMEOUT,
+                             what="the policies out of force")
