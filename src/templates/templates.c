@@ -56,7 +56,7 @@ static void drifted(struct templates *t, const struct jdoc *obj)
 
 	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || !instance_key(obj, key, sizeof(key)))
 		return;
-	tpl_forget(t, key);
+	tpl_mark_drift(t, key);
 	ctrl_enqueue(t->ti, key);
 }
 
@@ -178,6 +178,20 @@ void tpl_forget(struct templates *t, const char *key)
 {
 	pthread_mutex_lock(&t->lock);
 	json_object_del(t->fingerprints, key);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tpl_forget_prefix(struct templates *t, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *k;
+	json_t *v, *tmp;
+
+	pthread_mutex_lock(&t->lock);
+	json_object_foreach_safe(t->fingerprints, tmp, k, v) {
+		if (strncmp(k, prefix, n) == 0)
+			json_object_del(t->fingerprints, k);
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -45,6 +45,8 @@ void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap)
 
 /** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
 void tpl_forget(struct templates *t, const char *key);
+/** tpl_forget_prefix() - drop every fingerprint whose key begins with @prefix. */
+void tpl_forget_prefix(struct templates *t, const char *prefix);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
 void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);

@@ -453,6 +453,7 @@ static struct ctrl_result converge(struct tgi_rec *r)
 static struct ctrl_result teardown(struct tgi_rec *r)
 {
 	json_t *none = json_object();
+	char prefix[300];
 	int rc;
 
 	if (!tgi_has_finalizer(r)) {
@@ -463,6 +464,8 @@ static struct ctrl_result teardown(struct tgi_rec *r)
 	json_decref(none);
 	if (rc != 0)
 		return CTRL_RESULT_RETRY;
+	snprintf(prefix, sizeof(prefix), "tgi/%s/", r->name);
+	tpl_forget_prefix(r->t, prefix);
 	return tgi_set_finalizer(r, false) == 0 ? CTRL_RESULT_DONE : CTRL_RESULT_RETRY;
 }
 

@@ -299,7 +299,7 @@ static bool must_apply(struct ti_rec *r, const char *fp)
 static struct ctrl_result converge(struct ti_rec *r)
 {
 	struct ctrl_result res = CTRL_RESULT_DONE;
-	char fp[512];
+	char fp[512], before[512];
 
 	if (r->tmpl == NULL) {
 		ti_fail(r, "SourceNotFound", "", "");
@@ -316,6 +316,7 @@ static struct ctrl_result converge(struct ti_rec *r)
 		return ti_finish(r, res);
 	}
 	fingerprint(r, fp, sizeof(fp));
+	tpl_fingerprint_get(r->t, r->key, before, sizeof(before));
 	if (!must_apply(r, fp)) {
 		r->synced = ti_synced_before(r);
 		r->unchanged = true;
@@ -324,8 +325,8 @@ static struct ctrl_result converge(struct ti_rec *r)
 	if (render(r) != 0)
 		return ti_finish(r, res);
 	res = apply(r);
-	if (r->synced)
-		tpl_fingerprint_set(r->t, r->key, fp);
+	if (r->synced) /* unless drift came meanwhile: then the next reconcile applies again */
+		tpl_fingerprint_swap(r->t, r->key, before, fp);
 	return ti_finish(r, res);
 }
 

