@@ -267,10 +267,10 @@ def test_a_tgis_rolebinding_networkpolicy_and_limitrange_pass_landlord_self_limi
              "metadata": {"name": "viewers"},
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                          "name": "view"},
-             # a member: the Tenant controller removes outsiders from bindings in its
-             # namespaces, a TGI's too (tenant_access.c)
+             # not a member: the Tenant controller's membership rule leaves an
+             # administrator's TGI bindings alone (tenant_access.c)
              "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                           "name": "alice"}]},
+                           "name": "carol"}]},
             {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
              "metadata": {"name": "deny-in"},
              "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
@@ -281,6 +281,9 @@ def test_a_tgis_rolebinding_networkpolicy_and_limitrange_pass_landlord_self_limi
         env.wait_ready(name, 1)
         assert kit.quota_in_force(ns)
         assert kit.rbac.read_namespaced_role_binding("viewers", ns).role_ref.name == "view"
+        kit.barrier(t, ["dev"])  # a Tenant pass after the binding: it is still there, whole
+        rb = kit.rbac.read_namespaced_role_binding("viewers", ns)
+        assert [s.name for s in rb.subjects] == ["carol"]
         assert kit.net.read_namespaced_network_policy("deny-in", ns)
         assert kit.core.read_namespaced_limit_range("small", ns)
         env.delete_all()
