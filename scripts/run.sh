@@ -62,6 +62,17 @@ validatingwebhookconfigurations landlord); it judges tenant namespaces:
                                    # self-service: labelled for acme and provisioned (gold: 10 at most)
   kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig create namespace globex-mine  # refused: globex's
 
+Templates (docs/templates.md): acme's owner stamps the sample Template into a namespace; it is
+applied with her rights, never landlord's, and kept in sync:
+
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n acme-dev apply -f - <<EOF
+  apiVersion: landlord.dev/v1alpha1
+  kind: TemplateInstance
+  metadata: {name: settings}
+  spec: {template: team-settings, sync: true, parameters: [{name: TEAM, value: shop}]}
+  EOF
+  kubectl -n acme-dev get ti,configmap/team-settings   # Ready; the ConfigMap it rendered
+
 Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
 
 MSG

@@ -86,6 +86,7 @@ extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
 #define LABEL_IGNORE_UPDATES  "landlord.dev/ignore-updates"
 #define ANNOT_LAST_WRITER     "landlord.dev/last-writer"
 #define ANNOT_DEPENDS_ON      "landlord.dev/depends-on"
+#define ANNOT_MAPPED_FROM     "landlord.dev/mapped-from" /* a copy's source: <ns>/<name> */
 #define WRITER_EDITOR         "editor"
 #define WRITER_OWNER          "owner"
 #define WRITER_PRIVILEGED     "privileged"

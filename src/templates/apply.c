@@ -14,7 +14,7 @@
 
 void tpl_kind_key(const json_t *obj, char *out)
 {
-	snprintf(out, TPL_OBJECT_MAX, "%s/%s", jx_str(obj, "apiVersion", NULL) ?: "",
+	snprintf(out, TPL_FAIL_OBJECT_MAX, "%s/%s", jx_str(obj, "apiVersion", NULL) ?: "",
 	         jx_str(obj, "kind", NULL) ?: "");
 }
 
@@ -30,7 +30,7 @@ static void set_failure(struct tpl_failure *f, const json_t *obj, const char *re
 /* The failure of an answer that was not 2xx. */
 static int answer_failure(struct tpl_failure *f, const json_t *obj, const struct kc_resp *resp)
 {
-	char reason[TPL_REASON_MAX];
+	char reason[TPL_FAIL_REASON_MAX];
 
 	if (resp->status.reason[0] != '\0')
 		snprintf(reason, sizeof(reason), "%s", resp->status.reason);
@@ -47,15 +47,16 @@ static bool is_instance_manager(const char *manager)
 }
 
 /*
- * The first instance manager other than @self named in a conflict message
- * (`conflict with "landlord/ti/ns/x" using v1: .data.k`), into @out; false when none.
+ * The first instance manager other than @self named in a conflict message, into @out; false
+ * when none. The API server writes `conflict with "landlord/ti/ns/x" using v1: .data.k` for
+ * one field and `conflicts with "landlord/ti/ns/x":` for several.
  */
 static bool instance_in_conflict(const char *message, const char *self, char *out, size_t cap)
 {
 	const char *p = message;
 
-	while ((p = strstr(p, "conflict with \"")) != NULL) {
-		const char *start = p + strlen("conflict with \""), *end = strchr(start, '"');
+	while ((p = strstr(p, " with \"")) != NULL) {
+		const char *start = p + strlen(" with \""), *end = strchr(start, '"');
 
 		if (end == NULL)
 			break;
@@ -288,7 +289,8 @@ static int prune_item(json_t *item, void *ud)
 	const char *name = jx_name(item);
 
 	if (name == NULL || kept(p->keep, p->gvr->kind, name) ||
-	    !owns_fields(item, p->t->field_manager))
+	    !owns_fields(item, p->t->field_manager) ||
+	    (p->t->only_annotated && !jx_annotation(item, p->t->only_annotated)))
 		return 0;
 	if (kc_delete(p->t->kc, p->gvr, p->t->ns, name, &o, &resp, &err) != 0) {
 		json_object_set_new(item, "kind", json_string(p->gvr->kind));
@@ -319,7 +321,8 @@ static bool split_kind_key(const char *key, char *api_version, char *kind, size_
 
 static int prune_kind(const struct tpl_target *t, const char *key, struct prune_ctx *p)
 {
-	char api_version[TPL_OBJECT_MAX], kind[TPL_OBJECT_MAX], selector[TPL_OBJECT_MAX];
+	char api_version[TPL_FAIL_OBJECT_MAX], kind[TPL_FAIL_OBJECT_MAX],
+	        selector[TPL_FAIL_OBJECT_MAX];
 	struct kc_list_opts lo = {.label_selector = selector, .accept = KC_ACCEPT_METADATA};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};

@@ -35,23 +35,25 @@ struct disc;
 struct tpl_target {
 	struct kc_client *kc;
 	struct disc *disc;
-	const char *ns;            /* the namespace written into */
-	const char *as_user;       /* Impersonate-User; NULL: landlord itself */
-	const char *field_manager; /* landlord/ti/<ns>/<name> or landlord/tgi/<name> */
-	const char *label_key;     /* landlord.dev/ti or landlord.dev/tgi */
-	const char *label_value;   /* the instance's name */
-	bool managed_by;           /* also app.kubernetes.io/managed-by=landlord (TGIs) */
+	const char *ns;             /* the namespace written into */
+	const char *as_user;        /* Impersonate-User; NULL: landlord itself */
+	const char *field_manager;  /* landlord/ti/<ns>/<name> or landlord/tgi/<name> */
+	const char *label_key;      /* landlord.dev/ti or landlord.dev/tgi */
+	const char *label_value;    /* the instance's name */
+	bool managed_by;            /* also app.kubernetes.io/managed-by=landlord (TGIs) */
+	const char *only_annotated; /* tpl_prune(): only objects carrying this annotation */
 };
 
-#define TPL_OBJECT_MAX          320
-#define TPL_REASON_MAX          64
-#define TPL_FAILURE_MESSAGE_MAX 1024
+#define TPL_FAIL_OBJECT_MAX  320
+#define TPL_FAIL_REASON_MAX  64
+#define TPL_FAIL_MESSAGE_MAX 1024
 
 /* The first object that failed, and whether anything was written before it. */
 struct tpl_failure {
-	char object[TPL_OBJECT_MAX]; /* Kind/name */
-	char reason[TPL_REASON_MAX]; /* Forbidden, Conflict, Invalid, NotFound, Unavailable... */
-	char message[TPL_FAILURE_MESSAGE_MAX];
+	char object[TPL_FAIL_OBJECT_MAX]; /* Kind/name */
+	char reason[TPL_FAIL_REASON_MAX]; /* Forbidden, Conflict, Invalid, NotFound, Unavailable...
+	                                   */
+	char message[TPL_FAIL_MESSAGE_MAX];
 	bool written; /* the dry run passed; the real apply failed part way */
 };
 
@@ -73,7 +75,7 @@ int tpl_apply(const struct tpl_target *t, const json_t *objects, const size_t *o
 int tpl_prune(const struct tpl_target *t, const json_t *kinds, const json_t *keep,
               size_t *pruned /* OUT */, struct tpl_failure *fail /* OUT */);
 
-/** tpl_kind_key() - "apiVersion/Kind" of @obj, into @out (TPL_OBJECT_MAX). */
+/** tpl_kind_key() - "apiVersion/Kind" of @obj, into @out (TPL_FAIL_OBJECT_MAX). */
 void tpl_kind_key(const json_t *obj, char *out);
 
 #endif

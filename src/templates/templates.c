@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -23,6 +24,7 @@ struct templates *templates_new(struct kc_client *kc)
 	pthread_mutex_init(&t->lock, NULL);
 	t->watched = json_object();
 	t->fingerprints = json_object();
+	t->written_ms = json_object();
 	return t;
 }
 
@@ -33,6 +35,7 @@ void templates_free(struct templates *t)
 	disc_free(t->disc);
 	json_decref(t->watched);
 	json_decref(t->fingerprints);
+	json_decref(t->written_ms);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -135,7 +138,7 @@ void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap)
 int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
 {
 	bool group = strcmp(label, LABEL_TGI) == 0;
-	char kind[TPL_OBJECT_MAX], key[TPL_OBJECT_MAX + 64];
+	char kind[TPL_FAIL_OBJECT_MAX], key[TPL_FAIL_OBJECT_MAX + 64];
 	struct ll_err err = {{0}};
 	struct kc_gvr gvr;
 	struct inf *inf;
@@ -192,6 +195,36 @@ void tpl_forget_prefix(struct templates *t, const char *prefix)
 		if (strncmp(k, prefix, n) == 0)
 			json_object_del(t->fingerprints, k);
 	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tpl_drop(struct templates *t, const char *key)
+{
+	pthread_mutex_lock(&t->lock);
+	json_object_del(t->fingerprints, key);
+	json_object_del(t->written_ms, key);
+	pthread_mutex_unlock(&t->lock);
+}
+
+#define STATUS_WRITE_INTERVAL_MS 1000
+
+bool tpl_write_due(struct templates *t, const char *key, long *wait_ms)
+{
+	long long now = clock_mono_ms(), last;
+
+	pthread_mutex_lock(&t->lock);
+	last = json_integer_value(json_object_get(t->written_ms, key));
+	pthread_mutex_unlock(&t->lock);
+	*wait_ms = last && now - last < STATUS_WRITE_INTERVAL_MS
+	                   ? (long)(STATUS_WRITE_INTERVAL_MS - (now - last))
+	                   : 0;
+	return *wait_ms == 0;
+}
+
+void tpl_written(struct templates *t, const char *key)
+{
+	pthread_mutex_lock(&t->lock);
+	json_object_set_new(t->written_ms, key, json_integer(clock_mono_ms()));
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -19,18 +19,35 @@
 #include "kube/manager.h"
 #include "templates/apply.h"
 #include "templates/templates.h"
+#include "tenancy/tplstatus.h"
 
 struct templates {
 	struct kc_client *kc; /* borrowed */
 	struct disc *disc;
 	struct controller *ti, *tgi;
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
-	struct inf *groups, *quotas; /* TemplateGroupInstances; tenant quotas (tgi.c) */
-	pthread_mutex_t lock;        /* what follows */
-	json_t *watched;             /* "apiVersion/Kind" -> true: kinds watched for instances */
-	json_t *fingerprints;      /* instance key -> what it was last applied from (ti.c, tgi.c) */
+	struct inf *groups, *quotas;     /* TemplateGroupInstances; tenant quotas (tgi.c) */
+	struct inf *workloads[3], *pods; /* the roll-up (rollup.c) */
+	pthread_mutex_t lock;            /* what follows */
+	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
+	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
+	json_t *written_ms;   /* instance key -> when its status was last written (monotonic) */
 	unsigned long long drifts; /* drift markers made (tpl_mark_drift) */
 };
+
+/** tpl_rollup_setup() - the roll-up's informers, wired to @c (whose queue holds instances). */
+int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m);
+/**
+ * tpl_rollup() - add the workloads of @instance in @ns (label landlord.dev/ti) and the pods they
+ * select to @row. Return: whether every workload is ready.
+ */
+bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struct tpl_row *row);
+/**
+ * tpl_write_due() - may @key's status be written now (at most once a second)? Otherwise
+ * *@wait_ms says how long until it may. tpl_written() records a write.
+ */
+bool tpl_write_due(struct templates *t, const char *key, long *wait_ms /* OUT */);
+void tpl_written(struct templates *t, const char *key);
 
 /**
  * tpl_watch_kind() - make sure instance label @label (LABEL_TI or LABEL_TGI) of @obj's kind is
@@ -47,6 +64,8 @@ void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap)
 void tpl_forget(struct templates *t, const char *key);
 /** tpl_forget_prefix() - drop every fingerprint whose key begins with @prefix. */
 void tpl_forget_prefix(struct templates *t, const char *prefix);
+/** tpl_drop() - forget everything about @key (its instance is gone). */
+void tpl_drop(struct templates *t, const char *key);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
 void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);

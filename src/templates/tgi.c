@@ -183,16 +183,16 @@ static int confine(struct tgi_rec *r, const char *ns, const json_t *objects, cha
 	json_array_foreach(objects, i, o) {
 		const char *in = jx_namespace(o);
 
-		snprintf(object, TPL_OBJECT_MAX, "%s/%s", jx_str(o, "kind", NULL) ?: "",
+		snprintf(object, TPL_FAIL_OBJECT_MAX, "%s/%s", jx_str(o, "kind", NULL) ?: "",
 		         jx_name(o) ?: "");
 		if (scope_of(r->t, jx_str(o, "apiVersion", NULL), jx_str(o, "kind", NULL)) !=
 		    RENDER_SCOPE_NAMESPACED) {
-			snprintf(message, TPL_FAILURE_MESSAGE_MAX,
+			snprintf(message, TPL_FAIL_MESSAGE_MAX,
 			         "a TemplateGroupInstance renders only namespaced objects");
 			return -EACCES;
 		}
 		if (in == NULL || strcmp(in, ns) != 0) {
-			snprintf(message, TPL_FAILURE_MESSAGE_MAX,
+			snprintf(message, TPL_FAIL_MESSAGE_MAX,
 			         "metadata.namespace %s: a TemplateGroupInstance writes only into "
 			         "the "
 			         "namespace it renders for (%s)",
@@ -213,7 +213,7 @@ static int render_for(struct tgi_rec *r, const struct jdoc *ns, json_t **objects
 	                       .mode = RENDER_GROUP,
 	                       .scope = scope_of,
 	                       .scope_ctx = r->t};
-	char object[TPL_OBJECT_MAX] = "", message[TPL_FAILURE_MESSAGE_MAX];
+	char object[TPL_FAIL_OBJECT_MAX] = "", message[TPL_FAIL_MESSAGE_MAX];
 	struct ll_err err = {{0}};
 	int rc = render_objects(&in, objects, &err);
 
@@ -245,7 +245,7 @@ static bool has_string(const json_t *arr, const char *s)
 /* The kinds rendered now and before, recorded in status before any new one is written. */
 static int record_kinds(struct tgi_rec *r, const json_t *objects)
 {
-	char key[TPL_OBJECT_MAX];
+	char key[TPL_FAIL_OBJECT_MAX];
 	size_t i, before = json_array_size(r->kinds);
 	const json_t *o;
 
@@ -364,7 +364,7 @@ static int note_namespace(json_t *item, void *ud)
  * of the kinds it applied: listed across the cluster. Return: 0 or -EIO. */
 static int leftover_namespaces(struct tgi_rec *r, const json_t *selected, json_t *found)
 {
-	char selector[400], api_version[TPL_OBJECT_MAX];
+	char selector[400], api_version[TPL_FAIL_OBJECT_MAX];
 	struct kc_list_opts lo = {.label_selector = selector, .accept = KC_ACCEPT_METADATA};
 	struct leftover l = {selected, found};
 	const json_t *k;

@@ -30,7 +30,7 @@ struct tgi_rec {
 	bool sync;                           /* spec.sync */
 	size_t not_ready;                    /* matched namespaces not ready */
 	bool failed, conflict, retry, quota; /* a namespace failed; Conflict; -EIO; quota wait */
-	char reason[64], message[TPL_FAILURE_MESSAGE_MAX]; /* the first failure, for conditions */
+	char reason[64], message[TPL_FAIL_MESSAGE_MAX]; /* the first failure, for conditions */
 };
 
 /** tgi_rec_load() - TGI @name from the caches. Return: 0, -ENOENT when it is gone. */

@@ -83,7 +83,7 @@ void tgi_rec_release(struct tgi_rec *r)
 void tgi_fail(struct tgi_rec *r, const char *ns, const char *reason, const char *object,
               const char *message)
 {
-	char where[TPL_OBJECT_MAX + 80];
+	char where[TPL_FAIL_OBJECT_MAX + 80];
 	bool conflict;
 
 	reason = reason && *reason ? reason : "Failed";

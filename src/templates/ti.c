@@ -103,6 +103,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	                                                 .name = "ti-bindings"});
 	if (!t->instances || !t->templates || !t->namespaces || !t->accounts || !t->bindings)
 		return -ENOMEM;
+	if (tpl_rollup_setup(t, c, m) != 0)
+		return -ENOMEM;
 	inf_add_index(t->instances, IDX_TEMPLATE, index_template, NULL);
 	ctrl_watch_primary(c, t->instances);
 	ctrl_watch_mapped(c, t->templates, map_template, t);
@@ -185,12 +187,13 @@ static bool instantiable(struct ti_rec *r)
 	return ok;
 }
 
-/* What the instance is applied from: a change of any of it applies again. */
-static void fingerprint(const struct ti_rec *r, char *out, size_t cap)
+/* What the instance is applied from (mapped sources' @versions too): a change applies again. */
+static void fingerprint(const struct ti_rec *r, const char *versions, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/%lld/%s/%s/%s", jval_str(jval_path(r->ti, "metadata", "uid", NULL)),
+	snprintf(out, cap, "%s/%lld/%s/%s/%s%s",
+	         jval_str(jval_path(r->ti, "metadata", "uid", NULL)),
 	         jval_int(jval_path(r->ti, "metadata", "generation", NULL), 0), r->writer,
-	         jd_resource_version(r->tmpl), jd_resource_version(r->ns));
+	         jd_resource_version(r->tmpl), jd_resource_version(r->ns), versions);
 }
 
 static int render(struct ti_rec *r)
@@ -205,8 +208,6 @@ static int render(struct ti_rec *r)
 	struct ll_err err = {{0}};
 	int rc = render_objects(&in, &r->objects, &err);
 
-	if (rc == 0)
-		rc = tpl_order(r->objects, &r->order, &err);
 	if (rc != 0)
 		ti_fail(r,
 		        rc == -ENOENT   ? "KindNotServed"
@@ -227,11 +228,24 @@ static bool has_string(const json_t *arr, const char *s)
 	return false;
 }
 
+/* The apply order of the render and the copies of its mappings. */
+static int order(struct ti_rec *r)
+{
+	struct ll_err err = {{0}};
+	int rc = tpl_order(r->objects, &r->order, &err);
+
+	if (rc != 0) {
+		r->failed = false; /* this failure is the one that stops the render */
+		ti_fail(r, "ParameterInvalid", "", err.msg);
+	}
+	return rc;
+}
+
 /* The kinds rendered now and before, recorded in status before any new one is written. */
 static int record_kinds(struct ti_rec *r)
 {
 	json_t *kinds = jval_to_json(jval_path(r->ti, "status", "kinds", NULL)), *o;
-	char key[TPL_OBJECT_MAX];
+	char key[TPL_FAIL_OBJECT_MAX];
 	size_t i, before;
 	int rc = 0;
 
@@ -286,26 +300,63 @@ static struct ctrl_result apply(struct ti_rec *r)
 	return CTRL_RESULT_DONE;
 }
 
-/* Whether this reconcile writes: sync: false applies once, sync: true on every change. */
-static bool must_apply(struct ti_rec *r, const char *fp)
+/* An instance that may not be here (any more): the copies of its mappings go. */
+static void drop_copies(struct ti_rec *r)
 {
-	bool synced_once = ti_synced_before(r);
+	struct tpl_target target;
+	struct tpl_failure fail;
+	struct ll_err err = {{0}};
+	json_t *kinds = json_pack("[ss]", "v1/Secret", "v1/ConfigMap");
+	bool changed;
+	size_t pruned;
 
-	if (!jval_bool(jval_path(r->ti, "spec", "sync", NULL), false) && synced_once)
-		return false;
-	return !tpl_fingerprint_is(r->t, r->key, fp);
+	if (ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0 &&
+	    ti_account_ensure(r->t, r->ns_name, &r->account, &changed, &err) == 0) {
+		ti_target(r, &target);
+		target.only_annotated = ANNOT_MAPPED_FROM;
+		if (tpl_prune(&target, kinds, NULL, &pruned, &fail) != 0)
+			log_warn("could not delete mapped copies", "{s:s,s:s,s:s}", "instance",
+			         r->key, "object", fail.object, "error", fail.message);
+	}
+	json_decref(kinds);
+	tpl_forget(r->t, r->key);
+}
+
+/* The render applied, unless it is what was applied last (or sync: false applied once). */
+static struct ctrl_result render_and_apply(struct ti_rec *r)
+{
+	struct buf versions = BUF_INIT(4096);
+	struct ctrl_result res = CTRL_RESULT_DONE;
+	char fp[8192];
+
+	if (!jval_bool(jval_path(r->ti, "spec", "sync", NULL), false) && ti_synced_before(r)) {
+		r->synced = r->unchanged = true;
+		return res;
+	}
+	if (render(r) != 0)
+		return res;
+	ti_map_resources(r, &versions);
+	fingerprint(r, buf_cstr(&versions), fp, sizeof(fp));
+	buf_release(&versions);
+	if (order(r) != 0)
+		return res;
+	if (!r->failed && tpl_fingerprint_is(r->t, r->key, fp)) {
+		r->synced = r->unchanged = true;
+		return res;
+	}
+	res = apply(r);
+	if (r->synced && !r->failed)
+		tpl_fingerprint_set(r->t, r->key, fp);
+	return res;
 }
 
 static struct ctrl_result converge(struct ti_rec *r)
 {
-	struct ctrl_result res = CTRL_RESULT_DONE;
-	char fp[512], before[512];
-
 	if (r->tmpl == NULL) {
 		ti_fail(r, "SourceNotFound", "", "");
 		snprintf(r->message, sizeof(r->message), "Template \"%s\" does not exist",
 		         r->tmpl_name);
-		return ti_finish(r, res);
+		return ti_finish(r, CTRL_RESULT_DONE);
 	}
 	if (strcmp(r->writer, WRITER_PRIVILEGED) != 0 && !instantiable(r)) {
 		ti_fail(r, "NotInstantiable", "", "");
@@ -313,21 +364,23 @@ static struct ctrl_result converge(struct ti_rec *r)
 		        r->message, sizeof(r->message),
 		        "Template \"%s\" is not instantiable in namespace %s (spec.instantiableIn)",
 		        r->tmpl_name, r->ns_name);
-		return ti_finish(r, res);
+		drop_copies(r);
+		return ti_finish(r, CTRL_RESULT_DONE);
 	}
-	fingerprint(r, fp, sizeof(fp));
-	tpl_fingerprint_get(r->t, r->key, before, sizeof(before));
-	if (!must_apply(r, fp)) {
-		r->synced = ti_synced_before(r);
-		r->unchanged = true;
-		return ti_finish(r, res);
+	return ti_finish(r, render_and_apply(r));
+}
+
+void ti_enqueue_template(struct templates *t, const char *name)
+{
+	struct jdoc_list l = inf_by_index_ref(t->instances, IDX_TEMPLATE, name);
+	char key[512];
+
+	for (size_t i = 0; i < l.n; i++) {
+		snprintf(key, sizeof(key), "%s/%s", jd_namespace(l.items[i]), jd_name(l.items[i]));
+		tpl_forget(t, key);
+		ctrl_enqueue(t->ti, key);
 	}
-	if (render(r) != 0)
-		return ti_finish(r, res);
-	res = apply(r);
-	if (r->synced) /* unless drift came meanwhile: then the next reconcile applies again */
-		tpl_fingerprint_swap(r->t, r->key, before, fp);
-	return ti_finish(r, res);
+	jdoc_list_release(&l);
 }
 
 /* ---------- teardown ---------- */
@@ -388,7 +441,7 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 
 	(void)c;
 	if (ti_rec_load(t, key, &r) != 0) {
-		tpl_forget(t, key);
+		tpl_drop(t, key);
 		return CTRL_RESULT_DONE;
 	}
 	if (jval_type(jval_path(r.ti, "metadata", "deletionTimestamp", NULL)) != JT_NONE)

@@ -8,6 +8,7 @@
 #ifndef LANDLORD_TI_INTERNAL_H
 #define LANDLORD_TI_INTERNAL_H
 
+#include "base/buf.h"
 #include "templates/templates_internal.h"
 
 struct ti_rec {
@@ -27,7 +28,7 @@ struct ti_rec {
 	bool synced;    /* applied and pruned this time (or before, for sync: false) */
 	bool unchanged; /* nothing applied: status only */
 	bool failed;
-	char reason[64], object[TPL_OBJECT_MAX], message[TPL_FAILURE_MESSAGE_MAX];
+	char reason[64], object[TPL_FAIL_OBJECT_MAX], message[TPL_FAIL_MESSAGE_MAX];
 };
 
 /** ti_rec_load() - the instance @key from the caches. Return: 0, -ENOENT when it is gone. */
@@ -44,6 +45,14 @@ int ti_write_status_kinds(struct ti_rec *r);
 /** ti_patch() - patch the instance (or its @subresource). Return: 0 or -EAGAIN (logged). */
 int ti_patch(struct ti_rec *r, const char *subresource, enum kc_patch_type type,
              const json_t *body);
+/**
+ * ti_map_resources() - append the copies of the Template's resourceMappings to r->objects
+ * (mappings.c); a missing source is a failure (SourceNotFound) and is not copied. The sources'
+ * resourceVersions are appended to @versions (a change applies again).
+ */
+void ti_map_resources(struct ti_rec *r, struct buf *versions);
+/** ti_enqueue_template() - every instance of Template @name applies again. */
+void ti_enqueue_template(struct templates *t, const char *name);
 /** ti_target() - where and as whom the instance's objects are written. */
 void ti_target(const struct ti_rec *r, struct tpl_target *out /* OUT */);
 

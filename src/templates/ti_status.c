@@ -16,8 +16,6 @@
 #include "kube/conditions.h"
 #include "templates/ti_internal.h"
 
-#define FAILING_MESSAGE_MAX 256
-
 int ti_rec_load(struct templates *t, const char *key, struct ti_rec *r)
 {
 	const char *slash = strchr(key, '/'), *writer;
@@ -117,30 +115,43 @@ int ti_write_status_kinds(struct ti_rec *r)
 	return rc;
 }
 
-/* @s cut to at most @max bytes on a UTF-8 character boundary, new reference. */
-static json_t *cut_utf8(const char *s, size_t max)
+/* The Ready condition's status, reason and message. */
+static void readiness(const struct ti_rec *r, const struct tpl_row *row, bool workloads_ready,
+                      const char **status, const char **reason, char *msg, size_t cap)
 {
-	size_t n = strlen(s);
-
-	if (n > max) {
-		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
+	*status = "False";
+	if (r->failed) {
+		*reason = r->reason;
+		snprintf(msg, cap, "%s", r->message);
+	} else if (!r->synced) {
+		*reason = "Pending";
+		snprintf(msg, cap, "not applied yet");
+	} else if (!workloads_ready) {
+		*reason = "WorkloadsNotReady";
+		snprintf(msg, cap,
+		         "ready/desired: Deployments %lld/%lld, StatefulSets %lld/%lld, "
+		         "DaemonSets %lld/%lld",
+		         row->deployments.ready, row->deployments.desired, row->stateful_sets.ready,
+		         row->stateful_sets.desired, row->daemon_sets.ready,
+		         row->daemon_sets.desired);
+	} else {
+		*status = "True";
+		*reason = "Applied";
+		snprintf(msg, cap, "%lld objects applied", row->applied);
 	}
-	return json_stringn(s, n);
 }
 
-static json_t *conditions(const struct ti_rec *r, long long gen)
+static json_t *conditions(const struct ti_rec *r, const struct tpl_row *row, bool workloads_ready,
+                          long long gen)
 {
-	const json_t *cur = NULL;
 	json_t *have = jval_to_json(jval_path(r->ti, "status", "conditions", NULL)), *c1, *c2, *c3;
-	char applied[128];
+	const char *status, *reason;
+	char msg[TPL_FAIL_MESSAGE_MAX + 64], applied[64];
 	bool conflict = r->failed && strcmp(r->reason, "Conflict") == 0;
 
-	cur = have;
-	snprintf(applied, sizeof(applied), "%zu objects applied", r->applied);
-	c1 = cond_set(cur, "Ready", r->failed ? "False" : "True", r->failed ? r->reason : "Applied",
-	              r->failed ? r->message : applied, gen);
+	readiness(r, row, workloads_ready, &status, &reason, msg, sizeof(msg));
+	snprintf(applied, sizeof(applied), "%lld objects applied", row->applied);
+	c1 = cond_set(have, "Ready", status, reason, msg, gen);
 	c2 = cond_set(c1, "Synced", r->synced ? "True" : "False",
 	              r->synced ? "Applied" : (r->failed ? r->reason : "Pending"),
 	              r->synced ? applied : r->message, gen);
@@ -155,18 +166,26 @@ static json_t *conditions(const struct ti_rec *r, long long gen)
 static json_t *status_of(const struct ti_rec *r)
 {
 	long long gen = jval_int(jval_path(r->ti, "metadata", "generation", NULL), 0);
-	size_t rendered = r->objects ? json_array_size(r->objects) : 0;
-	json_t *failing = json_array();
+	struct jval last = jval_at(jval_path(r->ti, "status", "rows", NULL), 0);
+	struct tpl_status *b = tpl_status_new();
+	struct tpl_row row = {.ns = r->ns_name};
+	bool workloads_ready;
+	json_t *st;
 
+	/* nothing applied this time: the counts of the last apply still hold */
+	row.applied = r->unchanged ? jval_int(jval_get(last, "applied"), 0) : (long long)r->applied;
+	row.rendered = r->unchanged ? jval_int(jval_get(last, "rendered"), 0)
+	                            : (long long)(r->objects ? json_array_size(r->objects) : 0);
+	workloads_ready = tpl_rollup(r->t, r->ns_name, r->name, &row);
+	row.ready = !r->failed && r->synced && workloads_ready;
+	tpl_status_row(b, &row);
 	if (r->failed)
-		json_array_append_new(failing,
-		                      json_pack("{s:s,s:s,s:s,s:o}", "namespace", r->ns_name,
-		                                "object", r->object, "reason", r->reason, "message",
-		                                cut_utf8(r->message, FAILING_MESSAGE_MAX)));
-	return json_pack("{s:I,s:[{s:s,s:b,s:I,s:I}],s:o,s:o}", "observedGeneration", gen, "rows",
-	                 "namespace", r->ns_name, "ready", !r->failed && r->synced, "applied",
-	                 (json_int_t)r->applied, "rendered", (json_int_t)rendered, "failing",
-	                 failing, "conditions", conditions(r, gen));
+		tpl_status_failing(b, r->ns_name, r->object, r->reason, r->message);
+	st = tpl_status_json(b);
+	tpl_status_free(b);
+	json_object_set_new(st, "observedGeneration", json_integer(gen));
+	json_object_set_new(st, "conditions", conditions(r, &row, workloads_ready, gen));
+	return st;
 }
 
 /* Fields of @want that differ from the instance's status. */
@@ -182,20 +201,28 @@ static json_t *status_changes(const struct ti_rec *r, json_t *want)
 	return changes;
 }
 
+/* @res, or sooner: after @wait_ms. */
+static struct ctrl_result sooner(struct ctrl_result res, long wait_ms)
+{
+	if (res.outcome == CTRL_RETRY ||
+	    (res.outcome == CTRL_REQUEUE_AFTER && res.after_ms <= wait_ms))
+		return res;
+	return CTRL_RESULT_AFTER(wait_ms);
+}
+
 struct ctrl_result ti_finish(struct ti_rec *r, struct ctrl_result res)
 {
-	json_t *want, *changes, *body;
+	json_t *want = status_of(r), *changes = status_changes(r, want), *body;
+	long wait_ms;
 
-	if (r->unchanged && !r->failed)
-		return res; /* nothing was applied: what status says still holds */
-	want = status_of(r);
-	if (r->unchanged) /* keep the counts of the last apply */
-		json_object_del(want, "rows");
-	changes = status_changes(r, want);
-	if (json_object_size(changes) > 0) {
+	if (json_object_size(changes) > 0 && !tpl_write_due(r->t, r->key, &wait_ms)) {
+		res = sooner(res, wait_ms); /* at most one write a second: this one comes then */
+	} else if (json_object_size(changes) > 0) {
 		body = json_pack("{s:O}", "status", changes);
 		if (ti_patch(r, "status", KC_PATCH_MERGE, body) != 0)
 			res = CTRL_RESULT_RETRY;
+		else
+			tpl_written(r->t, r->key);
 		json_decref(body);
 	}
 	json_decref(changes);

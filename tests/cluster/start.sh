@@ -214,11 +214,12 @@ wait_for 30 "$APISERVER_PID" kube-apiserver admin_curl "$API_URL/api/v1/namespac
 
 # ---------- kube-controller-manager ----------
 # The flags go to STATE_DIR/kcm.args, one a line, so that kcm.sh can stop and start it again
-# (with another client QPS, for the quota benchmark).
+# (with another client QPS, for the quota benchmark). Deployments and ReplicaSets make pods,
+# which the template roll-up test marks Running (no kubelet runs here).
 KCFG=$D/kubeconfigs/kcm.kubeconfig
 printf '%s\n' \
 	--kubeconfig="$KCFG" --authentication-kubeconfig="$KCFG" --authorization-kubeconfig="$KCFG" \
-	--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-cert-publisher \
+	--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-cert-publisher,deployment-controller,replicaset-controller \
 	--service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
 	--use-service-account-credentials=false --leader-elect=false --authentication-skip-lookup=true \
 	--kube-api-qps=200 --kube-api-burst=400 \

@@ -71,9 +71,9 @@ def test_landlord_cannot_bind_cluster_admin_nor_a_role_it_does_not_hand_out(inst
     me = k8s.RbacAuthorizationV1Api(installed.client("landlord"))
     alice = {"apiGroup": RBAC_GROUP, "kind": "User", "name": "alice"}
     # A role landlord's LandlordConfig does not map, with a rule landlord does not hold.
-    secrets = f"e2e-secrets-{short_id()}"
+    secrets = f"e2e-nodes-{short_id()}"
     admin.create_cluster_role({"metadata": {"name": secrets}, "rules": [{
-        "apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]})
+        "apiGroups": [""], "resources": ["nodes"], "verbs": ["delete"]}]})
     created = []
     try:
         for role in ("cluster-admin", secrets):

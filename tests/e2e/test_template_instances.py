@@ -7,11 +7,15 @@ Template no longer renders is pruned; a deleted instance is cleaned by its final
 --webhook-url no writer is recorded, so instances apply as editors.
 """
 
+import base64
+import json
+
 import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, VERSION
+from tenants import restricted_pod
 
 TI, TPL = "templateinstances", "templates"
 SYSTEM = "landlord-system"
@@ -20,10 +24,11 @@ TIMEOUT = 60
 
 @pytest.fixture
 def env(kit, created):
-    """Tenant t (owner alice, editor bob) with namespace t-dev, landlord running."""
+    """Tenant t (owner alice, editor bob, images from registry.k8s.io only) with namespace
+    t-dev, and tenant other with other-dev; landlord running with its webhook."""
     plan = kit.plan(hard={"pods": "10"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
-                   prefixed=["dev"])
+                   prefixed=["dev"], allowed={"registries": ["registry.k8s.io"]})
     other = kit.tenant(plan=plan, owners={"users": ["erin"]}, prefixed=["dev"])
     kit.expect_namespace(f"{t}-dev")
     kit.expect_namespace(f"{other}-dev")
@@ -79,8 +84,12 @@ def wait_ti(env, name, status, reason=None):
     def ok():
         c = condition(get_ti(env, name), "Ready")
         return c and c["status"] == status and (reason is None or c["reason"] == reason)
-    env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"TemplateInstance {name} Ready={status} "
-                                f"{reason or ''}\n{env['kit'].log_tail()}")
+    try:
+        env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"TemplateInstance {name} Ready={status} "
+                                    f"{reason or ''}\n{env['kit'].log_tail()}")
+    except BaseException:
+        print(json.dumps(get_ti(env, name).get("status"), indent=1))
+        raise
     return get_ti(env, name)
 
 
@@ -134,7 +143,7 @@ def test_what_the_editor_could_not_do_is_refused_whole_and_nothing_is_written(en
     escalate = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                 "metadata": {"name": "grab-admin"},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                            "name": "cluster-admin"},
+                            "name": "admin"},
                 "subjects": [{"kind": "User", "name": "bob"}]}
     tmpl = template(env, [configmap("before-escalation", {"k": "v"}), escalate])
     name = instance(env, "bob", tmpl)
@@ -146,6 +155,32 @@ def test_what_the_editor_could_not_do_is_refused_whole_and_nothing_is_written(en
     with pytest.raises(ApiException) as e:
         env["kit"].rbac.read_namespaced_role_binding("grab-admin", ns)
     assert e.value.status == 404
+
+
+def test_the_webhook_judges_the_apply_account_as_a_member_of_the_tenant(env):
+    pod = restricted_pod("x", labels={"app": "evil"})
+    pod["spec"]["containers"][0]["image"] = "docker.io/evil/miner:1"
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "evil"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "evil"}},
+                           "template": {"metadata": {"labels": {"app": "evil"}},
+                                        "spec": pod["spec"]}}}
+    name = instance(env, "bob", template(env, [configmap("with-evil", {"k": "v"}), deployment]))
+    obj = wait_ti(env, name, "False")
+    msg = obj["status"]["failing"][0]["message"]
+    assert obj["status"]["failing"][0]["object"] == "Deployment/evil", obj["status"]
+    assert "docker.io/evil/miner:1" in msg and "not from a registry allowed" in msg, msg
+    assert read_cm(env, "with-evil") is None
+
+
+def test_no_tenant_member_can_impersonate_an_apply_account(env):
+    kit, ns = env["kit"], env["ns"]
+    instance(env, "bob", template(env, [configmap("probe", {"k": "v"})]))
+    wait_cm(env, "probe", lambda cm: cm is not None, "an account exists")
+    for user in ("bob", "alice"):  # the namespace's editor and its owner (admin)
+        for role in ("editor", "owner"):
+            r = kit.cluster.kubectl(user, "get", "configmaps", "-n", ns, "--as",
+                                    f"system:serviceaccount:{SYSTEM}:ti.{ns}.{role}")
+            assert r.returncode != 0 and "cannot impersonate" in r.stderr, (user, r.stderr)
 
 
 def test_cluster_scoped_objects_other_namespaces_and_bad_parameters_fail_by_name(env):
@@ -230,3 +265,101 @@ def test_sync_false_applies_once_and_a_deleted_instance_is_cleaned(env):
     with pytest.raises(ApiException) as e:
         kit.rbac.read_namespaced_role_binding("landlord-ti-editor", ns)
     assert e.value.status == 404
+
+
+def read_secret(env, name):
+    try:
+        return env["kit"].core.read_namespaced_secret(name, env["ns"])
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def test_a_mapped_secret_follows_its_source_and_goes_when_no_longer_instantiable(env):
+    kit, ns, t = env["kit"], env["ns"], env["t"]
+    platform = kit.namespace(kit.name("platform"))
+    secret = {"metadata": {"name": "shared-token"}, "type": "example.com/token",
+              "stringData": {"token": "one"}}
+    kit.core.create_namespaced_secret(platform, secret)
+    kit.core.create_namespaced_config_map(platform, configmap("shared-settings", {"a": "1"}))
+    name = env["kit"].name("tpl")
+    kit.custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
+        "spec": {"instantiableIn": {"matchExpressions": [
+            {"key": "landlord.dev/tenant", "operator": "In", "values": [t]}]},
+            "resources": {"manifests": [configmap("app", {"k": "v"})], "resourceMappings": {
+                "secrets": [{"namespace": platform, "name": "shared-token"}],
+                "configMaps": [{"namespace": platform, "name": "shared-settings"}]}}}})
+    env["created"].append((TPL, name))
+    ti = instance(env, "bob", name)
+
+    def token(expected):
+        def ok():
+            s = read_secret(env, "shared-token")
+            return s is not None and s.type == "example.com/token" and \
+                s.data == {"token": expected}
+        kit.cluster.wait_for(ok, TIMEOUT, what=f"the copy holds {expected}\n{kit.log_tail()}")
+    token(base64.b64encode(b"one").decode())
+    wait_cm(env, "shared-settings", lambda cm: cm and cm.data == {"a": "1"}, "the copied map")
+    copy = read_secret(env, "shared-token")
+    assert copy.metadata.annotations["landlord.dev/mapped-from"] == f"{platform}/shared-token"
+    assert f"landlord/ti/{ns}/{ti}" in {m.manager for m in copy.metadata.managed_fields}
+    # the source changes: the copy follows
+    kit.core.patch_namespaced_secret("shared-token", platform, {"stringData": {"token": "two"}})
+    token(base64.b64encode(b"two").decode())
+    # the source goes: so does the copy, and the instance says why
+    kit.core.delete_namespaced_secret("shared-token", platform)
+    kit.cluster.wait_for(lambda: read_secret(env, "shared-token") is None, TIMEOUT,
+                         what="the copy deleted with its source")
+    obj = wait_ti(env, ti, "False", "SourceNotFound")
+    assert f"Secret {platform}/shared-token does not exist" in condition(obj, "Ready")["message"]
+    # instantiableIn narrows to another tenant: the instance stops, its copies go
+    kit.custom.patch_cluster_custom_object(GROUP, VERSION, TPL, name, {"spec": {
+        "instantiableIn": {"matchLabels": {"landlord.dev/tenant": env["other"]}}}})
+    wait_ti(env, ti, "False", "NotInstantiable")
+    wait_cm(env, "shared-settings", lambda cm: cm is None, "the copied map deleted")
+    assert read_cm(env, "app") is not None  # what it rendered itself stays: it only stops
+
+
+def test_status_rolls_up_the_instances_workloads_and_pods(env):
+    """No kubelet runs here: the test plays it, marking the Deployment's pods Running and
+    Ready; kube-controller-manager then counts them ready, and the instance's status follows."""
+    kit, ns = env["kit"], env["ns"]
+    pod = restricted_pod("x", labels={"app": "web"})
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                           "template": {"metadata": {"labels": {"app": "web"}},
+                                        "spec": pod["spec"]}}}
+    name = instance(env, "bob", template(env, [deployment]))
+    obj = wait_ti(env, name, "False", "WorkloadsNotReady")
+
+    def pods():
+        return kit.core.list_namespaced_pod(ns, label_selector="app=web").items
+    kit.cluster.wait_for(lambda: len(pods()) == 2, TIMEOUT, what="the Deployment's 2 pods")
+
+    def row():
+        return get_ti(env, name)["status"]["rows"][0]
+    kit.cluster.wait_for(lambda: row().get("pods") == {"pending": 2}, TIMEOUT,
+                         what=f"2 pods pending in status: {row()}")
+    assert row()["deployments"] == {"ready": 0, "desired": 2} and row()["ready"] is False
+    for p in pods():
+        kit.core.patch_namespaced_pod_status(p.metadata.name, ns, {"status": {
+            "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+    obj = wait_ti(env, name, "True", "Applied")
+    assert obj["status"]["rows"][0]["pods"] == {"running": 2}
+    assert obj["status"]["rows"][0]["deployments"] == {"ready": 2, "desired": 2}
+    assert obj["status"]["namespaces"] == {"matched": 1, "ready": 1}
+
+
+def test_two_instances_on_one_object_conflict_and_the_first_keeps_it(env):
+    ns = env["ns"]
+    first = instance(env, "bob", template(env, [configmap("shared", {"k": "first"})]))
+    wait_ti(env, first, "True")
+    second = instance(env, "bob", template(env, [configmap("shared", {"k": "second"}),
+                                                 configmap("second-only", {"k": "v"})]))
+    obj = wait_ti(env, second, "False", "Conflict")
+    conflict = condition(obj, "Conflict")
+    assert conflict["status"] == "True" and f"landlord/ti/{ns}/{first}" in conflict["message"]
+    assert read_cm(env, "shared").data == {"k": "first"}
+    assert read_cm(env, "second-only") is None  # refused whole

@@ -1,0 +1,176 @@
+/*
+ * rollup.c - what an instance's workloads are doing, live from watches: its Deployments,
+ * StatefulSets and DaemonSets ready and desired, and its pods by phase (the pods that a
+ * workload of the instance selects, in its namespace).
+ *
+ * The workload informers select the instance label and keep the replica counts and the
+ * selector; the pod informer keeps the labels and the phase of every pod (about the size of a
+ * pod's labels). A change enqueues the instances of the namespace; their status write is
+ * coalesced (ti_status.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/json.h"
+#include "kube/selector.h"
+#include "templates/ti_internal.h"
+
+#define IDX_OWNER "owner" /* workloads: "<namespace>/<instance>" of their label */
+
+static const struct kc_gvr TPL_DEPLOYMENTS = {"apps", "v1", "deployments", "Deployment", true};
+static const struct kc_gvr TPL_STATEFULSETS = {"apps", "v1", "statefulsets", "StatefulSet", true};
+static const struct kc_gvr TPL_DAEMONSETS = {"apps", "v1", "daemonsets", "DaemonSet", true};
+
+static void index_owner(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                        void *ud)
+{
+	const char *ns = jd_namespace(obj), *ti = jd_label(obj, ud);
+	char key[512];
+
+	if (ns && ti) {
+		snprintf(key, sizeof(key), "%s/%s", ns, ti);
+		emit(key, ctx);
+	}
+}
+
+/* Something in a namespace changed: its instances look again. */
+static void map_to_instances(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                             void *ud)
+{
+	struct templates *t = ud;
+	struct jdoc_list l = inf_list_ref(t->instances, jd_namespace(obj));
+	char key[512];
+
+	for (size_t i = 0; i < l.n; i++) {
+		snprintf(key, sizeof(key), "%s/%s", jd_namespace(l.items[i]), jd_name(l.items[i]));
+		emit(key, ctx);
+	}
+	jdoc_list_release(&l);
+}
+
+static struct inf *workload_informer(struct mgr *m, const struct kc_gvr *gvr, const char *name)
+{
+	static const char *const keep[] = {"metadata.labels",
+	                                   "spec.replicas",
+	                                   "spec.selector",
+	                                   "status.readyReplicas",
+	                                   "status.numberReady",
+	                                   "status.desiredNumberScheduled",
+	                                   NULL};
+
+	return mgr_informer(
+	        m, &(struct inf_opts){
+	                   .gvr = *gvr, .label_selector = LABEL_TI, .keep = keep, .name = name});
+}
+
+int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m)
+{
+	static const char *const pod_keep[] = {"metadata.labels", "status.phase", NULL};
+
+	t->workloads[0] = workload_informer(m, &TPL_DEPLOYMENTS, "ti-deployments");
+	t->workloads[1] = workload_informer(m, &TPL_STATEFULSETS, "ti-statefulsets");
+	t->workloads[2] = workload_informer(m, &TPL_DAEMONSETS, "ti-daemonsets");
+	t->pods = mgr_informer(
+	        m, &(struct inf_opts){.gvr = KC_PODS, .keep = pod_keep, .name = "ti-pods"});
+	for (int i = 0; i < 3; i++) {
+		if (t->workloads[i] == NULL)
+			return -1;
+		inf_add_index(t->workloads[i], IDX_OWNER, index_owner, (void *)LABEL_TI);
+		ctrl_watch_mapped(c, t->workloads[i], map_to_instances, t);
+	}
+	if (t->pods == NULL)
+		return -1;
+	inf_add_index(t->pods, "namespace", inf_index_namespace, NULL);
+	ctrl_watch_mapped(c, t->pods, map_to_instances, t);
+	return 0;
+}
+
+/* Ready and desired of one workload document. */
+static void count_workload(const struct jdoc *w, int kind, struct tpl_row *row)
+{
+	struct tpl_ready_desired *rd = kind == 0   ? &row->deployments
+	                               : kind == 1 ? &row->stateful_sets
+	                                           : &row->daemon_sets;
+
+	if (kind == 2) {
+		rd->desired += jd_int(w, 0, "status", "desiredNumberScheduled", NULL);
+		rd->ready += jd_int(w, 0, "status", "numberReady", NULL);
+	} else {
+		rd->desired += jd_int(w, 1, "spec", "replicas", NULL);
+		rd->ready += jd_int(w, 0, "status", "readyReplicas", NULL);
+	}
+}
+
+static void count_phase(const char *phase, struct tpl_row *row)
+{
+	if (phase == NULL || strcmp(phase, "Pending") == 0)
+		row->pods.pending++;
+	else if (strcmp(phase, "Running") == 0)
+		row->pods.running++;
+	else if (strcmp(phase, "Succeeded") == 0)
+		row->pods.succeeded++;
+	else if (strcmp(phase, "Failed") == 0)
+		row->pods.failed++;
+	else
+		row->pods.unknown++;
+}
+
+/* The pods of @ns that one of @selectors selects. */
+static void count_pods(struct templates *t, const char *ns, struct sel **selectors, size_t n,
+                       struct tpl_row *row)
+{
+	struct jdoc_list pods =
+	        n ? inf_by_index_ref(t->pods, "namespace", ns) : (struct jdoc_list){0};
+
+	for (size_t i = 0; i < pods.n; i++) {
+		json_t *labels = jval_to_json(jd_get(pods.items[i], "metadata", "labels", NULL));
+
+		for (size_t s = 0; s < n; s++) {
+			if (selectors[s] &&
+			    sel_matches(selectors[s], labels ? labels : json_object())) {
+				count_phase(jd_str(pods.items[i], "status", "phase", NULL), row);
+				break;
+			}
+		}
+		json_decref(labels);
+	}
+	jdoc_list_release(&pods);
+}
+
+#define ROLLUP_SELECTORS_MAX 256
+
+bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struct tpl_row *row)
+{
+	struct sel *selectors[ROLLUP_SELECTORS_MAX] = {0};
+	char key[512];
+	size_t n = 0;
+	bool ready = true;
+
+	snprintf(key, sizeof(key), "%s/%s", ns, instance);
+	for (int k = 0; k < 3; k++) {
+		struct jdoc_list l = inf_by_index_ref(t->workloads[k], IDX_OWNER, key);
+
+		for (size_t i = 0; i < l.n; i++) {
+			json_t *sel = jval_to_json(jd_get(l.items[i], "spec", "selector", NULL));
+
+			count_workload(l.items[i], k, row);
+			if (n < ROLLUP_SELECTORS_MAX && sel &&
+			    sel_from_json(sel, &selectors[n], NULL) == 0) {
+				if (sel_is_empty(selectors[n]))
+					sel_free(selectors[n]); /* selects no pod of its own */
+				else
+					n++;
+			}
+			json_decref(sel);
+		}
+		jdoc_list_release(&l);
+	}
+	count_pods(t, ns, selectors, n, row);
+	for (size_t i = 0; i < n; i++)
+		sel_free(selectors[i]);
+	ready = row->deployments.ready >= row->deployments.desired &&
+	        row->stateful_sets.ready >= row->stateful_sets.desired &&
+	        row->daemon_sets.ready >= row->daemon_sets.desired;
+	return ready;
+}
