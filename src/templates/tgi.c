@@ -466,6 +466,8 @@ static struct ctrl_result teardown(struct tgi_rec *r)
 		return CTRL_RESULT_RETRY;
 	snprintf(prefix, sizeof(prefix), "tgi/%s/", r->name);
 	tpl_forget_prefix(r->t, prefix);
+	snprintf(prefix, sizeof(prefix), "tgi:%s", r->name);
+	tpl_drop(r->t, prefix);
 	return tgi_set_finalizer(r, false) == 0 ? CTRL_RESULT_DONE : CTRL_RESULT_RETRY;
 }
 

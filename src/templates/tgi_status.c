@@ -249,14 +249,30 @@ static json_t *status_changes(const struct tgi_rec *r, json_t *want)
 	return changes;
 }
 
+/* @res, or a requeue after @wait_ms when that comes sooner. */
+static struct ctrl_result sooner(struct ctrl_result res, long wait_ms)
+{
+	if (res.outcome == CTRL_RETRY ||
+	    (res.outcome == CTRL_REQUEUE_AFTER && res.after_ms <= wait_ms))
+		return res;
+	return CTRL_RESULT_AFTER(wait_ms);
+}
+
 struct ctrl_result tgi_finish(struct tgi_rec *r, struct ctrl_result res)
 {
 	json_t *want = status_of(r), *changes = status_changes(r, want), *body;
+	char key[300];
+	long wait_ms;
 
-	if (json_object_size(changes) > 0) {
+	snprintf(key, sizeof(key), "tgi:%s", r->name); /* no namespace holds a ':' */
+	if (json_object_size(changes) > 0 && !tpl_write_due(r->t, key, &wait_ms)) {
+		res = sooner(res, wait_ms); /* at most one write a second: this one comes then */
+	} else if (json_object_size(changes) > 0) {
 		body = json_pack("{s:O}", "status", changes);
 		if (tgi_patch(r, "status", KC_PATCH_MERGE, body) != 0)
 			res = CTRL_RESULT_RETRY;
+		else
+			tpl_written(r->t, key);
 		json_decref(body);
 	}
 	json_decref(changes);
