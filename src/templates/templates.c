@@ -59,7 +59,7 @@ static void drifted(struct templates *t, const struct jdoc *obj)
 
 	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || !instance_key(obj, key, sizeof(key)))
 		return;
-	tpl_mark_drift(t, key);
+	tpl_forget(t, key);
 	ctrl_enqueue(t->ti, key);
 }
 

@@ -327,9 +327,8 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 {
 	struct buf versions = BUF_INIT(4096);
 	struct ctrl_result res = CTRL_RESULT_DONE;
-	char fp[8192], before[8192];
+	char fp[8192];
 
-	tpl_fingerprint_get(r->t, r->key, before, sizeof(before));
 	if (!jval_bool(jval_path(r->ti, "spec", "sync", NULL), false) && ti_synced_before(r)) {
 		r->synced = r->unchanged = true;
 		return res;
@@ -346,8 +345,8 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 		return res;
 	}
 	res = apply(r);
-	if (r->synced && !r->failed) /* unless drift came meanwhile: the next reconcile applies */
-		tpl_fingerprint_swap(r->t, r->key, before, fp);
+	if (r->synced && !r->failed)
+		tpl_fingerprint_set(r->t, r->key, fp);
 	return res;
 }
 
@@ -402,6 +401,30 @@ static bool others_in(struct templates *t, const char *ns, const char *self)
 	return others;
 }
 
+/*
+ * Does the instance still hold landlord's finalizer, as the API server says? The cache can be a
+ * step behind the finalizer's removal, and a teardown run on it would make the accounts again.
+ */
+static bool still_finalized(struct ti_rec *r)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	const json_t *finalizers, *f;
+	bool held = true; /* no answer: assume so, the teardown is idempotent */
+	size_t i;
+
+	if (kc_get(r->t->kc, &LL_TEMPLATEINSTANCES, r->ns_name, r->name, &resp, &err) == 0 &&
+	    (resp.http_status == 404 || kc_resp_ok(&resp))) {
+		held = false;
+		finalizers = jx_get(resp.body, "metadata", "finalizers", NULL);
+		json_array_foreach(finalizers, i, f)
+			held = held || (json_is_string(f) &&
+			                strcmp(json_string_value(f), LANDLORD_FINALIZER) == 0);
+	}
+	kc_resp_release(&resp);
+	return held;
+}
+
 static struct ctrl_result teardown(struct ti_rec *r)
 {
 	struct tpl_target target;
@@ -410,7 +433,7 @@ static struct ctrl_result teardown(struct ti_rec *r)
 	bool changed;
 	int rc = 0;
 
-	if (finalizer_index(r->ti) < 0)
+	if (finalizer_index(r->ti) < 0 || !still_finalized(r))
 		return CTRL_RESULT_DONE;
 	if (r->ns && jd_str(r->ns, "metadata", "deletionTimestamp", NULL) == NULL &&
 	    ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0) {
