@@ -258,7 +258,7 @@ static int record_kinds(struct ti_rec *r)
 		tpl_kind_key(o, key);
 		if (!has_string(kinds, key))
 			json_array_append_new(kinds, json_string(key));
-		if (tpl_watch_kind(r->t, o) != 0)
+		if (tpl_watch_kind(r->t, o, LABEL_TI) != 0)
 			log_warn("cannot watch a rendered kind", "{s:s}", "kind", key);
 	}
 	r->kinds = kinds;
