@@ -209,6 +209,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	struct controller_def plan = plan_controller_def();
 	struct controller_def reservations = reservations_controller_def();
 	struct controller_def ti = ti_controller_def(tpl);
+	struct controller_def tgi = tgi_controller_def(tpl);
 	struct mgr *m = mgr_new(&(struct mgr_opts){
 	        .client = client,
 	        .lease_client = lease_client,
@@ -227,6 +228,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	mgr_add_controller(m, &plan);
 	mgr_add_controller(m, &reservations);
 	mgr_add_controller(m, &ti);
+	mgr_add_controller(m, &tgi);
 	return m;
 }
 

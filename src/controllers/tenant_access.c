@@ -118,6 +118,13 @@ static void enforce_membership(struct rec *r, const char *ns_name)
 
 		if (tc_landlords(r, rb) || tc_doc_deleting(rb))
 			continue; /* landlord's own: tc_ensure() and the deletion above */
+		/* an administrator's TemplateGroupInstance wrote it (landlord-managed-objects lets
+		 * no one else create a binding labelled managed-by=landlord): its subjects are the
+		 * administrator's choice, and judging them would fight the instance's drift repair
+		 */
+		if (jd_label(rb, LABEL_TGI) != NULL &&
+		    tc_str_eq(jd_label(rb, LABEL_MANAGED_BY), MANAGED_BY_VALUE))
+			continue;
 		judge_binding(r, rb, members);
 	}
 	json_decref(members);

@@ -47,15 +47,16 @@ static bool is_instance_manager(const char *manager)
 }
 
 /*
- * The first instance manager other than @self named in a conflict message
- * (`conflict with "landlord/ti/ns/x" using v1: .data.k`), into @out; false when none.
+ * The first instance manager other than @self named in a conflict message, into @out; false
+ * when none. The API server writes `conflict with "landlord/ti/ns/x" using v1: .data.k` for
+ * one field and `conflicts with "landlord/ti/ns/x":` for several.
  */
 static bool instance_in_conflict(const char *message, const char *self, char *out, size_t cap)
 {
 	const char *p = message;
 
-	while ((p = strstr(p, "conflict with \"")) != NULL) {
-		const char *start = p + strlen("conflict with \""), *end = strchr(start, '"');
+	while ((p = strstr(p, " with \"")) != NULL) {
+		const char *start = p + strlen(" with \""), *end = strchr(start, '"');
 
 		if (end == NULL)
 			break;

@@ -59,8 +59,22 @@ static void drifted(struct templates *t, const struct jdoc *obj)
 
 	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || !instance_key(obj, key, sizeof(key)))
 		return;
-	tpl_forget(t, key);
+	tpl_mark_drift(t, key);
 	ctrl_enqueue(t->ti, key);
+}
+
+/* A TemplateGroupInstance's object: forget that namespace's fingerprint, enqueue the TGI. */
+static void drifted_group(struct templates *t, const struct jdoc *obj)
+{
+	const char *ns = jd_namespace(obj), *name = jd_label(obj, LABEL_TGI);
+	char key[600];
+
+	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || ns == NULL || name == NULL ||
+	    *name == '\0' || t->tgi == NULL)
+		return;
+	tgi_fingerprint_key(name, ns, key, sizeof(key));
+	tpl_mark_drift(t, key);
+	ctrl_enqueue(t->tgi, name);
 }
 
 static void on_add(const struct jdoc *obj, void *ud)
@@ -84,13 +98,19 @@ static bool same_map(const struct jdoc *a, const struct jdoc *b, const char *key
  * A change of the spec (generation), of labels or annotations, or of a kind without a
  * generation (a ConfigMap's data) may be drift; a status write is not.
  */
-static void on_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
+/* Whether an update may be drift. */
+static bool may_drift(const struct jdoc *old_obj, const struct jdoc *new_obj)
 {
 	long long gen_old = jd_int(old_obj, 0, "metadata", "generation", NULL),
 	          gen_new = jd_int(new_obj, 0, "metadata", "generation", NULL);
 
-	if (gen_old != gen_new || gen_new == 0 || !same_map(old_obj, new_obj, "labels") ||
-	    !same_map(old_obj, new_obj, "annotations"))
+	return gen_old != gen_new || gen_new == 0 || !same_map(old_obj, new_obj, "labels") ||
+	       !same_map(old_obj, new_obj, "annotations");
+}
+
+static void on_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
+{
+	if (may_drift(old_obj, new_obj))
 		drifted(ud, new_obj);
 }
 
@@ -99,16 +119,34 @@ static void on_delete(const struct jdoc *obj, void *ud)
 	drifted(ud, obj);
 }
 
-int tpl_watch_kind(struct templates *t, const json_t *obj)
+static void on_update_group(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
 {
-	char key[TPL_FAIL_OBJECT_MAX];
+	if (may_drift(old_obj, new_obj))
+		drifted_group(ud, new_obj);
+}
+
+static void on_delete_group(const struct jdoc *obj, void *ud)
+{
+	drifted_group(ud, obj);
+}
+
+void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap)
+{
+	snprintf(out, cap, "tgi/%s/%s", tgi, ns);
+}
+
+int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
+{
+	bool group = strcmp(label, LABEL_TGI) == 0;
+	char kind[TPL_FAIL_OBJECT_MAX], key[TPL_FAIL_OBJECT_MAX + 64];
 	struct ll_err err = {{0}};
 	struct kc_gvr gvr;
 	struct inf *inf;
 	bool created, first;
 	int rc;
 
-	tpl_kind_key(obj, key);
+	tpl_kind_key(obj, kind);
+	snprintf(key, sizeof(key), "%s:%s", group ? "tgi" : "ti", kind);
 	pthread_mutex_lock(&t->lock);
 	rc = json_object_get(t->watched, key) ? 1 : 0;
 	pthread_mutex_unlock(&t->lock);
@@ -119,9 +157,9 @@ int tpl_watch_kind(struct templates *t, const json_t *obj)
 	if (rc != 0)
 		return rc;
 	inf = mgr_informer_live(
-	        ctrl_mgr(t->ti),
+	        ctrl_mgr(group ? t->tgi : t->ti),
 	        &(struct inf_opts){
-	                .gvr = gvr, .label_selector = LABEL_TI, .metadata_only = true, .name = key},
+	                .gvr = gvr, .label_selector = label, .metadata_only = true, .name = key},
 	        &created);
 	pthread_mutex_lock(&t->lock);
 	first = json_object_get(t->watched, key) == NULL;
@@ -129,7 +167,10 @@ int tpl_watch_kind(struct templates *t, const json_t *obj)
 		json_object_set_new(t->watched, key, json_true());
 	pthread_mutex_unlock(&t->lock);
 	/* outside the lock: the informer's handlers take it */
-	if (first)
+	if (first && group)
+		inf_add_handler(inf,
+		                &(struct inf_handler){on_add, on_update_group, on_delete_group, t});
+	else if (first)
 		inf_add_handler(inf, &(struct inf_handler){on_add, on_update, on_delete, t});
 	return 0;
 }
@@ -140,6 +181,20 @@ void tpl_forget(struct templates *t, const char *key)
 {
 	pthread_mutex_lock(&t->lock);
 	json_object_del(t->fingerprints, key);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tpl_forget_prefix(struct templates *t, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *k;
+	json_t *v, *tmp;
+
+	pthread_mutex_lock(&t->lock);
+	json_object_foreach_safe(t->fingerprints, tmp, k, v) {
+		if (strncmp(k, prefix, n) == 0)
+			json_object_del(t->fingerprints, k);
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -180,6 +235,37 @@ bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp)
 	pthread_mutex_lock(&t->lock);
 	same = fp && json_string_value(json_object_get(t->fingerprints, key)) &&
 	       strcmp(json_string_value(json_object_get(t->fingerprints, key)), fp) == 0;
+	pthread_mutex_unlock(&t->lock);
+	return same;
+}
+
+void tpl_mark_drift(struct templates *t, const char *key)
+{
+	char marker[64];
+
+	pthread_mutex_lock(&t->lock);
+	snprintf(marker, sizeof(marker), "drift:%llu", ++t->drifts);
+	json_object_set_new(t->fingerprints, key, json_string(marker));
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap)
+{
+	pthread_mutex_lock(&t->lock);
+	snprintf(out, cap, "%s", json_string_value(json_object_get(t->fingerprints, key)) ?: "");
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *before, const char *fp)
+{
+	const char *now;
+	bool same;
+
+	pthread_mutex_lock(&t->lock);
+	now = json_string_value(json_object_get(t->fingerprints, key)) ?: "";
+	same = strcmp(now, before) == 0;
+	if (same)
+		json_object_set_new(t->fingerprints, key, json_string(fp));
 	pthread_mutex_unlock(&t->lock);
 	return same;
 }

@@ -31,5 +31,12 @@ void templates_free(struct templates *t);
 
 /** ti_controller_def() - the TemplateInstance controller on @t (borrowed). */
 struct controller_def ti_controller_def(struct templates *t);
+/**
+ * tgi_controller_def() - the TemplateGroupInstance controller on @t (borrowed): the Template
+ * rendered into every namespace its selector matches, applied as landlord itself (within the
+ * ClusterRole landlord-templates), never in default, landlord-system, kube-* or LandlordConfig's
+ * privileged namespaces, and in a tenant namespace only once its quota is in force.
+ */
+struct controller_def tgi_controller_def(struct templates *t);
 
 #endif

@@ -24,13 +24,15 @@
 struct templates {
 	struct kc_client *kc; /* borrowed */
 	struct disc *disc;
-	struct controller *ti;
+	struct controller *ti, *tgi;
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
+	struct inf *groups, *quotas;     /* TemplateGroupInstances; tenant quotas (tgi.c) */
 	struct inf *workloads[3], *pods; /* the roll-up (rollup.c) */
 	pthread_mutex_t lock;            /* what follows */
 	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
-	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c) */
+	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
 	json_t *written_ms;   /* instance key -> when its status was last written (monotonic) */
+	unsigned long long drifts; /* drift markers made (tpl_mark_drift) */
 };
 
 /** tpl_rollup_setup() - the roll-up's informers, wired to @c (whose queue holds instances). */
@@ -48,19 +50,35 @@ bool tpl_write_due(struct templates *t, const char *key, long *wait_ms /* OUT */
 void tpl_written(struct templates *t, const char *key);
 
 /**
- * tpl_watch_kind() - make sure the instance label of @obj's kind is watched (a metadata-only
- * informer selecting LABEL_TI, whose events enqueue "<namespace>/<label value>"). Return: 0, or
- * -ENOENT when discovery does not know the kind.
+ * tpl_watch_kind() - make sure instance label @label (LABEL_TI or LABEL_TGI) of @obj's kind is
+ * watched: a metadata-only informer selecting @label, whose events enqueue
+ * "<namespace>/<label value>" on the TemplateInstance controller (LABEL_TI) or "<label value>"
+ * on the TemplateGroupInstance controller, forgetting that namespace's fingerprint (LABEL_TGI).
+ * Return: 0, or -ENOENT when discovery does not know the kind.
  */
-int tpl_watch_kind(struct templates *t, const json_t *obj);
+int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label);
+/** tgi_fingerprint_key() - the fingerprint key of TGI @tgi in namespace @ns, into @out. */
+void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap);
 
 /** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
 void tpl_forget(struct templates *t, const char *key);
+/** tpl_forget_prefix() - drop every fingerprint whose key begins with @prefix. */
+void tpl_forget_prefix(struct templates *t, const char *prefix);
 /** tpl_drop() - forget everything about @key (its instance is gone). */
 void tpl_drop(struct templates *t, const char *key);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
 void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);
+/**
+ * tpl_mark_drift() - @key's objects drifted: its fingerprint becomes a marker unique to this
+ * event, so that a reconcile that began before it cannot record its apply as current
+ * (tpl_fingerprint_swap() then fails) and the next one applies again.
+ */
+void tpl_mark_drift(struct templates *t, const char *key);
+/** tpl_fingerprint_get() - @key's fingerprint or drift marker ("" when none), into @out. */
+void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap);
+/** tpl_fingerprint_swap() - set @key's fingerprint to @fp if it is still @before. */
+bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *before, const char *fp);
 
 /* The identity a TemplateInstance in @ns applies as. */
 struct ti_account {

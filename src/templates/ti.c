@@ -258,7 +258,7 @@ static int record_kinds(struct ti_rec *r)
 		tpl_kind_key(o, key);
 		if (!has_string(kinds, key))
 			json_array_append_new(kinds, json_string(key));
-		if (tpl_watch_kind(r->t, o) != 0)
+		if (tpl_watch_kind(r->t, o, LABEL_TI) != 0)
 			log_warn("cannot watch a rendered kind", "{s:s}", "kind", key);
 	}
 	r->kinds = kinds;
@@ -327,8 +327,9 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 {
 	struct buf versions = BUF_INIT(4096);
 	struct ctrl_result res = CTRL_RESULT_DONE;
-	char fp[8192];
+	char fp[8192], before[8192];
 
+	tpl_fingerprint_get(r->t, r->key, before, sizeof(before));
 	if (!jval_bool(jval_path(r->ti, "spec", "sync", NULL), false) && ti_synced_before(r)) {
 		r->synced = r->unchanged = true;
 		return res;
@@ -345,8 +346,8 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 		return res;
 	}
 	res = apply(r);
-	if (r->synced && !r->failed)
-		tpl_fingerprint_set(r->t, r->key, fp);
+	if (r->synced && !r->failed) /* unless drift came meanwhile: the next reconcile applies */
+		tpl_fingerprint_swap(r->t, r->key, before, fp);
 	return res;
 }
 

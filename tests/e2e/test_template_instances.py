@@ -8,6 +8,7 @@ Template no longer renders is pruned; a deleted instance is cleaned by its final
 """
 
 import base64
+import json
 
 import pytest
 from kubernetes import client as k8s
@@ -83,8 +84,12 @@ def wait_ti(env, name, status, reason=None):
     def ok():
         c = condition(get_ti(env, name), "Ready")
         return c and c["status"] == status and (reason is None or c["reason"] == reason)
-    env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"TemplateInstance {name} Ready={status} "
-                                f"{reason or ''}\n{env['kit'].log_tail()}")
+    try:
+        env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"TemplateInstance {name} Ready={status} "
+                                    f"{reason or ''}\n{env['kit'].log_tail()}")
+    except BaseException:
+        print(json.dumps(get_ti(env, name).get("status"), indent=1))
+        raise
     return get_ti(env, name)
 
 
@@ -345,3 +350,16 @@ def test_status_rolls_up_the_instances_workloads_and_pods(env):
     assert obj["status"]["rows"][0]["pods"] == {"running": 2}
     assert obj["status"]["rows"][0]["deployments"] == {"ready": 2, "desired": 2}
     assert obj["status"]["namespaces"] == {"matched": 1, "ready": 1}
+
+
+def test_two_instances_on_one_object_conflict_and_the_first_keeps_it(env):
+    ns = env["ns"]
+    first = instance(env, "bob", template(env, [configmap("shared", {"k": "first"})]))
+    wait_ti(env, first, "True")
+    second = instance(env, "bob", template(env, [configmap("shared", {"k": "second"}),
+                                                 configmap("second-only", {"k": "v"})]))
+    obj = wait_ti(env, second, "False", "Conflict")
+    conflict = condition(obj, "Conflict")
+    assert conflict["status"] == "True" and f"landlord/ti/{ns}/{first}" in conflict["message"]
+    assert read_cm(env, "shared").data == {"k": "first"}
+    assert read_cm(env, "second-only") is None  # refused whole
