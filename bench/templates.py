@@ -235,6 +235,23 @@ def drift(cluster, args, prefix, selector):
     return {"latency_ms": lat, "not_restored": lost}
 
 
+def reconciles(proc):
+    return (metric_by(proc, "landlord_reconcile_duration_seconds_sum", "controller"),
+            metric_by(proc, "landlord_reconcile_duration_seconds_count", "controller"))
+
+
+def landlord_drift(cluster, args, proc):
+    """(b) for landlord, with its requests and TGI reconciles (count, seconds) meanwhile."""
+    (s0, n0), c0 = reconciles(proc), api_counts(proc)
+    res = drift(cluster, args, "tb", "landlord.dev/tgi=bench")
+    (s1, n1), c1 = reconciles(proc), api_counts(proc)
+    key = "templategroupinstance"
+    res["reconciles"] = n1.get(key, 0) - n0.get(key, 0)
+    res["reconcile_seconds"] = s1.get(key, 0) - s0.get(key, 0)
+    res["requests_by_verb"] = {k: v - c0.get(k, 0) for k, v in c1.items() if v != c0.get(k, 0)}
+    return res
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(len(xs) * p / 100))] if xs else float("nan")
@@ -309,7 +326,7 @@ def run(args, tmp):
             res["landlord"] = landlord_apply(cluster, args, api, proc)
             print(f"landlord: {args.namespaces} namespaces ready in "
                   f"{res['landlord']['seconds']:.2f} s", flush=True)
-            res["landlord_drift"] = drift(cluster, args, "tb", "landlord.dev/tgi=bench")
+            res["landlord_drift"] = landlord_drift(cluster, args, proc)
             print(f"landlord drift p50 {pct(res['landlord_drift']['latency_ms'], 50):.1f} ms",
                   flush=True)
             res["informers"], res["rendered_informer"] = informer_bytes(
@@ -339,6 +356,11 @@ def summarize(res, args):
         "drift_ratio_p50": pct(ld, 50) / pct(fd, 50), "drift_ratio_p99": pct(ld, 99) / pct(fd, 99),
         "not_restored": res["landlord_drift"]["not_restored"],
         "floor_not_restored": res["floor_drift"]["not_restored"],
+        "drift_reconciles": res["landlord_drift"]["reconciles"],
+        "drift_reconcile_ms": 1000 * res["landlord_drift"]["reconcile_seconds"] / max(
+            1, res["landlord_drift"]["reconciles"]),
+        "drift_requests_per_revert": {k: v / max(1, len(ld)) for k, v in
+                                      res["landlord_drift"]["requests_by_verb"].items()},
         "configmap_bytes_per_object": per(res["rendered_informer"]),
         "pod_bytes_per_object": per(res["pod_informer"]),
         "status_writes_apply": tgi_writes(ll["status_writes_apply"]),
@@ -398,6 +420,8 @@ def main():
 def record_doc(args, res):
     s, ll, v = res["summary"], res["landlord"], res["versions"]
     verbs = ", ".join(f"{k} {n:.0f}" for k, n in sorted(ll["requests_by_verb"].items()))
+    drift_verbs = ", ".join(f"{n:.1f} {k}" for k, n in sorted(
+        s["drift_requests_per_revert"].items()))
     ok = lambda good: "met" if good else "**missed**"  # noqa: E731
     record("Templates", f"""
 `python3 bench/templates.py`: one private control plane (Kubernetes v1.33.13, landlord
@@ -423,6 +447,9 @@ landlord's one worker per TGI does; it knows the answer (no informers, queue, re
 **{s['drift_ratio_p99']:.2f}x** (targets <= 100 ms: {ok(s['drift_p99_ms'] <= 100)}; \
 <= 1.5x: {ok(s['drift_ratio_p99'] <= 1.5)}) |
 | objects not restored within 10 s | {s['not_restored']} | {s['floor_not_restored']} | |
+| TGI reconciles during the deletes, mean time each | {s['drift_reconciles']:.0f}, \
+{s['drift_reconcile_ms']:.0f} ms | | {args.gap:g} s between deletes |
+| requests per revert | {drift_verbs} | 1 APPLY | |
 | cache per rendered {args.object_bytes} B ConfigMap (its informer) | \
 {s['configmap_bytes_per_object']:.0f} B | {args.object_bytes} B of data | \
 {s['configmap_bytes_per_object'] / args.object_bytes:.2f}x the data (target <= 1.5 KiB: \
