@@ -151,6 +151,9 @@ def landlord_apply(cluster, args, api, proc):
         "metadata": {"name": "bench"},
         "spec": {"resources": {"manifests": configmaps(args.objects, args.object_bytes)}}})
     time.sleep(1)  # the Template in landlord's cache before the instance
+    w = Watch(cluster, "landlord.dev/tgi=bench")  # when the objects appear
+    w.start()
+    w.ready.wait(30)
     counts0, server0, cpu0 = api_counts(proc), apiserver_writes(cluster), cpu_seconds(proc.pid)
     t0 = time.monotonic()
     api.call("POST", f"{GROUP}/templategroupinstances", {
@@ -168,10 +171,13 @@ def landlord_apply(cluster, args, api, proc):
     else:
         raise SystemExit(f"the TGI did not get ready: {seen}")
     seconds = time.monotonic() - t0
+    with w.cv:
+        added = sorted(w.added.values())
     server1, counts1, cpu1 = apiserver_writes(cluster), api_counts(proc), cpu_seconds(proc.pid)
     time.sleep(args.idle)
     server2 = apiserver_writes(cluster)
-    return {"seconds": seconds, "landlord_cpu_s": cpu1 - cpu0,
+    return {"seconds": seconds, "landlord_cpu_s": cpu1 - cpu0, "objects_seen": len(added),
+            "first_object_s": added[0] - t0, "last_object_s": added[-1] - t0,
             "requests_by_verb": {k: v - counts0.get(k, 0) for k, v in counts1.items()
                                  if v != counts0.get(k, 0)},
             "status_writes_apply": status_writes(server0, server1),
@@ -441,6 +447,9 @@ landlord's one worker per TGI does; it knows the answer (no informers, queue, re
 {ok(s['ratio'] <= 1.2)}) |
 | the same, floor also sending landlord's prune LISTs | | {s['floor_prune_s']:.2f} s | \
 {s['ratio_prune']:.2f}x |
+| landlord: TGI POST to its first, last object (ADDED events) | {ll['first_object_s']:.2f} s, \
+{ll['last_object_s']:.2f} s | | last object {ll['last_object_s'] / s['floor_s']:.2f}x the floor |
+| landlord CPU time (utime+stime) during the apply | {ll['landlord_cpu_s']:.2f} s | | |
 | drift revert p50, DELETED to ADDED event ({args.deletes} deletes) | \
 {s['drift_p50_ms']:.1f} ms | {s['floor_drift_p50_ms']:.1f} ms | {s['drift_ratio_p50']:.2f}x |
 | drift revert p99 | {s['drift_p99_ms']:.1f} ms | {s['floor_drift_p99_ms']:.1f} ms | \
