@@ -120,6 +120,9 @@ static void seed_ingresses(struct fake_api *f, struct buf *b, int t)
 	}
 }
 
+/* Templates cached (whole) by the view: a small catalogue. */
+#define BENCH_TEMPLATES 20
+
 static void seed(struct fake_api *f, const struct opts *o)
 {
 	struct buf b = BUF_INIT(1u << 20);
@@ -130,6 +133,18 @@ static void seed(struct fake_api *f, const struct opts *o)
 	fake_api_add_resource(f, "landlord.dev", "v1alpha1", "landlordconfigs", "LandlordConfig",
 	                      false, true);
 	fake_api_add_resource(f, "networking.k8s.io", "v1", "ingresses", "Ingress", true, true);
+	fake_api_add_resource(f, "landlord.dev", "v1alpha1", "templates", "Template", false, true);
+	for (int i = 0; i < BENCH_TEMPLATES; i++) {
+		buf_appendf(&b,
+		            "{\"metadata\":{\"name\":\"tpl%d\"},\"spec\":{\"instantiableIn\":"
+		            "{\"matchLabels\":{\"landlord.dev/kind\":\"ns%d\"}},\"parameters\":"
+		            "[{\"name\":\"TEAM\",\"value\":\"web\",\"validation\":\"^[a-z]+$\"}],"
+		            "\"resources\":{\"manifests\":[{\"apiVersion\":\"v1\",\"kind\":"
+		            "\"ConfigMap\",\"metadata\":{\"name\":\"${{TEAM}}\"},\"data\":"
+		            "{\"ns\":\"${namespace}\"}}]}}}",
+		            i, i);
+		put_text(f, "templates.landlord.dev", &b);
+	}
 	buf_append_str(&b, "{\"metadata\":{\"name\":\"gold\"},\"spec\":{\"maxNamespaces\":20}}");
 	put_text(f, "plans.landlord.dev", &b);
 	buf_append_str(&b, "{\"metadata\":{\"name\":\"landlord\"},\"spec\":{\"admission\":"

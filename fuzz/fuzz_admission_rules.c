@@ -45,7 +45,12 @@ static const char view_json[] =
         "{\"metadata\":{\"name\":\"other\"}}],"
         "\"plans\":[{\"metadata\":{\"name\":\"gold\"},\"spec\":{\"maxNamespaces\":3}}],"
         "\"hosts\":[{\"host\":\"b.acme.io\",\"tenant\":\"globex\"},"
-        "{\"host\":\"*.w.acme.io\",\"tenant\":\"globex\"}]}";
+        "{\"host\":\"*.w.acme.io\",\"tenant\":\"globex\"}],"
+        "\"templates\":[{\"metadata\":{\"name\":\"web\"},\"spec\":{\"instantiableIn\":{"
+        "\"matchLabels\":{\"landlord.dev/tenant\":\"acme\"}},\"parameters\":[{\"name\":"
+        "\"TEAM\",\"value\":\"a\",\"validation\":\"^[a-z]+$\"}],\"resources\":{\"manifests\":"
+        "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+        "\"t-${{TEAM}}\"}}]}}}]}";
 
 static bool one_printable_line(const char *s)
 {

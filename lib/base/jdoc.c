@@ -227,11 +227,16 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
 	return str_node(b, (const char *)s, len, &n) ? add_value(b, n) : 0;
 }
 
-/* @prefix is a whole-segment prefix of (or equal to) @path. */
+/*
+ * @prefix is a whole-segment prefix of (or equal to) @path; a @prefix ending in '*' is a prefix
+ * of the last segment's text ("metadata.labels.app*").
+ */
 static bool path_within(const char *path, size_t len, const char *prefix)
 {
 	size_t plen = strlen(prefix);
 
+	if (plen > 0 && prefix[plen - 1] == '*')
+		return plen - 1 <= len && memcmp(path, prefix, plen - 1) == 0;
 	return plen <= len && memcmp(path, prefix, plen) == 0 && (plen == len || path[plen] == '.');
 }
 

@@ -64,7 +64,9 @@ struct jval {
  * the objects that lead to them; with @drop, the members on those paths are removed. Both may be
  * given: a dropped path inside a kept one is removed ("metadata" kept, "metadata.managedFields"
  * dropped). Paths end at the first array: members inside array elements cannot be named. A key
- * that itself contains a dot matches the path that spells it out.
+ * that itself contains a dot matches the path that spells it out. A @keep or @drop path ending
+ * in '*' names every member whose path begins with the text before it
+ * ("metadata.labels.app*": every label whose key begins "app").
  */
 struct jdoc_opts {
 	const char *const *keep; /* NULL-terminated; NULL keeps everything */

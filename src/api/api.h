@@ -28,6 +28,13 @@ extern const struct kc_gvr LL_TEMPLATES;
 extern const struct kc_gvr LL_TEMPLATEINSTANCES;
 extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
 
+/*
+ * The groups every admission policy in deploy/policies and the chart's webhook.exempt treat as
+ * privileged whatever the LandlordConfig says: cluster administrators and landlord's operators.
+ */
+#define GROUP_MASTERS    "system:masters"
+#define GROUP_PRIVILEGED "landlord:privileged"
+
 /* Who landlord is to the API server: field manager, Event source, user agent. */
 #define LANDLORD_FIELD_MANAGER "landlord"
 #define LANDLORD_COMPONENT     "landlord"
@@ -79,7 +86,8 @@ extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
  * landlord.dev/ti=<instance> (in the instance's namespace) or landlord.dev/tgi=<instance>; the
  * field managers are landlord/ti/<namespace>/<name> and landlord/tgi/<name>. A TemplateInstance
  * applies as a ServiceAccount of landlord-system, ti.<namespace>.editor or .owner (by the
- * annotation landlord.dev/last-writer, which the webhook sets), bound in the namespace by the
+ * annotation landlord.dev/last-writer, which the mutating webhook sets on every CREATE and UPDATE
+ * and the policy landlord-last-writer keeps honest), bound in the namespace by the
  * RoleBinding landlord-ti-editor or landlord-ti-owner. */
 #define LABEL_TI              "landlord.dev/ti"
 #define LABEL_TGI             "landlord.dev/tgi"

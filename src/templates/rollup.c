@@ -49,7 +49,8 @@ static void map_to_instances(const struct jdoc *obj, void (*emit)(const char *, 
 	jdoc_list_release(&l);
 }
 
-static struct inf *workload_informer(struct mgr *m, const struct kc_gvr *gvr, const char *name)
+static struct inf *workload_informer(struct mgr *m, const struct kc_gvr *gvr, const char *label,
+                                     const char *name)
 {
 	static const char *const keep[] = {"metadata.labels",
 	                                   "spec.replicas",
@@ -61,16 +62,16 @@ static struct inf *workload_informer(struct mgr *m, const struct kc_gvr *gvr, co
 
 	return mgr_informer(
 	        m, &(struct inf_opts){
-	                   .gvr = *gvr, .label_selector = LABEL_TI, .keep = keep, .name = name});
+	                   .gvr = *gvr, .label_selector = label, .keep = keep, .name = name});
 }
 
 int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m)
 {
 	static const char *const pod_keep[] = {"metadata.labels", "status.phase", NULL};
 
-	t->workloads[0] = workload_informer(m, &TPL_DEPLOYMENTS, "ti-deployments");
-	t->workloads[1] = workload_informer(m, &TPL_STATEFULSETS, "ti-statefulsets");
-	t->workloads[2] = workload_informer(m, &TPL_DAEMONSETS, "ti-daemonsets");
+	t->workloads[0] = workload_informer(m, &TPL_DEPLOYMENTS, LABEL_TI, "ti-deployments");
+	t->workloads[1] = workload_informer(m, &TPL_STATEFULSETS, LABEL_TI, "ti-statefulsets");
+	t->workloads[2] = workload_informer(m, &TPL_DAEMONSETS, LABEL_TI, "ti-daemonsets");
 	t->pods = mgr_informer(
 	        m, &(struct inf_opts){.gvr = KC_PODS, .keep = pod_keep, .name = "ti-pods"});
 	for (int i = 0; i < 3; i++) {
@@ -83,6 +84,59 @@ int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m)
 		return -1;
 	inf_add_index(t->pods, "namespace", inf_index_namespace, NULL);
 	ctrl_watch_mapped(c, t->pods, map_to_instances, t);
+	return 0;
+}
+
+/* A TGI's workload changed: that TGI. */
+static void map_to_group(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                         void *ud)
+{
+	const char *name = jd_label(obj, LABEL_TGI);
+
+	(void)ud;
+	if (name)
+		emit(name, ctx);
+}
+
+/* A pod changed: the TGIs with workloads in its namespace. */
+static void map_pod_to_groups(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                              void *ud)
+{
+	struct templates *t = ud;
+
+	for (int k = 0; k < 3; k++) {
+		struct jdoc_list l =
+		        inf_by_index_ref(t->group_workloads[k], "namespace", jd_namespace(obj));
+
+		for (size_t i = 0; i < l.n; i++)
+			map_to_group(l.items[i], emit, ctx, NULL);
+		jdoc_list_release(&l);
+	}
+}
+
+int tpl_rollup_setup_group(struct templates *t, struct controller *c, struct mgr *m)
+{
+	static const char *const pod_keep[] = {"metadata.labels", "status.phase", NULL};
+
+	t->group_workloads[0] =
+	        workload_informer(m, &TPL_DEPLOYMENTS, LABEL_TGI, "tgi-deployments");
+	t->group_workloads[1] =
+	        workload_informer(m, &TPL_STATEFULSETS, LABEL_TGI, "tgi-statefulsets");
+	t->group_workloads[2] = workload_informer(m, &TPL_DAEMONSETS, LABEL_TGI, "tgi-daemonsets");
+	/* the TemplateInstance controller's pod informer (the same options) */
+	t->pods = mgr_informer(
+	        m, &(struct inf_opts){.gvr = KC_PODS, .keep = pod_keep, .name = "ti-pods"});
+	for (int i = 0; i < 3; i++) {
+		if (t->group_workloads[i] == NULL)
+			return -1;
+		inf_add_index(t->group_workloads[i], IDX_OWNER, index_owner, (void *)LABEL_TGI);
+		inf_add_index(t->group_workloads[i], "namespace", inf_index_namespace, NULL);
+		ctrl_watch_mapped(c, t->group_workloads[i], map_to_group, t);
+	}
+	if (t->pods == NULL)
+		return -1;
+	inf_add_index(t->pods, "namespace", inf_index_namespace, NULL);
+	ctrl_watch_mapped(c, t->pods, map_pod_to_groups, t);
 	return 0;
 }
 
@@ -140,7 +194,8 @@ static void count_pods(struct templates *t, const char *ns, struct sel **selecto
 
 #define ROLLUP_SELECTORS_MAX 256
 
-bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struct tpl_row *row)
+static bool rollup_of(struct templates *t, struct inf *const *workloads, const char *ns,
+                      const char *instance, struct tpl_row *row)
 {
 	struct sel *selectors[ROLLUP_SELECTORS_MAX] = {0};
 	char key[512];
@@ -149,7 +204,7 @@ bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struc
 
 	snprintf(key, sizeof(key), "%s/%s", ns, instance);
 	for (int k = 0; k < 3; k++) {
-		struct jdoc_list l = inf_by_index_ref(t->workloads[k], IDX_OWNER, key);
+		struct jdoc_list l = inf_by_index_ref(workloads[k], IDX_OWNER, key);
 
 		for (size_t i = 0; i < l.n; i++) {
 			json_t *sel = jval_to_json(jd_get(l.items[i], "spec", "selector", NULL));
@@ -173,4 +228,14 @@ bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struc
 	        row->stateful_sets.ready >= row->stateful_sets.desired &&
 	        row->daemon_sets.ready >= row->daemon_sets.desired;
 	return ready;
+}
+
+bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struct tpl_row *row)
+{
+	return rollup_of(t, t->workloads, ns, instance, row);
+}
+
+bool tpl_rollup_group(struct templates *t, const char *ns, const char *tgi, struct tpl_row *row)
+{
+	return rollup_of(t, t->group_workloads, ns, tgi, row);
 }

@@ -28,6 +28,7 @@ struct templates {
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
 	struct inf *groups, *quotas;     /* TemplateGroupInstances; tenant quotas (tgi.c) */
 	struct inf *workloads[3], *pods; /* the roll-up (rollup.c) */
+	struct inf *group_workloads[3];  /* the same for TemplateGroupInstances (label tgi) */
 	pthread_mutex_t lock;            /* what follows */
 	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
 	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
@@ -42,6 +43,9 @@ int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m);
  * select to @row. Return: whether every workload is ready.
  */
 bool tpl_rollup(struct templates *t, const char *ns, const char *instance, struct tpl_row *row);
+/** tpl_rollup_setup_group(), tpl_rollup_group() - the same for TemplateGroupInstances. */
+int tpl_rollup_setup_group(struct templates *t, struct controller *c, struct mgr *m);
+bool tpl_rollup_group(struct templates *t, const char *ns, const char *tgi, struct tpl_row *row);
 /**
  * tpl_write_due() - may @key's status be written now (at most once a second)? Otherwise
  * *@wait_ms says how long until it may. tpl_written() records a write.

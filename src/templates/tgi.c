@@ -95,6 +95,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	                                               .keep = KEEP_RQ});
 	if (!t->groups || !t->templates || !t->namespaces || !t->quotas)
 		return -ENOMEM;
+	if (tpl_rollup_setup_group(t, c, m) != 0)
+		return -ENOMEM;
 	rc = inf_add_index(t->groups, IDX_TEMPLATE, index_template, NULL);
 	if (rc < 0 && rc != -EEXIST)
 		return rc;
@@ -330,10 +332,9 @@ static void converge_ns(struct tgi_rec *r, const struct jdoc *ns)
 	}
 	tgi_fingerprint_key(r->name, name, fp_key, sizeof(fp_key));
 	fingerprint(r, ns, fp, sizeof(fp));
-	if ((!r->sync && json_object_get(r->ready_before, name)) ||
-	    (r->sync && tpl_fingerprint_is(r->t, fp_key, fp) &&
-	     json_object_get(r->ready_before, name))) {
-		/* applied before, nothing changed since */
+	/* sync: applied from this very state, and no drift since; sync: false: applied once */
+	if (tpl_fingerprint_is(r->t, fp_key, fp) ||
+	    (!r->sync && json_object_get(r->ready_before, name))) {
 		n = rendered_before(r, ns);
 		tgi_row(r, name, true, n, n);
 		return;

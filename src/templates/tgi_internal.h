@@ -25,11 +25,12 @@ struct tgi_rec {
 	struct sel *selector;                /* spec.selector, or NULL when invalid */
 	json_t *kinds;                       /* "apiVersion/Kind" applied, now and before */
 	json_t *selected;                    /* namespace -> true: matched and writable */
-	json_t *ready_before;                /* namespace -> rendered: ready in the last status */
+	json_t *ready_before;                /* namespace -> rendered: all applied, last status */
 	struct tpl_status *status;           /* rows and failures of this reconcile */
 	bool sync;                           /* spec.sync */
 	size_t not_ready;                    /* matched namespaces not ready */
 	bool failed, conflict, retry, quota; /* a namespace failed; Conflict; -EIO; quota wait */
+	bool workloads;                      /* applied somewhere, workloads not ready there */
 	char reason[64], message[TPL_FAIL_MESSAGE_MAX]; /* the first failure, for conditions */
 };
 

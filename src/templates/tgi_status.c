@@ -19,7 +19,10 @@
 #include "tenancy/landlordconfig_current.h"
 #include "tenancy/tplstatus.h"
 
-/* namespace -> objects rendered, for every row of the last status that was ready. */
+/*
+ * namespace -> objects rendered, for every row of the last status where everything rendered
+ * was applied (its workloads may not be ready yet).
+ */
 static json_t *ready_rows(struct jval tgi)
 {
 	struct jval rows = jval_path(tgi, "status", "rows", NULL), row;
@@ -28,10 +31,10 @@ static json_t *ready_rows(struct jval tgi)
 
 	jval_foreach(rows, i, row) {
 		const char *ns = jval_str(jval_get(row, "namespace"));
+		long long rendered = jval_int(jval_get(row, "rendered"), 0);
 
-		if (ns && jval_bool(jval_get(row, "ready"), false))
-			json_object_set_new(set, ns,
-			                    json_integer(jval_int(jval_get(row, "rendered"), 0)));
+		if (ns && rendered > 0 && jval_int(jval_get(row, "applied"), -1) == rendered)
+			json_object_set_new(set, ns, json_integer(rendered));
 	}
 	return set;
 }
@@ -109,8 +112,12 @@ void tgi_row(struct tgi_rec *r, const char *ns, bool ready, size_t applied, size
 	                      .applied = (long long)applied,
 	                      .rendered = (long long)rendered};
 
+	if (!tpl_rollup_group(r->t, ns, r->name, &row) && ready) {
+		row.ready = false; /* applied; its workloads are not ready yet */
+		r->workloads = true;
+	}
 	tpl_status_row(r->status, &row);
-	if (!ready)
+	if (!row.ready)
 		r->not_ready++;
 }
 
@@ -212,7 +219,10 @@ static json_t *conditions(const struct tgi_rec *r, long long gen)
 	snprintf(msg, sizeof(msg), "%zu namespaces ready",
 	         json_object_size(r->selected) - r->not_ready);
 	c1 = cond_set(have, "Ready", ready ? "True" : "False",
-	              ready ? "Applied" : (r->failed ? r->reason : "QuotaNotInForce"),
+	              ready       ? "Applied"
+	              : r->failed ? r->reason
+	              : r->quota  ? "QuotaNotInForce"
+	                          : "WorkloadsNotReady",
 	              ready ? msg : (r->failed ? r->message : msg), gen);
 	c2 = cond_set(c1, "Synced", synced ? "True" : "False",
 	              synced ? "Applied" : (r->failed ? r->reason : "QuotaNotInForce"),

@@ -13,7 +13,7 @@
 static const char *const FAMILY_NAMES[ADM_FAMILY_N] = {
         [ADM_RBAC] = "rolebindings", [ADM_STORAGE] = "storage",       [ADM_INGRESS] = "ingress",
         [ADM_SERVICES] = "services", [ADM_CORDON] = "cordon",         [ADM_PODS] = "pods",
-        [ADM_TENANTS] = "tenants",   [ADM_NAMESPACES] = "namespaces",
+        [ADM_TENANTS] = "tenants",   [ADM_NAMESPACES] = "namespaces", [ADM_TEMPLATES] = "templates",
 };
 
 const char *adm_family_name(enum adm_family f)
@@ -160,7 +160,11 @@ static bool in_group(const struct adm_request *rq, const char *group)
 	return jval_has_string(rq->groups, group);
 }
 
-/* landlord itself and the LandlordConfig's privileged subjects: no tenant rule applies. */
+/*
+ * landlord itself, the LandlordConfig's privileged subjects and the groups the policies and the
+ * webhook configurations exempt (cluster administrators, landlord:privileged): no tenant rule
+ * applies.
+ */
 static bool privileged(const struct adm_ctx *c)
 {
 	const char *groups[64];
@@ -169,6 +173,8 @@ static bool privileged(const struct adm_ctx *c)
 	const char *self = c->view->ops->self_user(c->view->ctx);
 
 	if (self && *self && strcmp(self, c->rq->username) == 0)
+		return true;
+	if (in_group(c->rq, GROUP_MASTERS) || in_group(c->rq, GROUP_PRIVILEGED))
 		return true;
 	jval_foreach(c->rq->groups, i, g)
 		if (jval_str(g) && n < sizeof(groups) / sizeof(groups[0]))
@@ -249,6 +255,8 @@ static bool namespaced_rules(struct adm_ctx *c)
 		return adm__service(c);
 	if (adm__is_template_owner(rq))
 		return adm__template(c);
+	if (adm__is(rq, LANDLORD_GROUP, "templateinstances"))
+		return adm__template_instance(c);
 	return false;
 }
 
@@ -261,6 +269,9 @@ static void decide_cluster(struct adm_ctx *c)
 		adm__tenant_object(c);
 	else if (adm__is(rq, LANDLORD_GROUP, "plans") && rq->op == ADM_DELETE)
 		adm__plan_delete(c);
+	else if (adm__is(rq, LANDLORD_GROUP, "templates") && *rq->subresource == '\0' &&
+	         (rq->op & (ADM_CREATE | ADM_UPDATE)))
+		adm__template_object(c);
 }
 
 /*
@@ -304,6 +315,9 @@ static void decide(const struct adm_request *rq, const struct adm_view *view,
 		return;
 	}
 	c.tenant = view->ops->tenant_of_namespace(view->ctx, rq->ns);
+	if (adm__is(rq, LANDLORD_GROUP, "templateinstances") && *rq->subresource == '\0' &&
+	    (rq->op & (ADM_CREATE | ADM_UPDATE)))
+		adm__last_writer(&c, privileged(&c), system_component(rq));
 	if (privileged(&c))
 		return;
 	if (c.tenant == NULL) {

@@ -7,7 +7,12 @@
  * classes, Ingress, HTTPRoute and Gateway classes and hosts, Service types and externalIPs,
  * cordoned tenants and namespaces, Pod and pod-template rules (registries, pull policies,
  * priority and runtime classes, denied ServiceAccounts), and the Tenant and Plan objects
- * themselves. docs/admission-rules.md lists every rule with its message.
+ * themselves; and those of issue 13, point 3: a TemplateInstance names a Template that exists,
+ * is instantiable in its namespace and accepts its parameters, and a Template renders
+ * (admit_templates.c). docs/admission-rules.md lists every rule with its message.
+ *
+ * It also says who wrote a TemplateInstance (adm_decision.last_writer), for the mutating
+ * webhook to record in the annotation landlord.dev/last-writer (issue 13, point 4).
  *
  * What landlord knows comes through a struct adm_view: a table of functions over a read-only
  * state (which tenant a namespace belongs to, the Tenant with its parsed host policy, which
@@ -53,6 +58,7 @@ enum adm_family {
 	ADM_PODS,       /* "pods": Pods and pod templates */
 	ADM_TENANTS,    /* "tenants": Tenant and Plan objects */
 	ADM_NAMESPACES, /* "namespaces": self-service namespaces (prefix, owners, maxNamespaces) */
+	ADM_TEMPLATES,  /* "templates": TemplateInstances and Templates */
 	ADM_FAMILY_N,
 };
 
@@ -139,6 +145,11 @@ struct adm_view_ops {
 	/* Optional: Plan @plan's spec.maxNamespaces; -1 when unset or no such Plan. */
 	long long (*plan_max_namespaces)(const void *ctx, const char *plan);
 	const char *(*plan_user)(const void *ctx, const char *plan);
+	/*
+	 * The Template named @name (the whole object: render.h reads its spec), or the missing
+	 * value when there is none.
+	 */
+	struct jval (*template_obj)(const void *ctx, const char *name);
 	/* The LandlordConfig in force (never NULL: lcfg_defaults() when none). */
 	const struct lcfg *(*config)(const void *ctx);
 	/* The mode of family @f. */
@@ -183,6 +194,15 @@ struct adm_decision {
 		bool add_label;
 		long long max;
 	} ns;
+	/*
+	 * A TemplateInstance CREATE or UPDATE (not a subresource): the value the mutating webhook
+	 * sets in the annotation landlord.dev/last-writer, "" otherwise. "privileged" for a
+	 * privileged subject (LandlordConfig), "owner" for an owner of the namespace's tenant,
+	 * "editor" for anyone else; landlord itself and the cluster's components (garbage
+	 * collector...) keep the value the object had (UPDATE), which on a CREATE is "privileged"
+	 * for landlord and "editor" for the others, and "editor" when there was none.
+	 */
+	char last_writer[16];
 };
 
 /**

@@ -51,7 +51,8 @@ void adm__list_items(struct denial *d, struct jval list);
 bool adm__class_check(struct adm_ctx *c, enum adm_family f, struct jval list, const char *what,
                       const char *value, const char *object_desc);
 
-/* The families' rules (admit_rbac.c, admit_pods.c, admit_net.c, admit_tenant.c). */
+/* The families' rules (admit_rbac.c, admit_pods.c, admit_net.c, admit_tenant.c; the
+ * templates family below is admit_templates.c's). */
 bool adm__rolebinding(struct adm_ctx *c);
 bool adm__pod(struct adm_ctx *c);
 bool adm__template(struct adm_ctx *c);
@@ -63,6 +64,16 @@ bool adm__service(struct adm_ctx *c);
 bool adm__tenant_object(struct adm_ctx *c);
 bool adm__plan_delete(struct adm_ctx *c);
 bool adm__namespace_create(struct adm_ctx *c);
+
+/* The templates family (admit_templates.c): a TemplateInstance, a Template. */
+bool adm__template_instance(struct adm_ctx *c);
+bool adm__template_object(struct adm_ctx *c);
+/**
+ * adm__last_writer() - set c->d->last_writer for a TemplateInstance CREATE or UPDATE (admit.h),
+ * the requester being privileged (@priv: landlord or the LandlordConfig's subjects) or one of
+ * the cluster's components (@system).
+ */
+void adm__last_writer(struct adm_ctx *c, bool priv, bool system);
 
 /** adm__owns() - is the requester one of @t's owners (user, group or ServiceAccount)? */
 bool adm__owns(const struct adm_request *rq, const struct adm_tenant *t);

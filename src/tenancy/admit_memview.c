@@ -22,6 +22,7 @@ struct adm_memview {
 	size_t n_tenants;
 	json_t *tenant_idx; /* name -> index into tenants */
 	json_t *ns_idx;     /* namespace -> index into the "namespaces" array */
+	json_t *tmpl_idx;   /* Template name -> index into the "templates" array */
 	json_t *ns_tenant;  /* namespace -> index into tenants */
 	json_t *members;    /* "User/alice", "Group/dev" -> tenant name */
 	json_t *claims;     /* namespace -> [tenant names] */
@@ -63,6 +64,16 @@ static struct jval op_namespace_obj(const void *ctx, const char *ns)
 	if (!json_is_integer(i))
 		return (struct jval){0};
 	return jval_at(jd_get(v->doc, "namespaces", NULL), (size_t)json_integer_value(i));
+}
+
+static struct jval op_template_obj(const void *ctx, const char *name)
+{
+	const struct adm_memview *v = ctx;
+	const json_t *i = json_object_get(v->tmpl_idx, name);
+
+	if (!json_is_integer(i))
+		return (struct jval){0};
+	return jval_at(jd_get(v->doc, "templates", NULL), (size_t)json_integer_value(i));
 }
 
 static const char *op_member_tenant(const void *ctx, const char *kind, const char *name)
@@ -184,6 +195,7 @@ static const struct adm_view_ops OPS = {
         .plan_exists = op_plan_exists,
         .plan_max_namespaces = op_plan_max_namespaces,
         .plan_user = op_plan_user,
+        .template_obj = op_template_obj,
         .config = op_config,
         .mode = op_mode,
         .self_user = op_self_user,
@@ -294,6 +306,16 @@ static void add_namespaces(struct adm_memview *v)
 	}
 }
 
+static void add_templates(struct adm_memview *v)
+{
+	struct jval list = jd_get(v->doc, "templates", NULL), t;
+	size_t i;
+
+	jval_foreach(list, i, t)
+		if (jval_name(t))
+			json_object_set_new(v->tmpl_idx, jval_name(t), json_integer((json_int_t)i));
+}
+
 static int add_config(struct adm_memview *v, struct ll_err *err)
 {
 	struct jval modes = jd_get(v->doc, "config", "spec", "admission", "modes", NULL), m;
@@ -370,6 +392,7 @@ static struct adm_memview *alloc_view(void)
 
 	v->tenant_idx = json_object();
 	v->ns_idx = json_object();
+	v->tmpl_idx = json_object();
 	v->ns_tenant = json_object();
 	v->members = json_object();
 	v->claims = json_object();
@@ -403,6 +426,7 @@ int adm_memview_new(const json_t *doc, struct adm_memview **out, struct ll_err *
 		v->n_tenants = i + 1;
 	}
 	add_namespaces(v);
+	add_templates(v);
 	add_lists(v);
 	if ((rc = add_config(v, err)) != 0)
 		goto fail;
@@ -424,6 +448,7 @@ void adm_memview_free(struct adm_memview *v)
 	free(v->tenants);
 	json_decref(v->tenant_idx);
 	json_decref(v->ns_idx);
+	json_decref(v->tmpl_idx);
 	json_decref(v->ns_tenant);
 	json_decref(v->members);
 	json_decref(v->claims);

@@ -11,7 +11,8 @@
  *	  "namespaces": [ Namespace objects: metadata.name and labels ],
  *	  "plans": [ "gold", or a Plan object: {"metadata": {"name": "silver"},
  *	             "spec": {"maxNamespaces": 3}}, ... ],
- *	  "hosts": [ {"host": "a.example.com", "tenant": "globex"}, ... ]
+ *	  "hosts": [ {"host": "a.example.com", "tenant": "globex"}, ... ],
+ *	  "templates": [ Template objects ]
  *	}
  *
  * A namespace belongs to the tenant its landlord.dev/tenant label names (when that Tenant is

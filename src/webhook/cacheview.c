@@ -21,6 +21,8 @@
 
 /* The configuration of the decision this thread is in (hold() to release()). */
 static _Thread_local struct lcfg *decision_cfg;
+/* The Template the decision this thread is in looked up last (a reference, until release()). */
+static _Thread_local const struct jdoc *decision_tmpl;
 
 /* ---- lookups (under hold()) ---- */
 
@@ -160,6 +162,16 @@ static const char *op_plan_user(const void *ctx, const char *plan)
 	return least(&cv->maps[MAP_PLANS], plan);
 }
 
+/* A decision asks for one Template at most; an earlier answer is dropped on the next. */
+static struct jval op_template_obj(const void *ctx, const char *name)
+{
+	const struct cacheview *cv = ctx;
+
+	jdoc_unref(decision_tmpl);
+	decision_tmpl = cv->templates ? inf_get_ref(cv->templates, NULL, name) : NULL;
+	return jdoc_root(decision_tmpl);
+}
+
 static const struct lcfg *op_config(const void *ctx)
 {
 	const struct cacheview *cv = ctx;
@@ -191,6 +203,8 @@ static void op_release(const void *ctx)
 
 	lcfg_unref(decision_cfg);
 	decision_cfg = NULL;
+	jdoc_unref(decision_tmpl);
+	decision_tmpl = NULL;
 	pthread_rwlock_unlock(cv->lock);
 }
 
@@ -204,6 +218,7 @@ static const struct adm_view_ops OPS = {
         .plan_exists = op_plan_exists,
         .plan_max_namespaces = op_plan_max_namespaces,
         .plan_user = op_plan_user,
+        .template_obj = op_template_obj,
         .config = op_config,
         .mode = op_mode,
         .self_user = op_self_user,
@@ -271,10 +286,16 @@ static struct cacheview *alloc_view(const struct cacheview_opts *opts)
 	return cv;
 }
 
-/* What the view reads, for cacheview_opts.compact (jdoc_opts paths). */
+/*
+ * What the view reads, for cacheview_opts.compact (jdoc_opts paths). Of a namespace's labels,
+ * landlord's own: the tenant, the cordon, and those a Template's instantiableIn selects on
+ * (docs/templates.md tells administrators to select on landlord.dev/ labels, which tenants
+ * cannot set).
+ */
 static const char *const KEEP_NS[] = {"metadata.name", "metadata.resourceVersion",
-                                      "metadata.labels." LABEL_TENANT,
-                                      "metadata.labels." LABEL_CORDONED, NULL};
+                                      "metadata.labels." LANDLORD_KEY_PREFIX "*", NULL};
+static const char *const KEEP_TEMPLATE[] = {"metadata.name", "metadata.resourceVersion", "spec",
+                                            NULL};
 static const char *const KEEP_TENANT[] = {"metadata.name", "metadata.resourceVersion", "spec",
                                           NULL};
 static const char *const KEEP_PLAN[] = {"metadata.name", "metadata.resourceVersion",
@@ -291,6 +312,7 @@ static int make_informers(struct cacheview *cv, struct mgr *m, const struct cach
 	struct inf_opts namespaces = {
 	        .gvr = KC_NAMESPACES, .metadata_only = true, .keep = compact ? KEEP_NS : NULL};
 	struct inf_opts configs = {.gvr = LL_LANDLORDCONFIGS, .keep = compact ? KEEP_CONFIG : NULL};
+	struct inf_opts templates = {.gvr = LL_TEMPLATES, .keep = compact ? KEEP_TEMPLATE : NULL};
 	struct disc *d = disc_new(mgr_client(m));
 	int rc;
 
@@ -298,12 +320,14 @@ static int make_informers(struct cacheview *cv, struct mgr *m, const struct cach
 	cv->plans = mgr_informer(m, &plans);
 	cv->namespaces = mgr_informer(m, &namespaces);
 	cv->configs = mgr_informer(m, &configs);
+	cv->templates = mgr_informer(m, &templates);
 	rc = route_informer(m, d, "networking.k8s.io/v1", "Ingress", &cv->ingresses, err);
 	if (rc == 0 && !(opts && opts->no_httproutes))
 		rc = route_informer(m, d, "gateway.networking.k8s.io/v1", "HTTPRoute",
 		                    &cv->httproutes, err);
 	disc_free(d);
-	if (rc == 0 && (!cv->tenants || !cv->plans || !cv->namespaces || !cv->configs))
+	if (rc == 0 &&
+	    (!cv->tenants || !cv->plans || !cv->namespaces || !cv->configs || !cv->templates))
 		rc = ll_err_set(err, -ENOMEM, "admission view: an informer could not be made");
 	return rc;
 }
@@ -363,8 +387,8 @@ const struct adm_view *cacheview_view(const struct cacheview *cv)
 
 bool cacheview_synced(const struct cacheview *cv)
 {
-	struct inf *infs[] = {cv->tenants, cv->plans,     cv->namespaces,
-	                      cv->configs, cv->ingresses, cv->httproutes};
+	struct inf *infs[] = {cv->tenants,   cv->plans,      cv->namespaces, cv->configs,
+	                      cv->ingresses, cv->httproutes, cv->templates};
 
 	for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
 		if (infs[i] && !inf_has_synced(infs[i]))
@@ -387,8 +411,8 @@ size_t cacheview_bytes(const struct cacheview *cv)
 
 size_t cacheview_informer_bytes(const struct cacheview *cv)
 {
-	struct inf *infs[] = {cv->tenants, cv->plans,     cv->namespaces,
-	                      cv->configs, cv->ingresses, cv->httproutes};
+	struct inf *infs[] = {cv->tenants,   cv->plans,      cv->namespaces, cv->configs,
+	                      cv->ingresses, cv->httproutes, cv->templates};
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)

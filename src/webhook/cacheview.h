@@ -7,7 +7,8 @@
  * Plan controllers cache them), Namespaces (metadata only, as the Tenant controller), the
  * LandlordConfig objects (whole, as the LandlordConfig controller; only spec.admission.modes
  * of "landlord" is read), Ingresses (networking.k8s.io/v1) and HTTPRoutes
- * (gateway.networking.k8s.io/v1) projected to their hosts. A resource that discovery does not
+ * (gateway.networking.k8s.io/v1) projected to their hosts, and Templates (whole: the templates
+ * rules render-check an instance's parameters against one). A resource that discovery does not
  * find when the view is made (no Gateway API CRDs) is left out, logged once: its hosts are
  * then unknown to host_user(). The LandlordConfig in force is lcfg_current(), read once per
  * decision, as the controllers read it once per reconcile.
@@ -54,8 +55,9 @@ struct cacheview_opts {
 	const char *self_user;
 	/*
 	 * The process runs no controller (`landlord webhook`): cache only what the view reads -
-	 * Namespaces' names and their landlord.dev/tenant and landlord.dev/cordoned labels,
-	 * Tenants' spec, Plans' names and maxNamespaces - instead of sharing the controllers'
+	 * Namespaces' names and their landlord.dev/ labels (the tenant, the cordon, what a
+	 * Template's instantiableIn selects on), Tenants' and Templates' spec, Plans' names and
+	 * maxNamespaces - instead of sharing the controllers'
 	 * informers (about half the memory; docs/internals/cacheview.md). In `landlord run` leave
 	 * it false, or every informer would be held twice.
 	 */

@@ -48,7 +48,7 @@ struct cv_tenant {
 struct cacheview {
 	struct adm_view view;
 	pthread_rwlock_t *lock; /* its own allocation: taken through a const view */
-	struct inf *tenants, *plans, *namespaces, *configs, *ingresses, *httproutes;
+	struct inf *tenants, *plans, *namespaces, *configs, *ingresses, *httproutes, *templates;
 	struct cache_table tenant_tab; /* name -> struct cv_tenant */
 	struct cache_table ns_tab;     /* name -> the Namespace's document (a reference) */
 	struct cache_table maps[MAP_N];

@@ -103,8 +103,8 @@ static bool loading(const struct wh_tenancy *tn, struct admission_verdict *v)
 	v->allowed = false;
 	v->code = 503;
 	snprintf(v->message, sizeof(v->message),
-	         "landlord's caches are still loading (Tenants, Namespaces, Plans, hosts): the "
-	         "tenant rules cannot be decided yet; retry in a few seconds");
+	         "landlord's caches are still loading (Tenants, Namespaces, Plans, Templates, "
+	         "hosts): the tenant rules cannot be decided yet; retry in a few seconds");
 	return true;
 }
 
@@ -153,6 +153,26 @@ void wh_tenancy_serve(const json_t *request, struct admission_verdict *v, void *
 		admit_namespace(tn, request, &d, v);
 }
 
+const char *const wh_tenancy_mutate_resources[] = {"namespaces",
+                                                   LANDLORD_GROUP "/templateinstances", NULL};
+
+/* Add @value at @path (under metadata), and the map @map first when the object has none. */
+static void patch_add(struct admission_verdict *v, const json_t *request, const char *map,
+                      const char *path, const char *value)
+{
+	char map_path[64];
+
+	if (v->patch == NULL)
+		v->patch = json_array();
+	snprintf(map_path, sizeof(map_path), "/metadata/%s", map);
+	if (!json_is_object(jx_get(request, "object", "metadata", map, NULL)))
+		json_array_append_new(v->patch, json_pack("{s:s,s:s,s:{}}", "op", "add", "path",
+		                                          map_path, "value"));
+	/* "add" on a member that exists replaces it (RFC 6902, 4.1) */
+	json_array_append_new(
+	        v->patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path", path, "value", value));
+}
+
 void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *ud)
 {
 	struct adm_decision d;
@@ -163,16 +183,12 @@ void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *
 		        .allowed = true, .warnings = v->warnings, .patch = v->patch};
 		return;
 	}
-	if (!d.allowed || !d.ns.add_label)
-		return;
-	if (v->patch == NULL)
-		v->patch = json_array();
-	if (!jx_get(request, "object", "metadata", "labels", NULL))
-		json_array_append_new(v->patch, json_pack("{s:s,s:s,s:{}}", "op", "add", "path",
-		                                          "/metadata/labels", "value"));
-	json_array_append_new(v->patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path",
-	                                          "/metadata/labels/landlord.dev~1tenant", "value",
-	                                          d.ns.tenant));
+	if (*d.last_writer)
+		patch_add(v, request, "annotations",
+		          "/metadata/annotations/landlord.dev~1last-writer", d.last_writer);
+	if (d.allowed && d.ns.add_label)
+		patch_add(v, request, "labels", "/metadata/labels/landlord.dev~1tenant",
+		          d.ns.tenant);
 }
 
 void wh_tenancy_mutate(const json_t *request, struct admission_verdict *v, void *ud)

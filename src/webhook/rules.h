@@ -44,6 +44,13 @@ void wh_tenancy_serve(const json_t *request, struct admission_verdict *v,
                       void *ud /* struct wh_tenancy */);
 void wh_tenancy_mutate(const json_t *request, struct admission_verdict *v,
                        void *ud /* struct wh_tenancy */);
+/*
+ * What wh_tenancy_mutate() answers for, on CREATE (namespaces) and UPDATE
+ * (templateinstances): it also sets the annotation landlord.dev/last-writer of every
+ * TemplateInstance CREATE and UPDATE to the decision's last_writer (tenancy/admit.h),
+ * replacing the client's value.
+ */
+extern const char *const wh_tenancy_mutate_resources[];
 /* wh_tenancy_mutate() on any view (@ud: a const struct adm_view *): tests. */
 void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *ud);
 

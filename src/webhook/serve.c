@@ -41,7 +41,7 @@ struct wh_serve {
 	struct probes *probes;
 	struct admission_route *validate, *mutate;
 	struct admission_rule *rules;     /* webhook_rules, then the tenant rules on the view */
-	struct admission_rule *mutations; /* webhook_mutations, then the namespace label */
+	struct admission_rule *mutations; /* webhook_mutations, then the tenant mutations */
 	struct wh_tenancy tenancy;        /* the tenant rules' view and client */
 	struct audit_events *events; /* Events for audited findings (with a client and a view) */
 	char *registered;            /* the base URL registered, or NULL */
@@ -281,8 +281,6 @@ static struct admission_rule *rule_table(const struct admission_rule *table,
 /* webhook_rules and webhook_mutations, and with a view the tenant rules decided on it. */
 static void build_rules(struct wh_serve *w, const struct wh_serve_opts *o)
 {
-	static const char *const namespaces[] = {"namespaces", NULL};
-
 	w->tenancy = (struct wh_tenancy){.cv = o->view, .client = o->client};
 	w->rules = rule_table(
 	        webhook_rules,
@@ -290,7 +288,8 @@ static void build_rules(struct wh_serve *w, const struct wh_serve_opts *o)
 	                                o->view ? wh_tenancy_serve : NULL, &w->tenancy});
 	w->mutations = rule_table(
 	        webhook_mutations,
-	        (struct admission_rule){"namespace-label", namespaces, ADMISSION_CREATE,
+	        (struct admission_rule){"tenancy-mutate", wh_tenancy_mutate_resources,
+	                                ADMISSION_CREATE | ADMISSION_UPDATE,
 	                                o->view ? wh_tenancy_mutate : NULL, &w->tenancy});
 }
 

@@ -225,6 +225,20 @@ def test_plain_namespaces_selector_conflict_sync_false_and_system_namespaces(kit
     for ns in ("default", "landlord-system", "kube-system", "kube-public"):
         assert env.read("cm", ns, "sys") is None, ns
     assert env.read("cm", a, "once").data == {"k": "edited"}
+    # the roll-up: a Deployment's replicas and pods (no kubelet here: Pending) in the row
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+              "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                       "template": {"metadata": {"labels": {"app": "web"}},
+                                    "spec": {"containers": [{"name": "c",
+                                                             "image": "registry.k8s.io/pause"}]}}}}
+    web = env.tgi(env.template([deploy]), {"matchLabels": {"e2e-tgi": label}})
+    obj = env.wait(web, lambda o: [r for r in (o.get("status") or {}).get("rows") or []
+                                   if r.get("pods", {}).get("pending") == 1],
+                   "the pending pod rolled up")
+    assert obj["status"]["rows"][0]["deployments"] == {"ready": 0, "desired": 1}
+    assert obj["status"]["rows"][0]["ready"] is False
+    assert condition(obj, "Ready")["reason"] == "WorkloadsNotReady"
+    assert condition(obj, "Synced")["status"] == "True"
     # deleting the instances cleans what they applied
     env.delete_all()
     for n in ("shared", "once", "sys"):

@@ -3,8 +3,10 @@ control plane: an editor's instance is rendered and applied as the namespace's e
 (ti.<ns>.editor in landlord-system, bound there to edit), never as landlord; parameter values
 stay literal strings; what the editor could not do itself is refused whole at the dry run with
 nothing written; drift (a deleted object, an edited field) is reverted by watch; what the
-Template no longer renders is pruned; a deleted instance is cleaned by its finalizer. Without
---webhook-url no writer is recorded, so instances apply as editors.
+Template no longer renders is pruned; a deleted instance is cleaned by its finalizer. The
+webhook (registered by every landlord here) refuses bad parameters and Templates not
+instantiable in the namespace at the door and records the writer (bob: editor); the controller
+rechecks instances admitted before their Template changed.
 """
 
 import base64
@@ -197,19 +199,39 @@ def test_cluster_scoped_objects_other_namespaces_and_bad_parameters_fail_by_name
         assert what in condition(obj, "Ready")["message"], condition(obj, "Ready")
     assert read_cm(env, "elsewhere") is None
     tmpl = template(env, [configmap("never", {"team": "${{TEAM}}"})], PARAMS)
-    name = instance(env, "bob", tmpl, {"TEAM": "NOT VALID"})
+    # the webhook refuses a bad parameter at the door (test_template_admission.py)...
+    with pytest.raises(ApiException) as e:
+        instance(env, "bob", tmpl, {"TEAM": "NOT VALID"})
+    assert e.value.status == 403, e.value.body
+    assert 'spec.parameters[TEAM]: \\"NOT VALID\\" does not match' in e.value.body, e.value.body
+    assert read_cm(env, "never") is None
+    # ...and the controller one the Template came to refuse after it was admitted
+    name = instance(env, "bob", tmpl, {"TEAM": "shop"})
+    wait_ti(env, name, "True")
+    narrower = [dict(p, validation="^[a-z]{1,3}$") if p["name"] == "TEAM" else p for p in PARAMS]
+    env["kit"].custom.patch_cluster_custom_object(GROUP, VERSION, TPL, tmpl,
+                                                  {"spec": {"parameters": narrower}})
     obj = wait_ti(env, name, "False", "ParameterInvalid")
     msg = condition(obj, "Ready")["message"]
-    assert 'spec.parameters[TEAM]: "NOT VALID" does not match ^[a-z]+$' in msg, msg
-    assert read_cm(env, "never") is None
+    assert 'spec.parameters[TEAM]: "shop" does not match ^[a-z]{1,3}$' in msg, msg
 
 
 def test_a_template_not_instantiable_here_applies_nothing(env):
     tmpl = template(env, [configmap("nowhere", {"k": "v"})], instantiable=False)
+    # the webhook refuses it at the door (test_template_admission.py)...
+    with pytest.raises(ApiException) as e:
+        instance(env, "bob", tmpl)
+    assert e.value.status == 403 and "spec.instantiableIn" in e.value.body, e.value.body
+    assert read_cm(env, "nowhere") is None
+    # ...and the controller stops an instance whose Template no longer selects its namespace
+    tmpl = template(env, [configmap("here", {"k": "v"})])
     name = instance(env, "bob", tmpl)
+    wait_ti(env, name, "True")
+    env["kit"].custom.patch_cluster_custom_object(GROUP, VERSION, TPL, tmpl, {
+        "spec": {"instantiableIn": {"matchExpressions": None,
+                                    "matchLabels": {"landlord.dev/tenant": "nobody"}}}})
     obj = wait_ti(env, name, "False", "NotInstantiable")
     assert "spec.instantiableIn" in condition(obj, "Ready")["message"]
-    assert read_cm(env, "nowhere") is None
 
 
 def test_drift_is_reverted_by_watch_and_what_is_no_longer_rendered_is_pruned(env):

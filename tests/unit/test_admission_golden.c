@@ -84,11 +84,11 @@ static json_t *run_case(const char *dir)
 	assert_non_null(answer);
 	got = admission_got(answer);
 	json_decref(answer);
-	answer = admission_mutation(
-	        (struct admission_rule[]){{"label", (const char *const[]){"namespaces", NULL},
-	                                   ADMISSION_CREATE, wh_tenancy_label, &view},
-	                                  {.name = NULL}},
-	        body);
+	answer = admission_mutation((struct admission_rule[]){{"label", wh_tenancy_mutate_resources,
+	                                                       ADMISSION_CREATE | ADMISSION_UPDATE,
+	                                                       wh_tenancy_label, &view},
+	                                                      {.name = NULL}},
+	                            body);
 	if (answer)
 		json_object_set_new(got, "patch", answer);
 	admission_route_free(route);

@@ -33,6 +33,7 @@
 #define TENANTS    "tenants.landlord.dev"
 #define PLANS      "plans.landlord.dev"
 #define CONFIGS    "landlordconfigs.landlord.dev"
+#define TEMPLATES  "templates.landlord.dev"
 #define INGRESSES  "ingresses.networking.k8s.io"
 #define HTTPROUTES "httproutes.gateway.networking.k8s.io"
 #define SELF       "system:serviceaccount:landlord-system:landlord"
@@ -44,6 +45,7 @@ struct env {
 	struct mgr *m;
 	struct cacheview *cv;
 	pthread_t thread;
+	bool compact; /* cacheview_opts.compact */
 };
 
 static void put(struct fake_api *f, const char *res, const char *text)
@@ -64,6 +66,7 @@ static struct fake_api *new_fake(bool gateway)
 	fake_api_add_gvr(f, &LL_TENANTS, true);
 	fake_api_add_gvr(f, &LL_PLANS, true);
 	fake_api_add_gvr(f, &LL_LANDLORDCONFIGS, true);
+	fake_api_add_gvr(f, &LL_TEMPLATES, true);
 	fake_api_add_resource(f, "networking.k8s.io", "v1", "ingresses", "Ingress", true, true);
 	if (gateway)
 		fake_api_add_resource(f, "gateway.networking.k8s.io", "v1", "httproutes",
@@ -87,7 +90,7 @@ static void sleep_ms(long ms)
 /* Start a manager with a view over @e->f, and wait until the view has synced. */
 static void env_start(struct env *e)
 {
-	struct cacheview_opts vo = {.self_user = SELF};
+	struct cacheview_opts vo = {.self_user = SELF, .compact = e->compact};
 	struct mgr_opts o = {.probe_port = -1};
 	struct ll_err err = {{0}};
 	int i;
@@ -131,6 +134,8 @@ enum probe {
 	P_HOSTS_POLICY, /* arg: tenant -> "policy" when it has one */
 	P_NS_EXISTS,    /* arg: namespace -> "yes" */
 	P_MODES,        /* -> "d" or "a" per family */
+	P_TEMPLATE,     /* arg: Template name -> "yes" */
+	P_NS_LABELS,    /* arg: namespace -> its cached labels, as JSON */
 };
 
 static void copy(char out[256], const char *s)
@@ -176,6 +181,19 @@ static void probe_in(const struct adm_view *v, enum probe p, const char *arg, co
 	case P_NS_EXISTS:
 		return copy(out, jval_type(v->ops->namespace_obj(v->ctx, arg)) != JT_NONE ? "yes"
 		                                                                          : NULL);
+	case P_NS_LABELS: {
+		json_t *labels = jval_to_json(
+		        jval_path(v->ops->namespace_obj(v->ctx, arg), "metadata", "labels", NULL));
+		char *text = labels ? json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+		copy(out, text);
+		free(text);
+		json_decref(labels);
+		return;
+	}
+	case P_TEMPLATE:
+		return copy(out, jval_type(v->ops->template_obj(v->ctx, arg)) == JT_OBJECT ? "yes"
+		                                                                           : NULL);
 	case P_MODES:
 		for (int f = 0; f < ADM_FAMILY_N; f++)
 			out[f] = v->ops->mode(v->ctx, f) == ADM_AUDIT ? 'a' : 'd';
@@ -331,6 +349,24 @@ static void test_cacheview__works_without_the_gateway_api(void **state)
 	env_start(&e);
 	expect(e.cv, P_HOST_USER, "shop.acme.io", "acme", "globex shop.acme.io");
 	expect(e.cv, P_NS_TENANT, "acme-dev", NULL, "acme");
+	env_stop(&e);
+}
+
+/* `landlord webhook`: of a namespace's labels only landlord's are cached, all of them. */
+static void test_cacheview__compact_keeps_every_landlord_label(void **state)
+{
+	struct env e = {.f = new_fake(true), .compact = true};
+
+	(void)state;
+	seed(e.f, true);
+	put(e.f, "namespaces",
+	    "{\"metadata\":{\"name\":\"acme-tiered\",\"labels\":{\"landlord.dev/tenant\":"
+	    "\"acme\",\"landlord.dev/tier\":\"dev\",\"team\":\"web\",\"landlord.devx\":\"y\"}}}");
+	put(e.f, TEMPLATES, "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"instantiableIn\":{}}}");
+	env_start(&e);
+	expect(e.cv, P_NS_LABELS, "acme-tiered", NULL,
+	       "{\"landlord.dev/tenant\":\"acme\",\"landlord.dev/tier\":\"dev\"}");
+	expect(e.cv, P_TEMPLATE, "web", NULL, "yes");
 	env_stop(&e);
 }
 
@@ -558,6 +594,8 @@ static void load_view(struct fake_api *f, const json_t *view)
 		put_json(f, PLANS, plan);
 		json_decref(plan);
 	}
+	json_array_foreach(json_object_get(view, "templates"), i, v)
+		put_json(f, TEMPLATES, v);
 	if (json_object_get(view, "config"))
 		load_config(f, json_object_get(view, "config"));
 	load_hosts(f, view);
@@ -566,7 +604,8 @@ static void load_view(struct fake_api *f, const json_t *view)
 /* Delete every object the view reads from the fake. */
 static void reset(struct fake_api *f)
 {
-	static const char *const res[] = {INGRESSES, TENANTS, PLANS, CONFIGS, "namespaces"};
+	static const char *const res[] = {INGRESSES, TENANTS,   PLANS,
+	                                  CONFIGS,   TEMPLATES, "namespaces"};
 	const json_t *o;
 	json_t *all;
 	size_t i;
@@ -617,6 +656,7 @@ static void barrier(struct env *e, int i, const char *modes)
 	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", t);
 	put(e->f, TENANTS, text);
 	put(e->f, PLANS, text);
+	put(e->f, TEMPLATES, text);
 	snprintf(text, sizeof(text),
 	         "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"landlord.dev/tenant\":\"%s\"}}}", ns,
 	         t);
@@ -629,11 +669,14 @@ static void barrier(struct env *e, int i, const char *modes)
 	snprintf(want, sizeof(want), "%s %s", t, host);
 	expect(e->cv, P_HOST_USER, host, "\x01", want);
 	expect(e->cv, P_PLAN_EXISTS, t, NULL, "yes");
+	expect(e->cv, P_TEMPLATE, t, NULL, "yes");
 	expect(e->cv, P_MODES, NULL, NULL, modes);
 	fake_api_delete(e->f, "namespaces", NULL, ns);
 	fake_api_delete(e->f, TENANTS, NULL, t);
 	fake_api_delete(e->f, PLANS, NULL, t);
+	fake_api_delete(e->f, TEMPLATES, NULL, t);
 	expect(e->cv, P_TENANT, t, NULL, "(null)");
+	expect(e->cv, P_TEMPLATE, t, NULL, "(null)");
 	expect(e->cv, P_NS_EXISTS, ns, NULL, "(null)");
 	expect(e->cv, P_PLAN_EXISTS, t, NULL, "(null)");
 }
@@ -668,8 +711,8 @@ static json_t *run_case(struct env *e, const char *dir, int i)
 	got = admission_got(answer);
 	json_decref(answer);
 	answer = admission_mutation(
-	        (struct admission_rule[]){{"label", (const char *const[]){"namespaces", NULL},
-	                                   ADMISSION_CREATE, wh_tenancy_mutate,
+	        (struct admission_rule[]){{"label", wh_tenancy_mutate_resources,
+	                                   ADMISSION_CREATE | ADMISSION_UPDATE, wh_tenancy_mutate,
 	                                   &(struct wh_tenancy){.cv = e->cv}},
 	                                  {.name = NULL}},
 	        body);
@@ -730,6 +773,7 @@ int main(void)
 	        cmocka_unit_test(test_cacheview__lookups_answer_from_the_caches),
 	        cmocka_unit_test(test_cacheview__updates_and_deletes_are_reflected),
 	        cmocka_unit_test(test_cacheview__works_without_the_gateway_api),
+	        cmocka_unit_test(test_cacheview__compact_keeps_every_landlord_label),
 	        cmocka_unit_test(test_cacheview__freed_while_informers_run),
 	        cmocka_unit_test(test_cacheview__unsynced_view_fails_closed),
 	        cmocka_unit_test(test_cacheview__decisions_race_updates_safely),

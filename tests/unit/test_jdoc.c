@@ -322,6 +322,22 @@ static void test_jdoc__projections_keep_and_drop_paths(void **state)
 	jdoc_unref(d);
 }
 
+static void test_jdoc__a_path_ending_in_star_keeps_members_by_prefix(void **state)
+{
+	const char *const keep[] = {"metadata.name", "metadata.labels.example.com/*", NULL};
+	struct jdoc_opts k = {.keep = keep};
+	struct jdoc *d;
+
+	(void)state;
+	d = parse("{\"metadata\":{\"name\":\"n\",\"labels\":{\"example.com/tenant\":\"a\","
+	          "\"example.com/tier\":\"gold\",\"landlord\":\"x\",\"app\":\"y\","
+	          "\"example.comx/z\":\"z\"},\"uid\":\"u\"}}",
+	          &k);
+	assert_doc(d, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"example.com/tenant\":\"a\","
+	              "\"example.com/tier\":\"gold\"}}}");
+	jdoc_unref(d);
+}
+
 static int keep_two(void *ctx, struct jdoc *take_item)
 {
 	struct jdoc **items = ctx;
@@ -805,6 +821,7 @@ int main(void)
 	        cmocka_unit_test(test_jdoc__malformed_input_is_refused_with_an_error),
 	        cmocka_unit_test(test_jdoc__depth_and_size_limits_refuse_documents),
 	        cmocka_unit_test(test_jdoc__projections_keep_and_drop_paths),
+	        cmocka_unit_test(test_jdoc__a_path_ending_in_star_keeps_members_by_prefix),
 	        cmocka_unit_test(test_jdoc__projection_applies_to_jansson_input_too),
 	        cmocka_unit_test(test_jdoc__list_pages_split_into_one_document_per_item),
 	        cmocka_unit_test(test_jdoc__watch_events_split_into_their_object),

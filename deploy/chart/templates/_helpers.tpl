@@ -39,6 +39,15 @@ nodes, kube-controller-manager and the controllers of kube-system (issue 12, poi
 {{ include "landlord.privileged" . }} || request.userInfo.username == 'system:kube-controller-manager' || request.userInfo.username.startsWith('system:serviceaccount:kube-system:') || (has(request.userInfo.groups) && 'system:nodes' in request.userInfo.groups)
 {{- end -}}
 
+{{/*
+landlord itself and the cluster's components, but not the privileged subjects: the writers that
+keep a TemplateInstance's landlord.dev/last-writer as it was (a finalizer, garbage collection),
+and that the Template check leaves alone.
+*/}}
+{{- define "landlord.components" -}}
+request.userInfo.username == {{ printf "system:serviceaccount:%s:landlord" (include "landlord.namespace" .) | toJson }} || request.userInfo.username == 'system:kube-controller-manager' || request.userInfo.username.startsWith('system:serviceaccount:kube-system:') || (has(request.userInfo.groups) && 'system:nodes' in request.userInfo.groups)
+{{- end -}}
+
 {{/* Namespace CREATE: every name but the system's and landlord's own, by the label the API server sets. */}}
 {{- define "landlord.namespaceCreateSelector" -}}
 matchExpressions:
