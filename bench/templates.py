@@ -381,7 +381,8 @@ def versions(args):
             return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0]
         except (OSError, IndexError):
             return "?"
-    return {"landlord": first_line(str(args.landlord), "version"),
+    return {"landlord": first_line(str(args.landlord), "version") + ", commit " +
+            first_line("git", "-C", str(REPO), "rev-parse", "--short", "HEAD"),
             "cpu": next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
                          if ln.startswith("model name")), "?"),
             "cores": os.cpu_count()}
