@@ -38,9 +38,18 @@ class Env:
 
     def template(self, manifests):
         name = self.kit.name("tpl")
-        self.kit.custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
-            "spec": {"resources": {"manifests": manifests}}})
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Template",
+                "metadata": {"name": name}, "spec": {"resources": {"manifests": manifests}}}
+
+        def create():  # the webhook answers 503 while landlord's caches load
+            try:
+                self.kit.custom.create_cluster_custom_object(GROUP, VERSION, TPL, body)
+                return True
+            except ApiException as e:
+                if e.status != 503:
+                    raise
+                return False
+        self.kit.cluster.wait_for(create, TIMEOUT, what=f"Template {name} admitted")
         self.created.append((TPL, name))
         return name
 
