@@ -175,6 +175,32 @@ int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
 	return 0;
 }
 
+struct inf *tpl_kind_informer(struct templates *t, const char *kind, const char *label)
+{
+	bool group = strcmp(label, LABEL_TGI) == 0, watched, created;
+	char key[TPL_FAIL_OBJECT_MAX + 64], api_version[TPL_FAIL_OBJECT_MAX];
+	const char *slash = strrchr(kind, '/');
+	struct kc_gvr gvr;
+	struct inf *inf;
+
+	snprintf(key, sizeof(key), "%s:%s", group ? "tgi" : "ti", kind);
+	pthread_mutex_lock(&t->lock);
+	watched = json_object_get(t->watched, key) != NULL;
+	pthread_mutex_unlock(&t->lock);
+	if (!watched || slash == NULL || (size_t)(slash - kind) >= sizeof(api_version))
+		return NULL;
+	snprintf(api_version, sizeof(api_version), "%.*s", (int)(slash - kind), kind);
+	if (disc_lookup_kind(t->disc, api_version, slash + 1, &gvr, NULL) != 0)
+		return NULL;
+	/* the same options as tpl_watch_kind(): the manager hands back that informer */
+	inf = mgr_informer_live(
+	        ctrl_mgr(group ? t->tgi : t->ti),
+	        &(struct inf_opts){
+	                .gvr = gvr, .label_selector = label, .metadata_only = true, .name = key},
+	        &created);
+	return inf_has_synced(inf) ? inf : NULL;
+}
+
 /* ---------- fingerprints ---------- */
 
 void tpl_forget(struct templates *t, const char *key)

@@ -64,6 +64,11 @@ int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label);
 /** tgi_fingerprint_key() - the fingerprint key of TGI @tgi in namespace @ns, into @out. */
 void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap);
 
+/**
+ * tpl_kind_informer() - the synced watch tpl_watch_kind() made on @kind ("apiVersion/Kind") for
+ * @label, or NULL (never made, kind not served, not synced yet).
+ */
+struct inf *tpl_kind_informer(struct templates *t, const char *kind, const char *label);
 /** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
 void tpl_forget(struct templates *t, const char *key);
 /** tpl_forget_prefix() - drop every fingerprint whose key begins with @prefix. */

@@ -361,8 +361,34 @@ static int note_namespace(json_t *item, void *ud)
 	return 0;
 }
 
+/* The namespaces of the instance's objects of one kind, from its watch. Return: false when
+ * there is no synced watch to ask. */
+static bool leftovers_cached(struct tgi_rec *r, const char *kind, struct leftover *l)
+{
+	struct inf *inf = tpl_kind_informer(r->t, kind, LABEL_TGI);
+	struct jdoc_list docs;
+
+	if (inf == NULL)
+		return false;
+	docs = inf_list_ref(inf, NULL);
+	for (size_t i = 0; i < docs.n; i++) {
+		const char *owner = jd_label(docs.items[i], LABEL_TGI),
+		           *ns = jd_namespace(docs.items[i]);
+		json_t *item;
+
+		if (owner == NULL || ns == NULL || strcmp(owner, r->name) != 0)
+			continue;
+		item = json_pack("{s:{s:s}}", "metadata", "namespace", ns);
+		note_namespace(item, l);
+		json_decref(item);
+	}
+	jdoc_list_release(&docs);
+	return true;
+}
+
 /* The namespaces (other than @selected's) holding objects labelled with the instance's name,
- * of the kinds it applied: listed across the cluster. Return: 0 or -EIO. */
+ * of the kinds it applied: from the watches on those kinds, else listed across the cluster.
+ * Return: 0 or -EIO. */
 static int leftover_namespaces(struct tgi_rec *r, const json_t *selected, json_t *found)
 {
 	char selector[400], api_version[TPL_FAIL_OBJECT_MAX];
@@ -378,7 +404,8 @@ static int leftover_namespaces(struct tgi_rec *r, const json_t *selected, json_t
 		struct kc_resp resp = {0};
 		struct kc_gvr gvr;
 
-		if (slash == NULL || (size_t)(slash - key) >= sizeof(api_version))
+		if (slash == NULL || (size_t)(slash - key) >= sizeof(api_version) ||
+		    leftovers_cached(r, key, &l))
 			continue;
 		snprintf(api_version, sizeof(api_version), "%.*s", (int)(slash - key), key);
 		if (disc_lookup_kind(r->t->disc, api_version, slash + 1, &gvr, NULL) != 0 ||

@@ -2,19 +2,18 @@
 converges after a restart to the uninterrupted end state (issue 13, crash loop).
 
 --test-crash-after-writes N makes landlord exit (86, no cleanup) just after its Nth successful
-write; dry runs write nothing and do not count. For N = 1, 2, ... a fresh instance of one
-Template (a Secret, a ConfigMap and a Service) is applied by a landlord that dies there, then by
-a normal one, until a run converges before its crash point.
+write; dry runs write nothing and do not count. For N = 1..8 a fresh instance of one Template
+(a Secret, a ConfigMap and a Service) is applied by a landlord that dies there, then by a
+normal one: the writes of one apply (finalizer, status kinds, account, binding, three objects,
+status) are 8, so every one of them has a crash right after it.
 """
-
-import pytest
 from kubernetes import client as k8s
 
 from kube import GROUP, VERSION
 from procs import start_controllers
 
 CRASH_EXIT = 86
-MAX_WRITES = 30
+CRASH_POINTS = 8  # issue 13: N = 1..8
 
 
 def manifests():
@@ -90,10 +89,11 @@ def test_an_instance_converges_after_a_crash_after_every_write(kit, created, tmp
     kit.cluster.wait_for(lambda: ready(kit, ns, "reference"), 60, what="the reference Ready")
     kit.stop()
     want = end_state(kit, ns, "reference")
+    crashed = []
     assert want["conditions"]["Ready"] == ("True", "Applied")
     assert want["kinds"] == ["v1/ConfigMap", "v1/Secret", "v1/Service"]
 
-    for n in range(1, MAX_WRITES + 1):
+    for n in range(1, CRASH_POINTS + 1):
         name = f"crash{n}"
         instance(name)
         crashing = start_controllers(kit.cluster, tmp_path, "--test-crash-after-writes", str(n),
@@ -115,11 +115,8 @@ def test_an_instance_converges_after_a_crash_after_every_write(kit, created, tmp
         got = end_state(kit, ns, name)
         # the reference's objects carry its own label: compare what each instance applied
         assert got == want, f"after a crash following write {n}"
-        if converged:
-            break
-    else:
-        pytest.fail(f"still crashing after {MAX_WRITES} writes")
-    assert n > 4, f"an instance converged within {n - 1} writes; the hook did not count"
+        crashed.append(not converged)
+    assert crashed[:4] == [True] * 4, f"the first writes did not crash: {crashed}"
     # the instances' finalizers need a landlord to go
     kit.start()
     for ti in kit.custom.list_namespaced_custom_object(GROUP, VERSION, ns,
