@@ -162,47 +162,16 @@ int tgi_write_status_kinds(struct tgi_rec *r)
 
 /* ---------- finalizer ---------- */
 
-static int finalizer_index(struct jval obj)
-{
-	struct jval finalizers = jval_path(obj, "metadata", "finalizers", NULL), v;
-	size_t i;
-
-	jval_foreach(finalizers, i, v)
-		if (jval_str(v) && strcmp(jval_str(v), LANDLORD_FINALIZER) == 0)
-			return (int)i;
-	return -1;
-}
-
 bool tgi_has_finalizer(const struct tgi_rec *r)
 {
-	return finalizer_index(r->tgi) >= 0;
+	return tpl_finalizer_index(r->tgi) >= 0;
 }
 
-/* Add or remove landlord's finalizer with a JSON patch that leaves other entries alone. */
 int tgi_set_finalizer(struct tgi_rec *r, bool present)
 {
-	int idx = finalizer_index(r->tgi);
-	bool have_list = jval_type(jval_path(r->tgi, "metadata", "finalizers", NULL)) != JT_NONE;
-	char path[64];
-	json_t *body;
-	int rc;
+	json_t *body = tpl_finalizer_patch(r->tgi, present);
+	int rc = body ? tgi_patch(r, NULL, KC_PATCH_JSON, body) : 0;
 
-	if ((idx >= 0) == present)
-		return 0;
-	if (present)
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:o}]", "op", "test", "path",
-		                 "/metadata/resourceVersion", "value",
-		                 jval_resource_version(r->tgi), "op", "add", "path",
-		                 have_list ? "/metadata/finalizers/-" : "/metadata/finalizers",
-		                 "value",
-		                 have_list ? json_string(LANDLORD_FINALIZER)
-		                           : json_pack("[s]", LANDLORD_FINALIZER));
-	else {
-		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
-		                 LANDLORD_FINALIZER, "op", "remove", "path", path);
-	}
-	rc = tgi_patch(r, NULL, KC_PATCH_JSON, body);
 	json_decref(body);
 	return rc;
 }
@@ -246,37 +215,16 @@ static json_t *status_of(const struct tgi_rec *r)
 	return st;
 }
 
-/* Fields of @want that differ from the instance's status. */
-static json_t *status_changes(const struct tgi_rec *r, json_t *want)
-{
-	json_t *changes = json_object(), *v;
-	const char *k;
-
-	json_object_foreach(want, k, v) {
-		if (!jval_equal_json(jval_path(r->tgi, "status", k, NULL), v))
-			json_object_set(changes, k, v);
-	}
-	return changes;
-}
-
-/* @res, or a requeue after @wait_ms when that comes sooner. */
-static struct ctrl_result sooner(struct ctrl_result res, long wait_ms)
-{
-	if (res.outcome == CTRL_RETRY ||
-	    (res.outcome == CTRL_REQUEUE_AFTER && res.after_ms <= wait_ms))
-		return res;
-	return CTRL_RESULT_AFTER(wait_ms);
-}
-
 struct ctrl_result tgi_finish(struct tgi_rec *r, struct ctrl_result res)
 {
-	json_t *want = status_of(r), *changes = status_changes(r, want), *body;
+	json_t *want = status_of(r), *changes = tpl_status_changes(r->tgi, want), *body;
 	char key[300];
 	long wait_ms;
 
 	snprintf(key, sizeof(key), "tgi:%s", r->name); /* no namespace holds a ':' */
 	if (json_object_size(changes) > 0 && !tpl_write_due(r->t, key, &wait_ms)) {
-		res = sooner(res, wait_ms); /* at most one write a second: this one comes then */
+		res = tpl_sooner(res,
+		                 wait_ms); /* at most one write a second: this one comes then */
 	} else if (json_object_size(changes) > 0) {
 		body = json_pack("{s:O}", "status", changes);
 		if (tgi_patch(r, "status", KC_PATCH_MERGE, body) != 0)

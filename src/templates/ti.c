@@ -116,45 +116,12 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 
 /* ---------- finalizer ---------- */
 
-static int finalizer_index(struct jval obj)
-{
-	struct jval finalizers = jval_path(obj, "metadata", "finalizers", NULL), v;
-	size_t i;
-
-	jval_foreach(finalizers, i, v)
-		if (jval_str(v) && strcmp(jval_str(v), LANDLORD_FINALIZER) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* Add or remove landlord's finalizer with a JSON patch that leaves other entries alone. */
+/* Add or remove landlord's finalizer. */
 static int set_finalizer(struct ti_rec *r, bool present)
 {
-	int idx = finalizer_index(r->ti);
-	char path[64];
-	json_t *body;
-	int rc;
+	json_t *body = tpl_finalizer_patch(r->ti, present);
+	int rc = body ? ti_patch(r, NULL, KC_PATCH_JSON, body) : 0;
 
-	if ((idx >= 0) == present)
-		return 0;
-	if (present)
-		body = json_pack(
-		        "[{s:s,s:s,s:s},{s:s,s:s,s:o}]", "op", "test", "path",
-		        "/metadata/resourceVersion", "value", jval_resource_version(r->ti), "op",
-		        "add", "path",
-		        jval_type(jval_path(r->ti, "metadata", "finalizers", NULL)) != JT_NONE
-		                ? "/metadata/finalizers/-"
-		                : "/metadata/finalizers",
-		        "value",
-		        jval_type(jval_path(r->ti, "metadata", "finalizers", NULL)) != JT_NONE
-		                ? json_string(LANDLORD_FINALIZER)
-		                : json_pack("[s]", LANDLORD_FINALIZER));
-	else {
-		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
-		                 LANDLORD_FINALIZER, "op", "remove", "path", path);
-	}
-	rc = ti_patch(r, NULL, KC_PATCH_JSON, body);
 	json_decref(body);
 	return rc;
 }
@@ -433,7 +400,7 @@ static struct ctrl_result teardown(struct ti_rec *r)
 	bool changed;
 	int rc = 0;
 
-	if (finalizer_index(r->ti) < 0 || !still_finalized(r))
+	if (tpl_finalizer_index(r->ti) < 0 || !still_finalized(r))
 		return CTRL_RESULT_DONE;
 	if (r->ns && jd_str(r->ns, "metadata", "deletionTimestamp", NULL) == NULL &&
 	    ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0) {

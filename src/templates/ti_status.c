@@ -188,35 +188,14 @@ static json_t *status_of(const struct ti_rec *r)
 	return st;
 }
 
-/* Fields of @want that differ from the instance's status. */
-static json_t *status_changes(const struct ti_rec *r, json_t *want)
-{
-	json_t *changes = json_object(), *v;
-	const char *k;
-
-	json_object_foreach(want, k, v) {
-		if (!jval_equal_json(jval_path(r->ti, "status", k, NULL), v))
-			json_object_set(changes, k, v);
-	}
-	return changes;
-}
-
-/* @res, or sooner: after @wait_ms. */
-static struct ctrl_result sooner(struct ctrl_result res, long wait_ms)
-{
-	if (res.outcome == CTRL_RETRY ||
-	    (res.outcome == CTRL_REQUEUE_AFTER && res.after_ms <= wait_ms))
-		return res;
-	return CTRL_RESULT_AFTER(wait_ms);
-}
-
 struct ctrl_result ti_finish(struct ti_rec *r, struct ctrl_result res)
 {
-	json_t *want = status_of(r), *changes = status_changes(r, want), *body;
+	json_t *want = status_of(r), *changes = tpl_status_changes(r->ti, want), *body;
 	long wait_ms;
 
 	if (json_object_size(changes) > 0 && !tpl_write_due(r->t, r->key, &wait_ms)) {
-		res = sooner(res, wait_ms); /* at most one write a second: this one comes then */
+		res = tpl_sooner(res,
+		                 wait_ms); /* at most one write a second: this one comes then */
 	} else if (json_object_size(changes) > 0) {
 		body = json_pack("{s:O}", "status", changes);
 		if (ti_patch(r, "status", KC_PATCH_MERGE, body) != 0)
