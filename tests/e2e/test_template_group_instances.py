@@ -8,6 +8,9 @@ landlord.dev/depends-on order holds; two instances on one object give Conflict; 
 landlord-system and kube-* are never written, whatever the selector says.
 """
 
+import json
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from kubernetes.client.rest import ApiException
 
@@ -317,3 +320,35 @@ def test_a_tgis_rolebinding_networkpolicy_and_limitrange_pass_landlord_self_limi
         kit.remove_policies()
         kit.cluster.wait_for(lambda: landlord_may_write_in_kube_system(kit, probe), TIMEOUT,
                              what="the policies out of force")
+
+
+def test_a_tgi_over_500_namespaces_keeps_its_status_small(env):
+    """Issue 13: the status of a TemplateGroupInstance over 500 namespaces stays under 128 KiB
+    end to end (one row each; tests/unit/test_tplstatus.c bounds the worst case)."""
+    kit = env.kit
+    mark = kit.name("many")
+    names = [f"{mark}-{i}" for i in range(500)]
+
+    def make(name):
+        kit.core.create_namespace({"metadata": {"name": name, "labels": {"e2e-many": mark}}})
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(make, names))
+    try:
+        kit.start()
+        tgi = env.tgi(env.template([configmap("settings", {"where": "${namespace}"})]),
+                      {"matchLabels": {"e2e-many": mark}})
+        obj = env.wait_ready(tgi, 500)
+        size = len(json.dumps(obj["status"], separators=(",", ":")))
+        assert size < 128 << 10, f"status of 500 namespaces is {size} bytes"
+        assert len(obj["status"]["rows"]) == 500 and obj["status"]["rowsOmitted"] == 0
+        assert env.read("cm", names[-1], "settings").data == {"where": names[-1]}
+        env.delete_all()
+    finally:
+        def drop(name):
+            try:
+                kit.core.delete_namespace(name)
+            except ApiException as e:
+                if e.status != 404:
+                    raise
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(drop, names))
