@@ -524,6 +524,8 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	pthread_mutex_init(&inf->mu, NULL);
 	clock_cond_init(&inf->cond);
 	describe_metrics();
+	for (size_t i = 0; opts->indexes && opts->indexes[i].name; i++)
+		inf_add_index(inf, opts->indexes[i].name, opts->indexes[i].fn, opts->indexes[i].ud);
 	return inf;
 }
 

@@ -34,6 +34,17 @@
 
 struct inf;
 
+/** Index function: call @emit(value, ctx) once for each index value of @obj. */
+typedef void (*inf_index_fn)(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
+                             void *ctx, void *ud);
+
+/* An index made with the informer (inf_add_index() before it can start). */
+struct inf_index_def {
+	const char *name; /* copied */
+	inf_index_fn fn;
+	void *ud;
+};
+
 struct inf_opts {
 	struct kc_gvr gvr;          /* strings are copied */
 	const char *ns;             /* NULL: all namespaces */
@@ -47,6 +58,10 @@ struct inf_opts {
 	const char *const *keep;
 	const char *const *drop;
 	const char *name; /* metrics/log label; default gvr.resource */
+	/* indexes made by inf_new(), {NULL}-terminated, or NULL: for an informer that starts as
+	 * it is made (mgr_informer_live()), where inf_add_index() would come too late; the
+	 * manager shares an informer only between callers naming the same indexes */
+	const struct inf_index_def *indexes;
 };
 
 struct inf_handler {
@@ -56,10 +71,6 @@ struct inf_handler {
 	void (*on_delete)(const struct jdoc *obj, void *ud);
 	void *ud;
 };
-
-/** Index function: call @emit(value, ctx) once for each index value of @obj. */
-typedef void (*inf_index_fn)(const struct jdoc *obj, void (*emit)(const char *value, void *ctx),
-                             void *ctx, void *ud);
 
 struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts);
 /** inf_free() - stop (if started) and free the cache. */

@@ -114,6 +114,9 @@ static char *informer_signature(const struct inf_opts *o)
 	            o->field_selector ? o->field_selector : "", o->metadata_only);
 	append_paths(&b, o->keep);
 	append_paths(&b, o->drop);
+	/* an informer made without an index a caller asks for would answer it with nothing */
+	for (size_t i = 0; o->indexes && o->indexes[i].name; i++)
+		buf_appendf(&b, "|index:%s", o->indexes[i].name);
 	return buf_detach(&b);
 }
 

@@ -254,6 +254,55 @@ int tpl_apply(const struct tpl_target *t, const json_t *objects, const size_t *o
 	return rc;
 }
 
+/* One drifted object applied again: unforced first, forced over a manager that is not an
+ * instance. */
+static int repair_one(const struct tpl_target *t, const json_t *obj, struct tpl_failure *f)
+{
+	struct kc_resp resp = {0};
+	struct kc_gvr gvr;
+	char other[256];
+	int rc = resolve(t, obj, &gvr, f);
+
+	if (rc == 0)
+		rc = apply_one(t, &gvr, obj, false, false, &resp, f);
+	if (rc == 0 && resp.http_status == 409 && strcmp(resp.status.reason, "Conflict") == 0 &&
+	    !instance_in_conflict(resp.status.message, t->field_manager, other, sizeof(other))) {
+		kc_resp_release(&resp);
+		rc = apply_one(t, &gvr, obj, false, true, &resp, f);
+	}
+	if (rc == 0 && resp.http_status == 409 && strcmp(resp.status.reason, "Conflict") == 0) {
+		set_failure(f, obj, "Conflict", "");
+		snprintf(f->message, sizeof(f->message), "%.200s also manages it: %.700s", other,
+		         resp.status.message);
+		rc = -EAGAIN;
+	} else if (rc == 0 && !kc_resp_ok(&resp)) {
+		rc = answer_failure(f, obj, &resp);
+	} else if (rc == 0 && instance_owning(resp.body, t->field_manager, other, sizeof(other))) {
+		set_failure(f, obj, "Conflict", "");
+		snprintf(f->message, sizeof(f->message), "%s also manages it", other);
+		rc = -EAGAIN;
+	}
+	kc_resp_release(&resp);
+	return rc;
+}
+
+int tpl_repair(const struct tpl_target *t, const json_t *objects, const size_t *order, size_t n,
+               size_t *applied, struct tpl_failure *fail)
+{
+	int rc = 0;
+
+	*applied = 0;
+	memset(fail, 0, sizeof(*fail));
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = repair_one(t, json_array_get(objects, order[i]), fail);
+		if (rc == 0)
+			(*applied)++;
+		else
+			fail->written = *applied > 0;
+	}
+	return rc;
+}
+
 /* ---------- prune ---------- */
 
 /* Does @keep hold an object of @obj's kind and name? */

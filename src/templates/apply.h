@@ -14,6 +14,8 @@
  * naming that manager; nothing is forced over an instance. A conflict with any other manager (a
  * user's kubectl edit) is drift: the apply forces over it.
  *
+ * tpl_repair() applies again objects of such a render that drifted, without the dry run.
+ *
  * tpl_prune() deletes, as the same identity and with a uid precondition, the objects of the
  * given kinds that carry the instance's label and in which its manager owns fields, but that
  * the render no longer holds. A forged label alone deletes nothing: the manager must own fields.
@@ -65,6 +67,16 @@ struct tpl_failure {
  */
 int tpl_apply(const struct tpl_target *t, const json_t *objects, const size_t *order, size_t n,
               size_t *applied /* OUT */, struct tpl_failure *fail /* OUT */);
+
+/**
+ * tpl_repair() - apply again, in @order, objects of a render that did not change since it was
+ * applied whole, because they drifted (deleted, or edited by someone else): no dry run (that
+ * render passed one as this identity), unforced first; a conflict with a manager that is not an
+ * instance is forced over, one with an instance fails with Conflict, as does another instance
+ * owning fields of the result. Returns and fills @applied and @fail as tpl_apply().
+ */
+int tpl_repair(const struct tpl_target *t, const json_t *objects, const size_t *order, size_t n,
+               size_t *applied /* OUT */, struct tpl_failure *fail /* OUT */);
 
 /**
  * tpl_prune() - delete what @t's instance applied in its namespace, of the kinds @kinds (an

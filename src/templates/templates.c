@@ -25,6 +25,7 @@ struct templates *templates_new(struct kc_client *kc)
 	t->watched = json_object();
 	t->fingerprints = json_object();
 	t->written_ms = json_object();
+	t->drifted = json_object();
 	return t;
 }
 
@@ -36,6 +37,13 @@ void templates_free(struct templates *t)
 	json_decref(t->watched);
 	json_decref(t->fingerprints);
 	json_decref(t->written_ms);
+	json_decref(t->drifted);
+	while (t->drift_watches) {
+		struct drift_watch *next = t->drift_watches->next;
+
+		free(t->drift_watches);
+		t->drift_watches = next;
+	}
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -63,18 +71,25 @@ static void drifted(struct templates *t, const struct jdoc *obj)
 	ctrl_enqueue(t->ti, key);
 }
 
-/* A TemplateGroupInstance's object: forget that namespace's fingerprint, enqueue the TGI. */
-static void drifted_group(struct templates *t, const struct jdoc *obj)
+/*
+ * A TemplateGroupInstance's object drifted (or, @added, appeared): noted for its namespace,
+ * which alone is enqueued ("<tgi>/<namespace>"), so that only what drifted is applied again
+ * and what appeared unrendered is pruned (tgi.c).
+ */
+static void note_group(struct drift_watch *w, const struct jdoc *obj, bool added)
 {
 	const char *ns = jd_namespace(obj), *name = jd_label(obj, LABEL_TGI);
-	char key[600];
+	char key[600], object[TPL_FAIL_OBJECT_MAX + 256];
 
-	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || ns == NULL || name == NULL ||
-	    *name == '\0' || t->tgi == NULL)
+	if ((!added && jd_label(obj, LABEL_IGNORE_UPDATES) != NULL) || ns == NULL || name == NULL ||
+	    *name == '\0' || w->t->tgi == NULL)
 		return;
 	tgi_fingerprint_key(name, ns, key, sizeof(key));
-	tpl_mark_drift(t, key);
-	ctrl_enqueue(t->tgi, name);
+	snprintf(object, sizeof(object), "%s%s/%s", added ? TPL_NOTE_ADDED : "", w->kind,
+	         jd_name(obj));
+	tpl_drift_note(w->t, key, object);
+	snprintf(key, sizeof(key), "%s/%s", name, ns);
+	ctrl_enqueue(w->t->tgi, key);
 }
 
 static void on_add(const struct jdoc *obj, void *ud)
@@ -119,15 +134,58 @@ static void on_delete(const struct jdoc *obj, void *ud)
 	drifted(ud, obj);
 }
 
+/*
+ * An object appeared after the first list (which the cache holds for prunes to see): one the
+ * instance applied itself needs nothing, but one its render no longer holds, seen too late by
+ * a prune that asked the cache, is pruned now.
+ */
+static void on_add_group(const struct jdoc *obj, void *ud)
+{
+	struct drift_watch *w = ud;
+
+	if (w->inf && inf_has_synced(w->inf))
+		note_group(w, obj, true);
+}
+
 static void on_update_group(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
 {
 	if (may_drift(old_obj, new_obj))
-		drifted_group(ud, new_obj);
+		note_group(ud, new_obj, false);
+}
+
+/* The handler's context of one kind's watch for TemplateGroupInstances (freed with @t). */
+static struct drift_watch *drift_watch_new(struct templates *t, const char *kind, struct inf *inf)
+{
+	struct drift_watch *w = xcalloc(1, sizeof(*w));
+
+	w->t = t;
+	w->inf = inf;
+	snprintf(w->kind, sizeof(w->kind), "%s", kind);
+	pthread_mutex_lock(&t->lock);
+	w->next = t->drift_watches;
+	t->drift_watches = w;
+	pthread_mutex_unlock(&t->lock);
+	return w;
 }
 
 static void on_delete_group(const struct jdoc *obj, void *ud)
 {
-	drifted_group(ud, obj);
+	note_group(ud, obj, false);
+}
+
+/* The options of the watch on one rendered kind for @label: the same for every caller, so
+ * that the manager hands back one informer. TGIs' have a namespace index (prunes ask it). */
+static struct inf_opts kind_watch_opts(const struct kc_gvr *gvr, const char *label,
+                                       const char *name)
+{
+	static const struct inf_index_def by_namespace[] = {
+	        {TPL_IDX_NAMESPACE, inf_index_namespace, NULL}, {NULL, NULL, NULL}};
+
+	return (struct inf_opts){.gvr = *gvr,
+	                         .label_selector = label,
+	                         .metadata_only = true,
+	                         .name = name,
+	                         .indexes = strcmp(label, LABEL_TGI) == 0 ? by_namespace : NULL};
 }
 
 void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap)
@@ -140,6 +198,7 @@ int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
 	bool group = strcmp(label, LABEL_TGI) == 0;
 	char kind[TPL_FAIL_OBJECT_MAX], key[TPL_FAIL_OBJECT_MAX + 64];
 	struct ll_err err = {{0}};
+	struct inf_opts opts;
 	struct kc_gvr gvr;
 	struct inf *inf;
 	bool created, first;
@@ -156,11 +215,8 @@ int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
 	                      &gvr, &err);
 	if (rc != 0)
 		return rc;
-	inf = mgr_informer_live(
-	        ctrl_mgr(group ? t->tgi : t->ti),
-	        &(struct inf_opts){
-	                .gvr = gvr, .label_selector = label, .metadata_only = true, .name = key},
-	        &created);
+	opts = kind_watch_opts(&gvr, label, key);
+	inf = mgr_informer_live(ctrl_mgr(group ? t->tgi : t->ti), &opts, &created);
 	pthread_mutex_lock(&t->lock);
 	first = json_object_get(t->watched, key) == NULL;
 	if (first)
@@ -168,8 +224,9 @@ int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label)
 	pthread_mutex_unlock(&t->lock);
 	/* outside the lock: the informer's handlers take it */
 	if (first && group)
-		inf_add_handler(inf,
-		                &(struct inf_handler){on_add, on_update_group, on_delete_group, t});
+		inf_add_handler(inf, &(struct inf_handler){on_add_group, on_update_group,
+		                                           on_delete_group,
+		                                           drift_watch_new(t, kind, inf)});
 	else if (first)
 		inf_add_handler(inf, &(struct inf_handler){on_add, on_update, on_delete, t});
 	return 0;
@@ -180,6 +237,7 @@ struct inf *tpl_kind_informer(struct templates *t, const char *kind, const char 
 	bool group = strcmp(label, LABEL_TGI) == 0, watched, created;
 	char key[TPL_FAIL_OBJECT_MAX + 64], api_version[TPL_FAIL_OBJECT_MAX];
 	const char *slash = strrchr(kind, '/');
+	struct inf_opts opts;
 	struct kc_gvr gvr;
 	struct inf *inf;
 
@@ -192,12 +250,8 @@ struct inf *tpl_kind_informer(struct templates *t, const char *kind, const char 
 	snprintf(api_version, sizeof(api_version), "%.*s", (int)(slash - kind), kind);
 	if (disc_lookup_kind(t->disc, api_version, slash + 1, &gvr, NULL) != 0)
 		return NULL;
-	/* the same options as tpl_watch_kind(): the manager hands back that informer */
-	inf = mgr_informer_live(
-	        ctrl_mgr(group ? t->tgi : t->ti),
-	        &(struct inf_opts){
-	                .gvr = gvr, .label_selector = label, .metadata_only = true, .name = key},
-	        &created);
+	opts = kind_watch_opts(&gvr, label, key);
+	inf = mgr_informer_live(ctrl_mgr(group ? t->tgi : t->ti), &opts, &created);
 	return inf_has_synced(inf) ? inf : NULL;
 }
 
@@ -220,6 +274,10 @@ void tpl_forget_prefix(struct templates *t, const char *prefix)
 	json_object_foreach_safe(t->fingerprints, tmp, k, v) {
 		if (strncmp(k, prefix, n) == 0)
 			json_object_del(t->fingerprints, k);
+	}
+	json_object_foreach_safe(t->drifted, tmp, k, v) {
+		if (strncmp(k, prefix, n) == 0)
+			json_object_del(t->drifted, k);
 	}
 	pthread_mutex_unlock(&t->lock);
 }
@@ -265,14 +323,35 @@ bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp)
 	return same;
 }
 
-void tpl_mark_drift(struct templates *t, const char *key)
+/* More drifted objects than this in one namespace: everything there is applied again. */
+#define DRIFT_NOTES_MAX 256
+
+void tpl_drift_note(struct templates *t, const char *key, const char *object)
 {
-	char marker[64];
+	json_t *set;
 
 	pthread_mutex_lock(&t->lock);
-	snprintf(marker, sizeof(marker), "drift:%llu", ++t->drifts);
-	json_object_set_new(t->fingerprints, key, json_string(marker));
+	set = json_object_get(t->drifted, key);
+	if (set == NULL) {
+		set = json_object();
+		json_object_set_new(t->drifted, key, set);
+	}
+	if (json_object_size(set) < DRIFT_NOTES_MAX)
+		json_object_set_new(set, object, json_true());
+	else
+		json_object_set_new(set, TPL_DRIFT_ALL, json_true());
 	pthread_mutex_unlock(&t->lock);
+}
+
+json_t *tpl_drift_take(struct templates *t, const char *key)
+{
+	json_t *set;
+
+	pthread_mutex_lock(&t->lock);
+	set = json_incref(json_object_get(t->drifted, key));
+	json_object_del(t->drifted, key);
+	pthread_mutex_unlock(&t->lock);
+	return set;
 }
 
 void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap)

@@ -33,7 +33,16 @@ struct templates {
 	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
 	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
 	json_t *written_ms;   /* instance key -> when its status was last written (monotonic) */
-	unsigned long long drifts; /* drift markers made (tpl_mark_drift) */
+	json_t *drifted; /* TGI fingerprint key -> {"apiVersion/Kind/name": true}: drifted since */
+	struct drift_watch *drift_watches; /* the TGI watches' handler contexts */
+};
+
+/* The context of a TemplateGroupInstance watch's handlers: its kind ("apiVersion/Kind"). */
+struct drift_watch {
+	struct templates *t;
+	struct inf *inf; /* the watch */
+	struct drift_watch *next;
+	char kind[TPL_FAIL_OBJECT_MAX];
 };
 
 /** tpl_rollup_setup() - the roll-up's informers, wired to @c (whose queue holds instances). */
@@ -56,8 +65,9 @@ void tpl_written(struct templates *t, const char *key);
 /**
  * tpl_watch_kind() - make sure instance label @label (LABEL_TI or LABEL_TGI) of @obj's kind is
  * watched: a metadata-only informer selecting @label, whose events enqueue
- * "<namespace>/<label value>" on the TemplateInstance controller (LABEL_TI) or "<label value>"
- * on the TemplateGroupInstance controller, forgetting that namespace's fingerprint (LABEL_TGI).
+ * "<namespace>/<label value>" on the TemplateInstance controller (LABEL_TI), forgetting its
+ * fingerprint, or "<label value>/<namespace>" on the TemplateGroupInstance controller, noting
+ * the object in that namespace's drift notes (LABEL_TGI, tpl_drift_note()).
  * Return: 0, or -ENOENT when discovery does not know the kind.
  */
 int tpl_watch_kind(struct templates *t, const json_t *obj, const char *label);
@@ -66,7 +76,8 @@ void tgi_fingerprint_key(const char *tgi, const char *ns, char *out, size_t cap)
 
 /**
  * tpl_kind_informer() - the synced watch tpl_watch_kind() made on @kind ("apiVersion/Kind") for
- * @label, or NULL (never made, kind not served, not synced yet).
+ * @label, or NULL (never made, kind not served, not synced yet). A LABEL_TGI one has an index
+ * TPL_IDX_NAMESPACE.
  */
 struct inf *tpl_kind_informer(struct templates *t, const char *kind, const char *label);
 /** tpl_forget() - drop @key's fingerprint: its next reconcile applies again. */
@@ -78,12 +89,24 @@ void tpl_drop(struct templates *t, const char *key);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
 void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);
+/* A drift note meaning "too many to name: everything". */
+#define TPL_DRIFT_ALL "*"
+/* The prefix of a note of an object that appeared ("+apiVersion/Kind/name"): a drift only if
+ * the render does not hold it. */
+#define TPL_NOTE_ADDED "+"
+/* The index of a TGI's kind watch by namespace (tpl_kind_informer()). */
+#define TPL_IDX_NAMESPACE "namespace"
 /**
- * tpl_mark_drift() - @key's objects drifted: its fingerprint becomes a marker unique to this
- * event, so that a reconcile that began before it cannot record its apply as current
- * (tpl_fingerprint_swap() then fails) and the next one applies again.
+ * tpl_drift_note() - @object ("apiVersion/Kind/name", or TPL_NOTE_ADDED before it) of
+ * fingerprint key @key drifted (appeared) since it was applied; past 256 notes for one key,
+ * TPL_DRIFT_ALL stands for them all.
  */
-void tpl_mark_drift(struct templates *t, const char *key);
+void tpl_drift_note(struct templates *t, const char *key, const char *object);
+/**
+ * tpl_drift_take() - the notes of @key (a new reference to an object of them, or NULL when
+ * none), removed: a drift noted after this call is noted anew, and its event enqueues again.
+ */
+json_t *tpl_drift_take(struct templates *t, const char *key);
 /** tpl_fingerprint_get() - @key's fingerprint or drift marker ("" when none), into @out. */
 void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap);
 /** tpl_fingerprint_swap() - set @key's fingerprint to @fp if it is still @before. */

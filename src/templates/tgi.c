@@ -14,9 +14,14 @@
  * (RENDER_GROUP; a cluster-scoped kind or another namespace refused), order, the kinds recorded
  * in status before anything of a new kind is written, dry run and apply, prune; then the
  * namespaces that hold the instance's objects but are no longer selected are cleaned; status.
- * What a namespace was last applied from is remembered (a fingerprint, forgotten on drift): a
- * reconcile that changes nothing only lists and compares. sync: false applies once per
- * namespace (the namespace's row in status says it was).
+ * What a namespace was last applied from is remembered (a fingerprint): a reconcile that
+ * changes nothing only lists and compares. sync: false applies once per namespace (the
+ * namespace's row in status says it was).
+ *
+ * Drift: the watches on the rendered kinds note each drifted object and enqueue its namespace
+ * alone ("<tgi>/<namespace>"); with an unchanged render only the noted objects are applied
+ * again (tpl_repair(): no dry run, no prune), and the whole instance looks again only when
+ * that namespace's row in status changes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +32,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "templates/tgi_internal.h"
@@ -269,6 +275,63 @@ static void fingerprint(const struct tgi_rec *r, const struct jdoc *ns, char *ou
 	         jd_resource_version(r->tmpl), jd_resource_version(ns));
 }
 
+/* "apiVersion/Kind/name" of rendered object @o, into @out. */
+static void object_key(const json_t *o, char *out, size_t cap)
+{
+	char kind[TPL_FAIL_OBJECT_MAX];
+
+	tpl_kind_key(o, kind);
+	snprintf(out, cap, "%s/%s", kind, jx_name(o) ?: "");
+}
+
+/* Whether @objects holds "apiVersion/Kind/name" @object. */
+static bool renders(const json_t *objects, const char *object)
+{
+	char key[TPL_FAIL_OBJECT_MAX + 256];
+	const json_t *o;
+	size_t i;
+
+	json_array_foreach(objects, i, o) {
+		object_key(o, key, sizeof(key));
+		if (strcmp(key, object) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether @ns may hold an object of the instance that @objects does not, asked of the watches
+ * on the kinds it applied (an object they show later is noted then, and pruned); true when a
+ * kind has no synced watch to ask.
+ */
+static bool prune_needed(struct tgi_rec *r, const char *ns, const json_t *objects)
+{
+	char object[TPL_FAIL_OBJECT_MAX + 256];
+	bool needed = false;
+	const json_t *k;
+	size_t i;
+
+	json_array_foreach(r->kinds, i, k) {
+		struct inf *inf = tpl_kind_informer(r->t, json_string_value(k), LABEL_TGI);
+		struct jdoc_list docs;
+
+		if (inf == NULL)
+			return true;
+		docs = inf_by_index_ref(inf, TPL_IDX_NAMESPACE, ns);
+		for (size_t d = 0; d < docs.n && !needed; d++) {
+			const char *owner = jd_label(docs.items[d], LABEL_TGI);
+
+			snprintf(object, sizeof(object), "%s/%s", json_string_value(k),
+			         jd_name(docs.items[d]));
+			needed = owner && strcmp(owner, r->name) == 0 && !renders(objects, object);
+		}
+		jdoc_list_release(&docs);
+		if (needed)
+			return true;
+	}
+	return false;
+}
+
 /* Render, apply and prune in @ns; its row and failure go into status. */
 static void apply_ns(struct tgi_rec *r, const struct jdoc *ns, const char *fp_key, const char *fp)
 {
@@ -288,7 +351,7 @@ static void apply_ns(struct tgi_rec *r, const struct jdoc *ns, const char *fp_ke
 	} else if (rc == 0) {
 		tgi_target(r, jd_name(ns), &target);
 		rc = tpl_apply(&target, objects, order, n, &applied, &fail);
-		if (rc == 0)
+		if (rc == 0 && prune_needed(r, jd_name(ns), objects))
 			rc = tpl_prune(&target, r->kinds, objects, &pruned, &fail);
 		if (rc != 0)
 			tgi_fail(r, jd_name(ns), fail.reason, fail.object, fail.message);
@@ -315,11 +378,77 @@ static size_t rendered_before(struct tgi_rec *r, const struct jdoc *ns)
 	return n;
 }
 
+/*
+ * The indexes of @order whose objects drifted by @notes, into @out (*@m of them). False when a
+ * note names what the render does not hold: a drifted or new labelled object that someone else
+ * made, or TPL_DRIFT_ALL. A note of a new object the render holds needs nothing.
+ */
+static bool drifted_subset(const json_t *objects, const size_t *order, size_t n,
+                           const json_t *notes, size_t *out, size_t *m)
+{
+	char object[TPL_FAIL_OBJECT_MAX + 256];
+	size_t known = 0;
+
+	*m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = json_array_get(objects, order[i]);
+
+		object_key(o, object + 1, sizeof(object) - 1);
+		object[0] = TPL_NOTE_ADDED[0];
+		known += json_object_get(notes, object) != NULL;
+		if (json_object_get(notes, object + 1)) {
+			out[*m] = order[i];
+			(*m)++;
+		}
+	}
+	return known + *m == json_object_size(notes);
+}
+
+/*
+ * The render of @ns is unchanged since it was applied whole from @fp, but @drifted (its notes)
+ * drifted: only those are applied again. A note of anything the render does not hold makes
+ * the whole render go again (and prune).
+ */
+static void repair_ns(struct tgi_rec *r, const struct jdoc *ns, const char *fp_key, const char *fp,
+                      json_t *drifted)
+{
+	json_t *objects = NULL;
+	size_t *order = NULL, *subset = NULL, n = 0, m = 0, applied = 0;
+	struct tpl_target target;
+	struct tpl_failure fail;
+	int rc = render_for(r, ns, &objects, &order);
+
+	if (rc == 0) {
+		n = json_array_size(objects);
+		subset = xcalloc(n ? n : 1, sizeof(*subset));
+		if (drifted_subset(objects, order, n, drifted, subset, &m)) {
+			tgi_target(r, jd_name(ns), &target);
+			rc = tpl_repair(&target, objects, subset, m, &applied, &fail);
+			if (rc != 0)
+				tgi_fail(r, jd_name(ns), fail.reason, fail.object, fail.message);
+			r->retry |= rc == -EIO;
+			tgi_row(r, jd_name(ns), rc == 0, n - (m - applied), n);
+		} else {
+			rc = -ESTALE;
+		}
+	} else {
+		tgi_row(r, jd_name(ns), false, 0, 0);
+	}
+	if (rc != 0) /* what this reconcile could not repair, the next applies whole */
+		tpl_forget(r->t, fp_key);
+	if (rc == -ESTALE)
+		apply_ns(r, ns, fp_key, fp);
+	json_decref(objects);
+	free(order);
+	free(subset);
+}
+
 /* One selected namespace: wait for its quota, apply unless nothing changed, count its row. */
 static void converge_ns(struct tgi_rec *r, const struct jdoc *ns)
 {
 	const char *name = jd_name(ns);
 	char fp_key[600], fp[512];
+	json_t *drifted;
 	size_t n;
 
 	json_object_set_new(r->selected, name, json_true());
@@ -332,14 +461,19 @@ static void converge_ns(struct tgi_rec *r, const struct jdoc *ns)
 	}
 	tgi_fingerprint_key(r->name, name, fp_key, sizeof(fp_key));
 	fingerprint(r, ns, fp, sizeof(fp));
-	/* sync: applied from this very state, and no drift since; sync: false: applied once */
-	if (tpl_fingerprint_is(r->t, fp_key, fp) ||
-	    (!r->sync && json_object_get(r->ready_before, name))) {
+	/* taken before anything is applied: what drifts later is noted and enqueued anew */
+	drifted = tpl_drift_take(r->t, fp_key);
+	if (tpl_fingerprint_is(r->t, fp_key, fp) && drifted && r->sync) {
+		repair_ns(r, ns, fp_key, fp, drifted);
+	} else if (tpl_fingerprint_is(r->t, fp_key, fp) ||
+	           (!r->sync && json_object_get(r->ready_before, name))) {
+		/* sync: applied from this very state, nothing drifted; sync: false: applied once */
 		n = rendered_before(r, ns);
 		tgi_row(r, name, true, n, n);
-		return;
+	} else {
+		apply_ns(r, ns, fp_key, fp);
 	}
-	apply_ns(r, ns, fp_key, fp);
+	json_decref(drifted);
 }
 
 /* ---------- namespaces no longer selected ---------- */
@@ -499,16 +633,44 @@ static struct ctrl_result teardown(struct tgi_rec *r)
 	return tgi_set_finalizer(r, false) == 0 ? CTRL_RESULT_DONE : CTRL_RESULT_RETRY;
 }
 
+/*
+ * Key "<tgi>/<namespace>": objects drifted there. That namespace alone converges; the whole
+ * instance is enqueued when its status may change (a failure, a row that is not what it was),
+ * or when the namespace is not one to converge alone (not selected, instance not set up).
+ */
+static struct ctrl_result converge_one(struct tgi_rec *r, const char *ns_name)
+{
+	const struct jdoc *ns = inf_get_ref(r->t->namespaces, NULL, ns_name);
+	json_t *before = json_object_get(r->ready_before, ns_name);
+	bool alone =
+	        r->tmpl && ns && tgi_has_finalizer(r) &&
+	        jval_type(jval_path(r->tgi, "metadata", "deletionTimestamp", NULL)) == JT_NONE &&
+	        selects(r, ns);
+
+	if (alone)
+		converge_ns(r, ns);
+	jdoc_unref(ns);
+	if (!alone || r->failed || r->quota || r->not_ready > 0 || !json_is_integer(before) ||
+	    (long long)r->row_rendered != json_integer_value(before))
+		ctrl_enqueue(r->t->tgi, r->name);
+	return r->retry ? CTRL_RESULT_RETRY : CTRL_RESULT_DONE;
+}
+
 static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
 {
 	struct templates *t = ud;
+	const char *slash = strchr(key, '/');
+	char name[256];
 	struct tgi_rec r;
 	struct ctrl_result res;
 
 	(void)c;
-	if (tgi_rec_load(t, key, &r) != 0)
+	snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - key) : (int)strlen(key), key);
+	if (tgi_rec_load(t, name, &r) != 0)
 		return CTRL_RESULT_DONE;
-	if (jval_type(jval_path(r.tgi, "metadata", "deletionTimestamp", NULL)) != JT_NONE)
+	if (slash)
+		res = converge_one(&r, slash + 1);
+	else if (jval_type(jval_path(r.tgi, "metadata", "deletionTimestamp", NULL)) != JT_NONE)
 		res = teardown(&r);
 	else if (tgi_set_finalizer(&r, true) != 0)
 		res = CTRL_RESULT_RETRY;

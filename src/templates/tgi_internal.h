@@ -31,6 +31,7 @@ struct tgi_rec {
 	size_t not_ready;                    /* matched namespaces not ready */
 	bool failed, conflict, retry, quota; /* a namespace failed; Conflict; -EIO; quota wait */
 	bool workloads;                      /* applied somewhere, workloads not ready there */
+	size_t row_rendered;                 /* objects rendered, of the last row counted */
 	char reason[64], message[TPL_FAIL_MESSAGE_MAX]; /* the first failure, for conditions */
 };
 

@@ -117,6 +117,7 @@ void tgi_row(struct tgi_rec *r, const char *ns, bool ready, size_t applied, size
 		r->workloads = true;
 	}
 	tpl_status_row(r->status, &row);
+	r->row_rendered = rendered;
 	if (!row.ready)
 		r->not_ready++;
 }

@@ -391,6 +391,22 @@ static void test_informer__owner_and_namespace_indexes(void **state)
 	inf_free(inf);
 }
 
+/* Indexes given with the options exist from the start, as inf_add_index() would make them. */
+static void test_informer__indexes_from_options(void **state)
+{
+	static const struct inf_index_def defs[] = {{"ns", inf_index_namespace, NULL},
+	                                            {"app", inf_index_label, "app"},
+	                                            {NULL, NULL, NULL}};
+	struct inf *inf = inf_new(NULL, &(struct inf_opts){.gvr = test_gvr, .indexes = defs});
+
+	assert_int_equal(inf_add_index(inf, "ns", inf_index_namespace, NULL), -EEXIST);
+	apply(inf, WATCH_ADDED, obj_new("x", "a", "1", "web"));
+	apply(inf, WATCH_ADDED, obj_new("y", "b", "2", "web"));
+	assert_keys(inf_by_index_ref(inf, "ns", "x"), "x/a");
+	assert_keys(inf_by_index_ref(inf, "app", "web"), "x/a,y/b");
+	inf_free(inf);
+}
+
 static void test_informer__late_handler_replays_adds(void **state)
 {
 	struct inf *inf = pure_inf();
@@ -1009,6 +1025,7 @@ int main(void)
 	        cmocka_unit_test(test_informer__replace_emits_diff),
 	        cmocka_unit_test(test_informer__label_index_follows_changes),
 	        cmocka_unit_test(test_informer__owner_and_namespace_indexes),
+	        cmocka_unit_test(test_informer__indexes_from_options),
 	        cmocka_unit_test(test_informer__late_handler_replays_adds),
 	        cmocka_unit_test(test_informer__list_filters_namespace),
 	        cmocka_unit_test(test_informer__objects_gauge_and_defaults),
