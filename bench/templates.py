@@ -123,7 +123,8 @@ def make_namespaces(cluster, args):
 
 def start(binary, cluster, log, extra):
     proc = Proc([binary, "run", "--kubeconfig", cluster.kubeconfig("landlord"),
-                 "--leader-elect", "false", "--probe-addr", "127.0.0.1:0", *extra.split()], log)
+                 "--leader-elect", "false", "--probe-addr", "127.0.0.1:0",
+                 "--webhook-addr", "127.0.0.1:0", *extra.split()], log)
     proc.wait_probe()
     deadline = time.monotonic() + 120
     while proc.get("/readyz")[0] != 200:

@@ -131,7 +131,8 @@ def start_landlord(cluster, args, log):
     extra = args.landlord_args.split() if args.landlord_args else []
     env = dict(kv.split("=", 1) for kv in args.landlord_env)
     proc = Proc([BUILD / "landlord", "run", "--kubeconfig", cluster.kubeconfig("landlord"),
-                 "--leader-elect", "false", "--probe-addr", "127.0.0.1:0", *extra], log, env)
+                 "--leader-elect", "false", "--probe-addr", "127.0.0.1:0",
+                 "--webhook-addr", "127.0.0.1:0", *extra], log, env)
     proc.wait_probe()
     deadline = time.monotonic() + 120
     while proc.get("/readyz")[0] != 200:

@@ -634,9 +634,23 @@ static struct ctrl_result teardown(struct tgi_rec *r)
 }
 
 /*
+ * Whether @ns was last applied from what it renders now. When not, a change is on its way to
+ * the whole instance's reconcile (or under way there): a namespace alone would apply it twice.
+ */
+static bool applied_from_now(const struct tgi_rec *r, const struct jdoc *ns)
+{
+	char fp_key[600], fp[512];
+
+	tgi_fingerprint_key(r->name, jd_name(ns), fp_key, sizeof(fp_key));
+	fingerprint(r, ns, fp, sizeof(fp));
+	return tpl_fingerprint_is(r->t, fp_key, fp);
+}
+
+/*
  * Key "<tgi>/<namespace>": objects drifted there. That namespace alone converges; the whole
  * instance is enqueued when its status may change (a failure, a row that is not what it was),
- * or when the namespace is not one to converge alone (not selected, instance not set up).
+ * or when the namespace is not one to converge alone (not selected, instance not set up, its
+ * render changed).
  */
 static struct ctrl_result converge_one(struct tgi_rec *r, const char *ns_name)
 {
@@ -645,7 +659,7 @@ static struct ctrl_result converge_one(struct tgi_rec *r, const char *ns_name)
 	bool alone =
 	        r->tmpl && ns && tgi_has_finalizer(r) &&
 	        jval_type(jval_path(r->tgi, "metadata", "deletionTimestamp", NULL)) == JT_NONE &&
-	        selects(r, ns);
+	        selects(r, ns) && applied_from_now(r, ns);
 
 	if (alone)
 		converge_ns(r, ns);
