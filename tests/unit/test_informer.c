@@ -440,6 +440,54 @@ static void test_informer__objects_gauge_and_defaults(void **state)
 	inf_free(inf);
 }
 
+static void rec_relist_begin(void *ud)
+{
+	rec_append(ud, "begin;");
+}
+
+static void rec_relist_end(void *ud)
+{
+	rec_append(ud, "end;");
+}
+
+/* Store-less: events pass through as they came, lists come bracketed, nothing is cached. */
+static void test_informer__no_store_streams_events(void **state)
+{
+	struct inf_opts o = {.gvr = test_gvr, .name = "cm-no-store", .no_store = true};
+	struct inf *inf = inf_new(NULL, &o);
+	struct rec r = {""};
+	struct inf_handler h = rec_handler(&r);
+	struct inf_relist_handler rh = {rec_relist_begin, rec_relist_end, &r};
+	char labels[128];
+
+	metrics_labels(labels, sizeof(labels), "resource", "cm-no-store", NULL);
+	inf_add_handler(inf, &h);
+	inf_add_relist_handler(inf, &rh);
+	assert_int_equal(inf_add_index(inf, "namespace", inf_index_namespace, NULL), -EINVAL);
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "a", "2", NULL));
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "3", NULL)); /* known, but an add as it came */
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "4", NULL)); /* unknown, an update */
+	apply(inf, WATCH_DELETED, obj_new("ns", "a", "9", NULL));  /* the event's own object */
+	assert_string_equal(r.log, "add:ns/a rv=1;upd:ns/a ->2;add:ns/a rv=3;upd:ns/b ->4;"
+	                           "del:ns/a rv=9;");
+	assert_null(inf_get_ref(inf, "ns", "b"));
+	assert_keys(inf_list_ref(inf, NULL), "");
+	assert_int_equal(inf_len(inf), 0);
+	assert_int_equal(inf_bytes(inf), 0);
+	assert_true(metrics_get("landlord_informer_objects", labels) == 0);
+	/* a (re)list: every item an add, in list order, between the brackets */
+	r.log[0] = '\0';
+	replace(inf, obj_new("ns", "c", "5", NULL), json_pack("{s:{}}", "metadata"),
+	        obj_new("ns", "b", "6", NULL));
+	assert_string_equal(r.log, "begin;add:ns/c rv=5;add:ns/b rv=6;end;");
+	r.log[0] = '\0';
+	replace(inf, NULL, NULL, NULL);
+	assert_string_equal(r.log, "begin;end;");
+	inf_remove_handler(inf, &h);
+	inf_free(inf);
+}
+
 static void test_informer__backoff_grows_jittered_and_capped(void **state)
 {
 	long lo[8] = {0}, hi[8] = {0};
@@ -1012,6 +1060,7 @@ int main(void)
 	        cmocka_unit_test(test_informer__late_handler_replays_adds),
 	        cmocka_unit_test(test_informer__list_filters_namespace),
 	        cmocka_unit_test(test_informer__objects_gauge_and_defaults),
+	        cmocka_unit_test(test_informer__no_store_streams_events),
 	        cmocka_unit_test(test_informer__backoff_grows_jittered_and_capped),
 	};
 	const struct CMUnitTest live[] = {
