@@ -934,15 +934,33 @@ static bool relisted(struct inf *inf, const void *arg)
 	return st.relists > *(const uint64_t *)arg;
 }
 
+/*
+ * A store-less informer beside the test's: paused and relisted with it, it brackets the list
+ * and delivers its items as adds, and says nothing of the delete it missed.
+ */
+static struct inf *bare_new(struct live *l, struct rec *r)
+{
+	struct inf_opts o = {.gvr = KC_PODTEMPLATES, .ns = l->ns, .name = "bare", .no_store = true};
+	struct inf *bare = inf_new(l->c, &o);
+	struct inf_handler h = rec_handler(r);
+	struct inf_relist_handler rh = {rec_relist_begin, rec_relist_end, r};
+
+	inf_add_handler(bare, &h);
+	inf_add_relist_handler(bare, &rh);
+	assert_int_equal(inf_start(bare), 0);
+	assert_true(inf_wait_synced(bare, 30000));
+	return bare;
+}
+
 static void test_informer__live_relists_after_compaction(void **state)
 {
 	LIVE_OR_SKIP(state);
 	struct inf_opts o = {.gvr = KC_PODTEMPLATES, .ns = l->ns};
-	struct inf *inf;
-	struct rec r = {""};
+	struct inf *inf, *bare;
+	struct rec r = {""}, rb = {""};
 	struct inf_handler h = rec_handler(&r);
 	struct inf_stats before;
-	char labels[256], want[256], *rv_keep, *rv_gone, *rv_new;
+	char labels[256], want[512], *rv_keep, *rv_gone, *rv_new;
 	double relists0;
 	struct want_rv w;
 
@@ -954,6 +972,7 @@ static void test_informer__live_relists_after_compaction(void **state)
 	rv_gone = create_cm(l, &KC_PODTEMPLATES, "gone", NULL);
 	assert_int_equal(inf_start(inf), 0);
 	assert_true(inf_wait_synced(inf, 30000));
+	bare = bare_new(l, &rb);
 	w = (struct want_rv){l->ns, "gone", rv_gone};
 	assert_true(eventually(cached_rv_is, inf, &w));
 	inf_get_stats(inf, &before);
@@ -962,6 +981,10 @@ static void test_informer__live_relists_after_compaction(void **state)
 
 	/* while the watch is down: one delete, one create, then etcd forgets the history */
 	inf_pause_watch(inf, true);
+	inf_pause_watch(bare, true);
+	pthread_mutex_lock(&rec_mu);
+	rb.log[0] = '\0';
+	pthread_mutex_unlock(&rec_mu);
 	delete_obj(l, &KC_PODTEMPLATES, "gone");
 	rv_new = create_cm(l, &KC_PODTEMPLATES, "new", NULL);
 	assert_int_equal(compact_etcd(l->state_dir), 0);
@@ -972,6 +995,7 @@ static void test_informer__live_relists_after_compaction(void **state)
 	w = (struct want_rv){l->ns, "new", NULL};
 	assert_true(cached_rv_is(inf, &w));
 	inf_pause_watch(inf, false);
+	inf_pause_watch(bare, false);
 
 	assert_true(eventually(relisted, inf, &before.relists));
 	assert_true(metrics_get("landlord_informer_relists_total", labels) > relists0);
@@ -985,6 +1009,12 @@ static void test_informer__live_relists_after_compaction(void **state)
 	assert_true(rec_wait(&r, want));
 	snprintf(want, sizeof(want), "add:%s/new rv=%s;", l->ns, rv_new);
 	assert_true(rec_wait(&r, want));
+	/* the list comes in name order */
+	snprintf(want, sizeof(want), "begin;add:%s/keep rv=%s;add:%s/new rv=%s;end;", l->ns,
+	         rv_keep, l->ns, rv_new);
+	assert_true(rec_wait(&rb, want));
+	assert_false(rec_contains(&rb, "del:"));
+	inf_free(bare);
 	inf_free(inf);
 	free(rv_keep);
 	free(rv_gone);
