@@ -1,4 +1,5 @@
 /* test_podstore.c - the roll-up's compact pod store: changes, interning, relists, counts, bytes. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -238,6 +239,49 @@ static void test_podstore__counts_by_selector_and_phase(void **state)
 	fixture_free(f);
 }
 
+/* The reflector's side: pods come, change and go, then a relist. */
+static void *writer(void *arg)
+{
+	struct fixture *f = arg;
+	char name[32];
+
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "p%d", i % 50);
+		if (i % 3 == 2)
+			del(f, "a", name);
+		else
+			add(f, "a", name, i % 2 ? WEB : "{\"app\":\"web\"}",
+			    i % 4 ? "Running" : NULL);
+	}
+	f->rh.on_relist_begin(f->rh.ud);
+	add(f, "a", "last", WEB, "Running");
+	f->rh.on_relist_end(f->rh.ud);
+	return NULL;
+}
+
+/* Reconcilers count while the reflector writes (run under TSan by make tsan-unit). */
+static void test_podstore__counts_while_written(void **state)
+{
+	struct fixture *f = fixture_new();
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, writer, f), 0);
+	for (int i = 0; i < 500; i++) {
+		struct tpl_row row = {.ns = "a"};
+		struct sel *s = NULL;
+
+		assert_int_equal(sel_parse("app=web", &s, NULL), 0);
+		podstore_count(f->ps, "a", &s, 1, &row);
+		assert_true(row.pods.pending + row.pods.running <= 50);
+		sel_free(s);
+		(void)podstore_bytes(f->ps);
+	}
+	pthread_join(t, NULL);
+	assert_string_equal(counted(f, "a", "app=web"), "0,1,0,0,0");
+	assert_int_equal(podstore_label_sets(f->ps), 1);
+	fixture_free(f);
+}
+
 /*
  * Bytes per pod, the issue's target (<= 200 B): pods named like a Deployment's, labelled like
  * its ReplicaSet's (the same template in every namespace gives the same pod-template-hash).
@@ -280,6 +324,7 @@ int main(void)
 	        cmocka_unit_test(test_podstore__label_sets_are_interned),
 	        cmocka_unit_test(test_podstore__relist_drops_unseen_pods),
 	        cmocka_unit_test(test_podstore__counts_by_selector_and_phase),
+	        cmocka_unit_test(test_podstore__counts_while_written),
 	        cmocka_unit_test(test_podstore__bytes_per_pod),
 	};
 
