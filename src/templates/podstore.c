@@ -350,17 +350,19 @@ static void delete_pod(struct podstore *ps, const struct jdoc *pod)
 	char key[CACHE_KEY_MAX], ns[CACHE_KEY_MAX];
 	struct pod *p;
 	size_t n, bytes;
+	bool found;
 
 	if (!cache_doc_key(pod, key))
 		return;
 	pthread_rwlock_wrlock(&ps->lock);
 	p = cache_get(&ps->pods, key);
-	if (p)
+	found = p != NULL;
+	if (found)
 		pod_remove(ps, p, ns);
 	n = ps->pods.n;
 	bytes = bytes_locked(ps);
 	pthread_rwlock_unlock(&ps->lock);
-	written(ps, n, bytes, p ? ns : NULL);
+	written(ps, n, bytes, found ? ns : NULL);
 }
 
 /* ---- the informer's handlers ---- */
@@ -424,7 +426,8 @@ static void on_relist_end(void *ud)
 	n = ps->pods.n;
 	bytes = bytes_locked(ps);
 	pthread_rwlock_unlock(&ps->lock);
-	qsort(nss.v, nss.len, sizeof(*nss.v), cmp_str);
+	if (nss.len > 1)
+		qsort(nss.v, nss.len, sizeof(*nss.v), cmp_str);
 	written(ps, n, bytes, NULL);
 	for (size_t i = 0; i < nss.len; i++) {
 		if (i > 0 && strcmp(nss.v[i], nss.v[i - 1]) == 0)

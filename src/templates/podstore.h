@@ -7,15 +7,15 @@
  * under "namespace/name" in an open-addressing table (kube/cache.h), linked into its
  * namespace's list (a second table holds the namespaces that have pods). Label sets are
  * interned by their canonical text (pairs sorted by key) and reference-counted, so the pods of
- * one ReplicaSet share one. About 150 B a pod where a cached document costs 536 B
+ * one ReplicaSet share one. 160-180 B a pod where a cached document cost 536 B
  * (docs/benchmarks.md, Templates).
  *
  * Invariants: a pod is in the pod table iff it is in its namespace's list; a namespace is in
  * the namespace table iff it has pods; a label set is in the set table iff pods refer to it, and
  * its refs is their number; a pod with no labels has no set. What grows from the network is
  * capped: a key over CACHE_KEY_MAX is not kept (logged), and labels that would take a set past
- * PODSTORE_LABELS_MAX bytes or PODSTORE_LABELS_N pairs, or hold control characters (never valid
- * in a label), are left out of it (logged).
+ * PODSTORE_LABELS_MAX bytes or PODSTORE_LABELS_N pairs, or that are not strings or hold
+ * control characters (never valid in a label), are left out of it (logged).
  *
  * Thread-safe: one writer (the informer's reflector thread) and any readers, under a rwlock.
  * Change listeners run on the writer's thread, with no lock held.
