@@ -59,6 +59,7 @@ struct inf {
 	const char *defaults[5]; /* apiVersion and kind for listed items */
 	struct jdoc_opts proj;   /* keep, drop and defaults, as parses take them */
 	bool metadata_only;
+	bool no_store; /* handlers only: nothing is cached (informer.h) */
 	long page_size;
 	char labels[LABELS_MAX]; /* resource="..." */
 
@@ -71,6 +72,7 @@ struct inf {
 	/* Serialises cache changes with their dispatch, so a late handler misses nothing. */
 	pthread_mutex_t dispatch_mu;
 	VEC(struct inf_handler) handlers;
+	VEC(struct inf_relist_handler) relist_handlers; /* store-less only */
 
 	/* Reflector state. */
 	pthread_mutex_t mu;
@@ -299,6 +301,14 @@ static void cache_apply(struct inf *inf, enum watch_event_type type, const char 
 	const struct jdoc *old;
 	size_t n, bytes;
 
+	if (inf->no_store) {
+		/* the event as it came; a delete reports the event's own object */
+		if (type == WATCH_DELETED)
+			*d = (struct delta){type, jdoc_ref(obj), NULL};
+		else
+			*d = (struct delta){type, NULL, jdoc_ref(obj)};
+		return;
+	}
 	pthread_rwlock_wrlock(&inf->lock);
 	if (type == WATCH_DELETED)
 		old = cache_del(&inf->items, key);
@@ -414,6 +424,24 @@ static struct cache_table table_from_list(struct jdoc_list *take, size_t *bytes)
 	return t;
 }
 
+/* Caller holds dispatch_mu. A store-less relist: each item an add, between the brackets. */
+static void replace_streamed(struct inf *inf, struct jdoc_list *take)
+{
+	for (size_t i = 0; i < inf->relist_handlers.len; i++)
+		if (inf->relist_handlers.v[i].on_relist_begin)
+			inf->relist_handlers.v[i].on_relist_begin(inf->relist_handlers.v[i].ud);
+	for (size_t i = 0; i < take->n; i++) {
+		struct delta d = {WATCH_ADDED, NULL, take->items[i]};
+
+		if (jd_name(d.new_obj))
+			dispatch(inf, &d);
+	}
+	for (size_t i = 0; i < inf->relist_handlers.len; i++)
+		if (inf->relist_handlers.v[i].on_relist_end)
+			inf->relist_handlers.v[i].on_relist_end(inf->relist_handlers.v[i].ud);
+	jdoc_list_release(take);
+}
+
 /* Caller holds dispatch_mu. */
 static void replace_locked(struct inf *inf, struct jdoc_list *take)
 {
@@ -443,7 +471,10 @@ static void replace_locked(struct inf *inf, struct jdoc_list *take)
 void inf__replace(struct inf *inf, struct jdoc_list *take)
 {
 	pthread_mutex_lock(&inf->dispatch_mu);
-	replace_locked(inf, take);
+	if (inf->no_store)
+		replace_streamed(inf, take);
+	else
+		replace_locked(inf, take);
 	pthread_mutex_unlock(&inf->dispatch_mu);
 }
 
@@ -514,6 +545,7 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	inf->label_selector = xstrdup(opts->label_selector);
 	inf->field_selector = xstrdup(opts->field_selector);
 	inf->metadata_only = opts->metadata_only;
+	inf->no_store = opts->no_store;
 	inf->page_size = opts->page_size > 0 ? opts->page_size : DEFAULT_PAGE_SIZE;
 	set_projection(inf, opts);
 	inf->name = xstrdup(opts->name ? opts->name : opts->gvr.resource);
@@ -540,6 +572,7 @@ void inf_free(struct inf *inf)
 	}
 	vec_release(&inf->indexes);
 	vec_release(&inf->handlers);
+	vec_release(&inf->relist_handlers);
 	table_unref_all(&inf->items);
 	pthread_rwlock_destroy(&inf->lock);
 	pthread_mutex_destroy(&inf->dispatch_mu);
@@ -573,6 +606,13 @@ void inf_add_handler(struct inf *inf, const struct inf_handler *h)
 	jdoc_list_release(&objs);
 }
 
+void inf_add_relist_handler(struct inf *inf, const struct inf_relist_handler *h)
+{
+	pthread_mutex_lock(&inf->dispatch_mu);
+	vec_push(&inf->relist_handlers, *h);
+	pthread_mutex_unlock(&inf->dispatch_mu);
+}
+
 static bool same_handler(const struct inf_handler *a, const struct inf_handler *b)
 {
 	return a->on_add == b->on_add && a->on_update == b->on_update &&
@@ -600,6 +640,10 @@ int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud)
 	pthread_mutex_lock(&inf->mu);
 	if (inf->ever_started) {
 		rc = -EBUSY;
+		goto out;
+	}
+	if (inf->no_store) {
+		rc = -EINVAL;
 		goto out;
 	}
 	for (size_t i = 0; i < inf->indexes.len; i++) {
@@ -879,8 +923,13 @@ static enum outcome apply_list(struct inf *inf, struct list_ctx *lc, const char 
 	if (!paused) {
 		lc->fresh.v = NULL;
 		lc->fresh.len = lc->fresh.cap = 0;
-		replace_locked(inf, &take);
-		n = inf_len(inf);
+		n = take.n;
+		if (inf->no_store) {
+			replace_streamed(inf, &take);
+		} else {
+			replace_locked(inf, &take);
+			n = inf_len(inf);
+		}
 	}
 	pthread_mutex_unlock(&inf->dispatch_mu);
 	if (paused)

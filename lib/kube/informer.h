@@ -17,9 +17,19 @@
  * to sets of the same pointers. Handlers run on the reflector thread after the cache has
  * changed; they must be quick (enqueue keys, no API calls).
  *
+ * Store-less mode (opts.no_store), for callers that keep a compact state of their own: the
+ * reflector lists and watches alike, but nothing is cached. Handlers get each watch event as it
+ * comes (an ADDED as an add, a MODIFIED as an update whose old_obj is NULL, a DELETED as a
+ * delete of the event's own object), so an add may be of a known object and an update of an
+ * unknown one. Every list (the first too) is delivered between the brackets of
+ * inf_add_relist_handler(), each listed item as an add: the handler drops what it did not see
+ * in between (deletes missed while the watch was down). The readers find nothing, inf_len() and
+ * inf_bytes() are 0, and the objects and bytes gauges are left to the handler's owner.
+ *
  * Metrics: landlord_informer_objects{resource}, landlord_informer_bytes{resource} (documents plus
- * the store's and indexes' own memory), landlord_informer_relists_total{resource},
- * landlord_watch_restarts_total{resource,reason}, landlord_informer_events_total{resource,type}.
+ * the store's and indexes' own memory; a store-less informer sets neither),
+ * landlord_informer_relists_total{resource}, landlord_watch_restarts_total{resource,reason},
+ * landlord_informer_events_total{resource,type}.
  */
 #ifndef LANDLORD_INFORMER_H
 #define LANDLORD_INFORMER_H
@@ -62,6 +72,7 @@ struct inf_opts {
 	 * it is made (mgr_informer_live()), where inf_add_index() would come too late; the
 	 * manager shares an informer only between callers naming the same indexes */
 	const struct inf_index_def *indexes;
+	bool no_store; /* cache nothing: handlers keep their own state (see above) */
 };
 
 struct inf_handler {
@@ -72,13 +83,21 @@ struct inf_handler {
 	void *ud;
 };
 
+/* Store-less informers: what runs around each list's adds (see above); either may be NULL. */
+struct inf_relist_handler {
+	void (*on_relist_begin)(void *ud);
+	void (*on_relist_end)(void *ud);
+	void *ud;
+};
+
 struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts);
 /** inf_free() - stop (if started) and free the cache. */
 void inf_free(struct inf *inf);
 
 /**
  * inf_add_handler() - before inf_start(), or later: then every cached object is first
- * delivered to the new handler as an add (on the caller's thread).
+ * delivered to the new handler as an add (on the caller's thread). A store-less informer has
+ * nothing to replay: add its handlers before inf_start().
  */
 void inf_add_handler(struct inf *inf, const struct inf_handler *h);
 /**
@@ -87,7 +106,15 @@ void inf_add_handler(struct inf *inf, const struct inf_handler *h);
  * @ud may be freed. Not to be called from a handler.
  */
 void inf_remove_handler(struct inf *inf, const struct inf_handler *h);
-/** inf_add_index() - before inf_start() only. Return: 0, -EEXIST, -EBUSY (already started). */
+/**
+ * inf_add_relist_handler() - a store-less informer's list brackets, before inf_start(). They
+ * stay for the informer's life: @h->ud must outlive it.
+ */
+void inf_add_relist_handler(struct inf *inf, const struct inf_relist_handler *h);
+/**
+ * inf_add_index() - before inf_start() only. Return: 0, -EEXIST, -EBUSY (already started),
+ * -EINVAL (a store-less informer: nothing to index).
+ */
 int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud);
 
 /** inf_start() - start the reflector thread. */

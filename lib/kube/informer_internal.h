@@ -30,7 +30,8 @@ int inf__apply_event(struct inf *inf, enum watch_event_type type, const struct j
  * inf__replace() - install the objects of @take (as a list built them; the list is emptied)
  * as the cache: objects missing from it are delivered as deletes, objects whose
  * resourceVersion changed as updates, new ones as adds; indexes are rebuilt. A later object
- * with the key of an earlier one replaces it.
+ * with the key of an earlier one replaces it. A store-less informer delivers each object as
+ * an add, in list order, between its relist handlers' brackets.
  */
 void inf__replace(struct inf *inf, struct jdoc_list *take);
 

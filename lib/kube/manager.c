@@ -104,14 +104,17 @@ static void append_paths(struct buf *b, const char *const *paths)
 		buf_appendf(b, "%s%s", i ? "," : "", paths[i]);
 }
 
-/* Informers are shared only when they cache the same objects with the same projection. */
+/*
+ * Informers are shared only when they cache the same objects with the same projection (a
+ * store-less one only with callers that asked for one).
+ */
 static char *informer_signature(const struct inf_opts *o)
 {
 	struct buf b = BUF_INIT(1 << 16);
 
-	buf_appendf(&b, "%s/%s/%s|%s|%s|%s|%d", o->gvr.group ? o->gvr.group : "", o->gvr.version,
+	buf_appendf(&b, "%s/%s/%s|%s|%s|%s|%d|%d", o->gvr.group ? o->gvr.group : "", o->gvr.version,
 	            o->gvr.resource, o->ns ? o->ns : "", o->label_selector ? o->label_selector : "",
-	            o->field_selector ? o->field_selector : "", o->metadata_only);
+	            o->field_selector ? o->field_selector : "", o->metadata_only, o->no_store);
 	append_paths(&b, o->keep);
 	append_paths(&b, o->drop);
 	/* an informer made without an index a caller asks for would answer it with nothing */

@@ -7,9 +7,9 @@
  * reconcile(key) -> done | requeue after | retry with back-off.
  *
  * Invariants:
- *  - Informers are shared: asking twice for the same resource/namespace/selectors/metadata mode
- *    and projection (keep/drop) returns the same informer. They run on followers too, so a
- *    new leader starts warm.
+ *  - Informers are shared: asking twice for the same resource/namespace/selectors/metadata mode,
+ *    store-less mode and projection (keep/drop) returns the same informer. They run on
+ *    followers too, so a new leader starts warm.
  *  - Followers run no workers and enqueue nothing. When leadership is gained, every object of
  *    every controller's primary informers is enqueued once; then events flow.
  *  - A key is reconciled by at most one worker at a time (work queue guarantee).

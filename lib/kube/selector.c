@@ -618,23 +618,22 @@ static bool req_has_value(const struct sel_req *r, const char *v)
 	return v && bsearch(&v, r->values.v, r->values.len, sizeof(*r->values.v), cmp_str) != NULL;
 }
 
-static bool req_matches(const struct sel_req *r, const json_t *labels)
+/* @present: the label is set; @v: its value (NULL when not a string). */
+static bool req_matches(const struct sel_req *r, bool present, const char *v)
 {
-	const json_t *lv = json_is_object(labels) ? json_object_get(labels, r->key) : NULL;
-	const char *v = json_string_value(lv);
 	long long n;
 
 	switch (r->op) {
 	case OP_EQ:
 	case OP_IN:
-		return lv && req_has_value(r, v);
+		return present && req_has_value(r, v);
 	case OP_NE:
 	case OP_NOTIN:
-		return !lv || !req_has_value(r, v);
+		return !present || !req_has_value(r, v);
 	case OP_EXISTS:
-		return lv != NULL;
+		return present;
 	case OP_NOT_EXISTS:
-		return lv == NULL;
+		return !present;
 	case OP_GT:
 		return v && parse_int64(v, &n) && n > r->num;
 	case OP_LT:
@@ -650,7 +649,25 @@ bool sel_matches(const struct sel *s, const json_t *labels)
 	if (s->nothing)
 		return false;
 	for (i = 0; i < s->reqs.len; i++) {
-		if (!req_matches(&s->reqs.v[i], labels))
+		const json_t *lv =
+		        json_is_object(labels) ? json_object_get(labels, s->reqs.v[i].key) : NULL;
+
+		if (!req_matches(&s->reqs.v[i], lv != NULL, json_string_value(lv)))
+			return false;
+	}
+	return true;
+}
+
+bool sel_matches_lookup(const struct sel *s, sel_lookup_fn get, void *ud)
+{
+	size_t i;
+
+	if (s->nothing)
+		return false;
+	for (i = 0; i < s->reqs.len; i++) {
+		const char *v = get(s->reqs.v[i].key, ud);
+
+		if (!req_matches(&s->reqs.v[i], v != NULL, v))
 			return false;
 	}
 	return true;

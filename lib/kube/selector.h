@@ -28,6 +28,10 @@ int sel_parse(const char *s, struct sel **out /* OUT, sel_free() */, struct ll_e
 int sel_from_json(const json_t *ls, struct sel **out /* OUT, sel_free() */, struct ll_err *err);
 /** sel_matches() - does the label map @labels (a JSON object or NULL = no labels) match? */
 bool sel_matches(const struct sel *s, const json_t *labels);
+/** The value of label @key (NUL-terminated, valid until the next call), or NULL when unset. */
+typedef const char *(*sel_lookup_fn)(const char *key, void *ud);
+/** sel_matches_lookup() - sel_matches() over labels kept elsewhere, read through @get. */
+bool sel_matches_lookup(const struct sel *s, sel_lookup_fn get, void *ud);
 bool sel_matches_nothing(const struct sel *s);
 bool sel_is_empty(const struct sel *s);
 /**

@@ -4,19 +4,22 @@
  * workload of the instance selects, in its namespace).
  *
  * The workload informers select the instance label and keep the replica counts and the
- * selector; the pod informer keeps the labels and the phase of every pod (about the size of a
- * pod's labels). A change enqueues the instances of the namespace; their status write is
- * coalesced (ti_status.c).
+ * selector. Pods are not cached as documents: a store-less pod informer feeds one compact
+ * store (podstore.h: per pod its phase and a shared, interned label set), which both roll-ups
+ * share. A workload change enqueues the instances of the namespace, a pod change only when a
+ * pod came, went, or changed its phase or labels; their status write is coalesced
+ * (ti_status.c).
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "api/api.h"
 #include "base/json.h"
 #include "kube/selector.h"
+#include "templates/podstore.h"
 #include "templates/ti_internal.h"
 
-#define IDX_OWNER "owner" /* workloads: "<namespace>/<instance>" of their label */
+#define IDX_OWNER "owner"   /* workloads: "<namespace>/<instance>" of their label */
+#define PODS      "ti-pods" /* the pod store's informer and gauges */
 
 static const struct kc_gvr TPL_DEPLOYMENTS = {"apps", "v1", "deployments", "Deployment", true};
 static const struct kc_gvr TPL_STATEFULSETS = {"apps", "v1", "statefulsets", "StatefulSet", true};
@@ -65,25 +68,52 @@ static struct inf *workload_informer(struct mgr *m, const struct kc_gvr *gvr, co
 	                   .gvr = *gvr, .label_selector = label, .keep = keep, .name = name});
 }
 
+/* The pod store both roll-ups share, made by the first to ask (setups run one at a time). */
+static struct podstore *pod_store(struct templates *t, struct mgr *m)
+{
+	static const char *const keep[] = {"metadata.labels", "status.phase", NULL};
+	struct inf *inf;
+
+	if (t->pods)
+		return t->pods;
+	inf = mgr_informer(
+	        m,
+	        &(struct inf_opts){.gvr = KC_PODS, .keep = keep, .name = PODS, .no_store = true});
+	if (inf == NULL)
+		return NULL;
+	t->pods = podstore_new(PODS);
+	podstore_watch(t->pods, inf);
+	return t->pods;
+}
+
+/* The pods of @ns changed: its instances look again. */
+static void pods_changed(const char *ns, void *ud)
+{
+	struct templates *t = ud;
+	struct jdoc_list l = inf_list_ref(t->instances, ns);
+	char key[512];
+
+	for (size_t i = 0; i < l.n; i++) {
+		snprintf(key, sizeof(key), "%s/%s", ns, jd_name(l.items[i]));
+		ctrl_enqueue(t->ti, key);
+	}
+	jdoc_list_release(&l);
+}
+
 int tpl_rollup_setup(struct templates *t, struct controller *c, struct mgr *m)
 {
-	static const char *const pod_keep[] = {"metadata.labels", "status.phase", NULL};
-
 	t->workloads[0] = workload_informer(m, &TPL_DEPLOYMENTS, LABEL_TI, "ti-deployments");
 	t->workloads[1] = workload_informer(m, &TPL_STATEFULSETS, LABEL_TI, "ti-statefulsets");
 	t->workloads[2] = workload_informer(m, &TPL_DAEMONSETS, LABEL_TI, "ti-daemonsets");
-	t->pods = mgr_informer(
-	        m, &(struct inf_opts){.gvr = KC_PODS, .keep = pod_keep, .name = "ti-pods"});
 	for (int i = 0; i < 3; i++) {
 		if (t->workloads[i] == NULL)
 			return -1;
 		inf_add_index(t->workloads[i], IDX_OWNER, index_owner, (void *)LABEL_TI);
 		ctrl_watch_mapped(c, t->workloads[i], map_to_instances, t);
 	}
-	if (t->pods == NULL)
+	if (pod_store(t, m) == NULL)
 		return -1;
-	inf_add_index(t->pods, "namespace", inf_index_namespace, NULL);
-	ctrl_watch_mapped(c, t->pods, map_to_instances, t);
+	podstore_listen(t->pods, pods_changed, t);
 	return 0;
 }
 
@@ -98,34 +128,32 @@ static void map_to_group(const struct jdoc *obj, void (*emit)(const char *, void
 		emit(name, ctx);
 }
 
-/* A pod changed: the TGIs with workloads in its namespace. */
-static void map_pod_to_groups(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
-                              void *ud)
+static void enqueue_key(const char *key, void *ctx)
+{
+	ctrl_enqueue(ctx, key);
+}
+
+/* The pods of @ns changed: the TGIs with workloads there. */
+static void pods_changed_group(const char *ns, void *ud)
 {
 	struct templates *t = ud;
 
 	for (int k = 0; k < 3; k++) {
-		struct jdoc_list l =
-		        inf_by_index_ref(t->group_workloads[k], "namespace", jd_namespace(obj));
+		struct jdoc_list l = inf_by_index_ref(t->group_workloads[k], "namespace", ns);
 
 		for (size_t i = 0; i < l.n; i++)
-			map_to_group(l.items[i], emit, ctx, NULL);
+			map_to_group(l.items[i], enqueue_key, t->tgi, NULL);
 		jdoc_list_release(&l);
 	}
 }
 
 int tpl_rollup_setup_group(struct templates *t, struct controller *c, struct mgr *m)
 {
-	static const char *const pod_keep[] = {"metadata.labels", "status.phase", NULL};
-
 	t->group_workloads[0] =
 	        workload_informer(m, &TPL_DEPLOYMENTS, LABEL_TGI, "tgi-deployments");
 	t->group_workloads[1] =
 	        workload_informer(m, &TPL_STATEFULSETS, LABEL_TGI, "tgi-statefulsets");
 	t->group_workloads[2] = workload_informer(m, &TPL_DAEMONSETS, LABEL_TGI, "tgi-daemonsets");
-	/* the TemplateInstance controller's pod informer (the same options) */
-	t->pods = mgr_informer(
-	        m, &(struct inf_opts){.gvr = KC_PODS, .keep = pod_keep, .name = "ti-pods"});
 	for (int i = 0; i < 3; i++) {
 		if (t->group_workloads[i] == NULL)
 			return -1;
@@ -133,10 +161,9 @@ int tpl_rollup_setup_group(struct templates *t, struct controller *c, struct mgr
 		inf_add_index(t->group_workloads[i], "namespace", inf_index_namespace, NULL);
 		ctrl_watch_mapped(c, t->group_workloads[i], map_to_group, t);
 	}
-	if (t->pods == NULL)
+	if (pod_store(t, m) == NULL)
 		return -1;
-	inf_add_index(t->pods, "namespace", inf_index_namespace, NULL);
-	ctrl_watch_mapped(c, t->pods, map_pod_to_groups, t);
+	podstore_listen(t->pods, pods_changed_group, t);
 	return 0;
 }
 
@@ -154,42 +181,6 @@ static void count_workload(const struct jdoc *w, int kind, struct tpl_row *row)
 		rd->desired += jd_int(w, 1, "spec", "replicas", NULL);
 		rd->ready += jd_int(w, 0, "status", "readyReplicas", NULL);
 	}
-}
-
-static void count_phase(const char *phase, struct tpl_row *row)
-{
-	if (phase == NULL || strcmp(phase, "Pending") == 0)
-		row->pods.pending++;
-	else if (strcmp(phase, "Running") == 0)
-		row->pods.running++;
-	else if (strcmp(phase, "Succeeded") == 0)
-		row->pods.succeeded++;
-	else if (strcmp(phase, "Failed") == 0)
-		row->pods.failed++;
-	else
-		row->pods.unknown++;
-}
-
-/* The pods of @ns that one of @selectors selects. */
-static void count_pods(struct templates *t, const char *ns, struct sel **selectors, size_t n,
-                       struct tpl_row *row)
-{
-	struct jdoc_list pods =
-	        n ? inf_by_index_ref(t->pods, "namespace", ns) : (struct jdoc_list){0};
-
-	for (size_t i = 0; i < pods.n; i++) {
-		json_t *labels = jval_to_json(jd_get(pods.items[i], "metadata", "labels", NULL));
-
-		for (size_t s = 0; s < n; s++) {
-			if (selectors[s] &&
-			    sel_matches(selectors[s], labels ? labels : json_object())) {
-				count_phase(jd_str(pods.items[i], "status", "phase", NULL), row);
-				break;
-			}
-		}
-		json_decref(labels);
-	}
-	jdoc_list_release(&pods);
 }
 
 #define ROLLUP_SELECTORS_MAX 256
@@ -221,7 +212,7 @@ static bool rollup_of(struct templates *t, struct inf *const *workloads, const c
 		}
 		jdoc_list_release(&l);
 	}
-	count_pods(t, ns, selectors, n, row);
+	podstore_count(t->pods, ns, selectors, n, row);
 	for (size_t i = 0; i < n; i++)
 		sel_free(selectors[i]);
 	ready = row->deployments.ready >= row->deployments.desired &&

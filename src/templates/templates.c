@@ -34,6 +34,7 @@ void templates_free(struct templates *t)
 	if (t == NULL)
 		return;
 	disc_free(t->disc);
+	podstore_free(t->pods);
 	json_decref(t->watched);
 	json_decref(t->fingerprints);
 	json_decref(t->written_ms);

@@ -18,6 +18,7 @@
 #include "kube/informer.h"
 #include "kube/manager.h"
 #include "templates/apply.h"
+#include "templates/podstore.h"
 #include "templates/templates.h"
 #include "tenancy/tplstatus.h"
 
@@ -26,11 +27,12 @@ struct templates {
 	struct disc *disc;
 	struct controller *ti, *tgi;
 	struct inf *instances, *templates, *namespaces, *accounts, *bindings;
-	struct inf *groups, *quotas;     /* TemplateGroupInstances; tenant quotas (tgi.c) */
-	struct inf *workloads[3], *pods; /* the roll-up (rollup.c) */
-	struct inf *group_workloads[3];  /* the same for TemplateGroupInstances (label tgi) */
-	pthread_mutex_t lock;            /* what follows */
-	json_t *watched;      /* "apiVersion/Kind" -> true: kinds watched for instances */
+	struct inf *groups, *quotas;    /* TemplateGroupInstances; tenant quotas (tgi.c) */
+	struct inf *workloads[3];       /* the roll-up (rollup.c) */
+	struct inf *group_workloads[3]; /* the same for TemplateGroupInstances (label tgi) */
+	struct podstore *pods;          /* the pods both roll-ups count (podstore.h) */
+	pthread_mutex_t lock;           /* what follows */
+	json_t *watched;                /* "apiVersion/Kind" -> true: kinds watched for instances */
 	json_t *fingerprints; /* instance key -> what it was last applied from (ti.c, tgi.c) */
 	json_t *written_ms;   /* instance key -> when its status was last written (monotonic) */
 	json_t *drifted; /* TGI fingerprint key -> {"apiVersion/Kind/name": true}: drifted since */

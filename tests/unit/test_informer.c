@@ -456,6 +456,54 @@ static void test_informer__objects_gauge_and_defaults(void **state)
 	inf_free(inf);
 }
 
+static void rec_relist_begin(void *ud)
+{
+	rec_append(ud, "begin;");
+}
+
+static void rec_relist_end(void *ud)
+{
+	rec_append(ud, "end;");
+}
+
+/* Store-less: events pass through as they came, lists come bracketed, nothing is cached. */
+static void test_informer__no_store_streams_events(void **state)
+{
+	struct inf_opts o = {.gvr = test_gvr, .name = "cm-no-store", .no_store = true};
+	struct inf *inf = inf_new(NULL, &o);
+	struct rec r = {""};
+	struct inf_handler h = rec_handler(&r);
+	struct inf_relist_handler rh = {rec_relist_begin, rec_relist_end, &r};
+	char labels[128];
+
+	metrics_labels(labels, sizeof(labels), "resource", "cm-no-store", NULL);
+	inf_add_handler(inf, &h);
+	inf_add_relist_handler(inf, &rh);
+	assert_int_equal(inf_add_index(inf, "namespace", inf_index_namespace, NULL), -EINVAL);
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "1", NULL));
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "a", "2", NULL));
+	apply(inf, WATCH_ADDED, obj_new("ns", "a", "3", NULL)); /* known, but an add as it came */
+	apply(inf, WATCH_MODIFIED, obj_new("ns", "b", "4", NULL)); /* unknown, an update */
+	apply(inf, WATCH_DELETED, obj_new("ns", "a", "9", NULL));  /* the event's own object */
+	assert_string_equal(r.log, "add:ns/a rv=1;upd:ns/a ->2;add:ns/a rv=3;upd:ns/b ->4;"
+	                           "del:ns/a rv=9;");
+	assert_null(inf_get_ref(inf, "ns", "b"));
+	assert_keys(inf_list_ref(inf, NULL), "");
+	assert_int_equal(inf_len(inf), 0);
+	assert_int_equal(inf_bytes(inf), 0);
+	assert_true(metrics_get("landlord_informer_objects", labels) == 0);
+	/* a (re)list: every item an add, in list order, between the brackets */
+	r.log[0] = '\0';
+	replace(inf, obj_new("ns", "c", "5", NULL), json_pack("{s:{}}", "metadata"),
+	        obj_new("ns", "b", "6", NULL));
+	assert_string_equal(r.log, "begin;add:ns/c rv=5;add:ns/b rv=6;end;");
+	r.log[0] = '\0';
+	replace(inf, NULL, NULL, NULL);
+	assert_string_equal(r.log, "begin;end;");
+	inf_remove_handler(inf, &h);
+	inf_free(inf);
+}
+
 static void test_informer__backoff_grows_jittered_and_capped(void **state)
 {
 	long lo[8] = {0}, hi[8] = {0};
@@ -902,15 +950,33 @@ static bool relisted(struct inf *inf, const void *arg)
 	return st.relists > *(const uint64_t *)arg;
 }
 
+/*
+ * A store-less informer beside the test's: paused and relisted with it, it brackets the list
+ * and delivers its items as adds, and says nothing of the delete it missed.
+ */
+static struct inf *bare_new(struct live *l, struct rec *r)
+{
+	struct inf_opts o = {.gvr = KC_PODTEMPLATES, .ns = l->ns, .name = "bare", .no_store = true};
+	struct inf *bare = inf_new(l->c, &o);
+	struct inf_handler h = rec_handler(r);
+	struct inf_relist_handler rh = {rec_relist_begin, rec_relist_end, r};
+
+	inf_add_handler(bare, &h);
+	inf_add_relist_handler(bare, &rh);
+	assert_int_equal(inf_start(bare), 0);
+	assert_true(inf_wait_synced(bare, 30000));
+	return bare;
+}
+
 static void test_informer__live_relists_after_compaction(void **state)
 {
 	LIVE_OR_SKIP(state);
 	struct inf_opts o = {.gvr = KC_PODTEMPLATES, .ns = l->ns};
-	struct inf *inf;
-	struct rec r = {""};
+	struct inf *inf, *bare;
+	struct rec r = {""}, rb = {""};
 	struct inf_handler h = rec_handler(&r);
 	struct inf_stats before;
-	char labels[256], want[256], *rv_keep, *rv_gone, *rv_new;
+	char labels[256], want[512], *rv_keep, *rv_gone, *rv_new;
 	double relists0;
 	struct want_rv w;
 
@@ -922,6 +988,7 @@ static void test_informer__live_relists_after_compaction(void **state)
 	rv_gone = create_cm(l, &KC_PODTEMPLATES, "gone", NULL);
 	assert_int_equal(inf_start(inf), 0);
 	assert_true(inf_wait_synced(inf, 30000));
+	bare = bare_new(l, &rb);
 	w = (struct want_rv){l->ns, "gone", rv_gone};
 	assert_true(eventually(cached_rv_is, inf, &w));
 	inf_get_stats(inf, &before);
@@ -930,6 +997,10 @@ static void test_informer__live_relists_after_compaction(void **state)
 
 	/* while the watch is down: one delete, one create, then etcd forgets the history */
 	inf_pause_watch(inf, true);
+	inf_pause_watch(bare, true);
+	pthread_mutex_lock(&rec_mu);
+	rb.log[0] = '\0';
+	pthread_mutex_unlock(&rec_mu);
 	delete_obj(l, &KC_PODTEMPLATES, "gone");
 	rv_new = create_cm(l, &KC_PODTEMPLATES, "new", NULL);
 	assert_int_equal(compact_etcd(l->state_dir), 0);
@@ -940,6 +1011,7 @@ static void test_informer__live_relists_after_compaction(void **state)
 	w = (struct want_rv){l->ns, "new", NULL};
 	assert_true(cached_rv_is(inf, &w));
 	inf_pause_watch(inf, false);
+	inf_pause_watch(bare, false);
 
 	assert_true(eventually(relisted, inf, &before.relists));
 	assert_true(metrics_get("landlord_informer_relists_total", labels) > relists0);
@@ -953,6 +1025,12 @@ static void test_informer__live_relists_after_compaction(void **state)
 	assert_true(rec_wait(&r, want));
 	snprintf(want, sizeof(want), "add:%s/new rv=%s;", l->ns, rv_new);
 	assert_true(rec_wait(&r, want));
+	/* the list comes in name order */
+	snprintf(want, sizeof(want), "begin;add:%s/keep rv=%s;add:%s/new rv=%s;end;", l->ns,
+	         rv_keep, l->ns, rv_new);
+	assert_true(rec_wait(&rb, want));
+	assert_false(rec_contains(&rb, "del:"));
+	inf_free(bare);
 	inf_free(inf);
 	free(rv_keep);
 	free(rv_gone);
@@ -1029,6 +1107,7 @@ int main(void)
 	        cmocka_unit_test(test_informer__late_handler_replays_adds),
 	        cmocka_unit_test(test_informer__list_filters_namespace),
 	        cmocka_unit_test(test_informer__objects_gauge_and_defaults),
+	        cmocka_unit_test(test_informer__no_store_streams_events),
 	        cmocka_unit_test(test_informer__backoff_grows_jittered_and_capped),
 	};
 	const struct CMUnitTest live[] = {

@@ -37,6 +37,23 @@ static struct sel *json_ok(const char *text)
 	return sel;
 }
 
+static const char *json_lookup(const char *key, void *ud)
+{
+	return json_string_value(json_object_get(ud, key));
+}
+
+static bool all_strings(const json_t *labels)
+{
+	const char *k;
+	const json_t *v;
+
+	json_object_foreach((json_t *)labels, k, v)
+		if (!json_is_string(v))
+			return false;
+	return true;
+}
+
+/* sel_matches(), checked against sel_matches_lookup() over the same labels. */
 static bool matches(const struct sel *s, const char *labels_json)
 {
 	json_t *labels = labels_json ? json_loads(labels_json, 0, NULL) : NULL;
@@ -45,6 +62,8 @@ static bool matches(const struct sel *s, const char *labels_json)
 	if (labels_json && labels == NULL)
 		fail_msg("bad test JSON %s", labels_json);
 	m = sel_matches(s, labels);
+	if (all_strings(labels))
+		assert_int_equal(sel_matches_lookup(s, json_lookup, labels), m);
 	json_decref(labels);
 	return m;
 }
