@@ -352,3 +352,39 @@ def test_a_tgi_over_500_namespaces_keeps_its_status_small(env):
                     raise
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(drop, names))
+
+
+
+def test_a_tenant_namespace_gets_nothing_until_its_quota_is_in_force(kit, env):
+    """A namespace labelled for a tenant gets nothing while its ResourceQuota landlord-quota is
+    not in force (QuotaNotInForce); the others of the instance are applied meanwhile. landlord's
+    own writes pass the landlord-quota-in-force policy, so the TemplateGroupInstance controller
+    checks it itself. landlord puts a tenant's quotas in force in the pass that makes its
+    namespaces, too quickly to watch, so the waiting namespace here is labelled by hand for a
+    tenant that does not exist: no quota is ever made there (one made by hand is removed)."""
+    plan = kit.plan(hard={"configmaps": "10"})
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["dev"])
+    ghost = kit.name("ghost")
+    waiting = kit.namespace(labels={"landlord.dev/tenant": ghost})
+    dev = kit.expect_namespace(f"{t}-dev")
+    kit.start()
+    kit.wait_ready(t, [dev])
+    name = env.tgi(env.template([configmap("settings", {"where": "${namespace}"})]), {
+        "matchExpressions": [{"key": "landlord.dev/tenant", "operator": "In",
+                              "values": [t, ghost]}]})
+
+    def one_waits(obj):
+        st, c = obj.get("status") or {}, condition(obj, "Ready")
+        rows = {r["namespace"]: r for r in st.get("rows") or []}
+        return (c and c["status"] == "False" and c["reason"] == "QuotaNotInForce" and
+                st.get("namespaces") == {"matched": 2, "ready": 1} and
+                rows.get(waiting) == {"namespace": waiting, "ready": False, "applied": 0,
+                                      "rendered": 0} and
+                rows.get(dev) == {"namespace": dev, "ready": True, "applied": 1,
+                                  "rendered": 1} and
+                [(f["namespace"], f["reason"]) for f in st.get("failing") or []] ==
+                [(waiting, "QuotaNotInForce")])
+    env.wait(name, one_waits, "QuotaNotInForce in one namespace, the other applied")
+    assert env.read("cm", dev, "settings").data == {"where": dev}
+    assert env.read("cm", waiting, "settings") is None
+    assert kit.quota(waiting) is None
