@@ -1,10 +1,12 @@
 /* proc.c - run a program with an argument vector, capped output and a time-out (see proc.h). */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -350,14 +352,27 @@ static void pump_input(struct run *r)
 	close_fd(&r->fd[0]);
 }
 
+/* Keep @n more bytes of a stream in @b: the first max bytes, or with @tail the last. */
+static void keep(struct buf *b, bool tail, const char *p, size_t n)
+{
+	if (tail && n >= b->max) {
+		buf_reset(b);
+		p += n - b->max;
+		n = b->max;
+	} else if (tail && n > b->max - b->len) {
+		buf_consume(b, n - (b->max - b->len));
+	} else if (n > b->max - b->len) {
+		n = b->max - b->len;
+	}
+	if (n)
+		buf_append(b, p, n); /* fits: cannot fail */
+}
+
 /* One read from output pipe @i (1 or 2): kept up to the cap, counted beyond it. */
 static void drain(struct run *r, int i)
 {
-	struct buf *b = i == 1 ? &r->res->out : &r->res->err;
-	size_t *total = i == 1 ? &r->res->out_total : &r->res->err_total;
-	bool *truncated = i == 1 ? &r->res->out_truncated : &r->res->err_truncated;
+	struct proc_result *res = r->res;
 	char chunk[CHUNK];
-	size_t keep;
 	ssize_t n;
 
 	n = read(r->fd[i], chunk, sizeof(chunk));
@@ -367,14 +382,15 @@ static void drain(struct run *r, int i)
 		close_fd(&r->fd[i]);
 		return;
 	}
-	*total += (size_t)n;
-	keep = b->max - b->len;
-	if ((size_t)n < keep)
-		keep = (size_t)n;
-	if (keep < (size_t)n)
-		*truncated = true;
-	if (keep)
-		buf_append(b, chunk, keep); /* fits: cannot fail */
+	if (i == 1) {
+		keep(&res->out, r->spec->out_tail, chunk, (size_t)n);
+		res->out_total += (size_t)n;
+		res->out_truncated = res->out_total > res->out.len;
+	} else {
+		keep(&res->err, r->spec->err_tail, chunk, (size_t)n);
+		res->err_total += (size_t)n;
+		res->err_truncated = res->err_total > res->err.len;
+	}
 }
 
 static bool slot_cancelled(struct run *r)
@@ -517,7 +533,7 @@ static int group_enter(struct run *r, struct ll_err *err)
 		rc = ll_err_set(err, -ECANCELED, "%s: not started: its group is closed",
 		                r->spec->path);
 	else if (g->max_running > 0 && g->running >= g->max_running)
-		rc = ll_err_set(err, -EAGAIN, "%s: not started: %d programs run already",
+		rc = ll_err_set(err, -EBUSY, "%s: not started: %d programs run already",
 		                r->spec->path, g->running);
 	if (rc == 0) {
 		r->slot.next = g->slots;
@@ -563,6 +579,7 @@ void proc_group_init(struct proc_group *g, int max_running)
 
 void proc_group_release(struct proc_group *g)
 {
+	assert(g->running == 0 && !g->slots);
 	pthread_cond_destroy(&g->idle);
 	pthread_mutex_destroy(&g->lock);
 }
@@ -709,4 +726,26 @@ void proc_result_release(struct proc_result *res)
 {
 	buf_release(&res->out);
 	buf_release(&res->err);
+}
+
+bool proc_result_ok(const struct proc_result *res)
+{
+	return res->exit_code == 0 && !res->timed_out && !res->cancelled;
+}
+
+const char *proc_result_summary(const struct proc_result *res, char out[PROC_SUMMARY_MAX])
+{
+	const char *sig = res->term_signal ? sigabbrev_np(res->term_signal) : NULL;
+	const char *why = res->timed_out ? ", timed out" : res->cancelled ? ", cancelled" : "";
+	const char *cut = res->out_truncated || res->err_truncated ? ", output truncated" : "";
+
+	if (res->exit_code >= 0)
+		snprintf(out, PROC_SUMMARY_MAX, "exit status %d%s%s after %lld ms", res->exit_code,
+		         why, cut, (long long)res->wall_ms);
+	else if (res->term_signal)
+		snprintf(out, PROC_SUMMARY_MAX, "killed by SIG%s%s%s after %lld ms",
+		         sig ? sig : "?", why, cut, (long long)res->wall_ms);
+	else
+		snprintf(out, PROC_SUMMARY_MAX, "not run");
+	return out;
 }

@@ -46,6 +46,8 @@
 #define PROC_OUTPUT_MAX (64u << 10)
 /* The default time between SIGTERM and SIGKILL. */
 #define PROC_GRACE_MS_DEFAULT 2000
+/* Room for proc_result_summary()'s line and its NUL. */
+#define PROC_SUMMARY_MAX 96
 
 struct proc_slot; /* one run in a group, private to proc.c */
 
@@ -73,6 +75,8 @@ struct proc_spec {
 	int64_t grace_ms;         /* SIGTERM to SIGKILL; 0 for PROC_GRACE_MS_DEFAULT */
 	size_t out_max;           /* bytes of stdout kept; 0 for PROC_OUTPUT_MAX */
 	size_t err_max;           /* bytes of stderr kept; 0 for PROC_OUTPUT_MAX */
+	bool out_tail;            /* over the cap, keep the last bytes of stdout, not the first */
+	bool err_tail;            /* likewise for stderr (where a program's error usually is) */
 	struct proc_group *group; /* optional: counted and stoppable with it */
 };
 
@@ -80,12 +84,12 @@ struct proc_result {
 	int exit_code;      /* 0-255 when the program exited, else -1 */
 	int term_signal;    /* the signal that ended it, else 0 */
 	bool timed_out;     /* stopped because @timeout_ms passed */
-	bool cancelled;     /* stopped by proc_group_kill_all() */
-	struct buf out;     /* stdout, at most out_max bytes; owned, proc_result_release() */
+	bool cancelled;     /* proc_group_kill_all() reached it while it ran */
+	struct buf out;     /* stdout: its first (or last) out_max bytes; owned */
 	struct buf err;     /* stderr, likewise */
 	size_t out_total;   /* bytes the program wrote to stdout, kept or not */
 	size_t err_total;   /* likewise for stderr */
-	bool out_truncated; /* out_total > out.len */
+	bool out_truncated; /* out_total > out.len: bytes were dropped */
 	bool err_truncated;
 	int64_t wall_ms; /* from the start to the end of the run */
 };
@@ -96,7 +100,7 @@ struct proc_result {
  * and filled when the program started.
  * Return: 0 when the program ran, whatever its exit status, time-out or cancellation (see @res);
  * -EINVAL for a bad @spec (relative path, no argv[0], timeout_ms <= 0); -ECANCELED when
- * @spec->group is closed and -EAGAIN when it already runs its max_running (nothing started);
+ * @spec->group is closed and -EBUSY when it already runs its max_running (nothing started);
  * the errno of the child's set-up or execve() (-ENOENT, -EACCES, -ENOEXEC...), distinct from the
  * program's own failure, which is a non-zero exit_code; -errno when pipes or fork() fail.
  * @err gets one line on failure.
@@ -104,6 +108,14 @@ struct proc_result {
 int proc_run(const struct proc_spec *spec, struct proc_result *res /* OUT */, struct ll_err *err);
 /** proc_result_release() - free @res's output buffers; safe to call twice. */
 void proc_result_release(struct proc_result *res);
+/** proc_result_ok() - the program exited 0 by itself: not timed out, not cancelled. */
+bool proc_result_ok(const struct proc_result *res);
+/**
+ * proc_result_summary() - one line for logs and conditions: "exit status 1 after 230 ms",
+ * "killed by SIGTERM, timed out after 30000 ms", "not run". Return: @out.
+ */
+const char *proc_result_summary(const struct proc_result *res,
+                                char out[PROC_SUMMARY_MAX] /* OUT */);
 
 /** proc_group_init() - an open, empty group; @max_running > 0 bounds its concurrent runs. */
 void proc_group_init(struct proc_group *g, int max_running);

@@ -117,6 +117,33 @@ static void test_proc__output_over_the_cap_is_counted_and_dropped(void **state)
 	proc_result_release(&res);
 }
 
+/* Over the cap, a tail keeps the last bytes: where a program's error is. */
+static void test_proc__tail_keeps_the_last_bytes(void **state)
+{
+	char *argv[] = {
+	        "sh", "-c",
+	        "i=0; while [ $i -lt 300 ]; do echo line $i; echo err $i >&2; i=$((i + 1)); "
+	        "done; echo Error: the last word >&2",
+	        NULL};
+	struct proc_spec spec = spec_of("/bin/sh", argv);
+	struct proc_result res;
+
+	spec.out_max = 20;
+	spec.err_max = 30;
+	spec.err_tail = true;
+	assert_int_equal(proc_run(&spec, &res, NULL), 0);
+	assert_string_equal(buf_cstr(&res.out), "line 0\nline 1\nline 2");
+	assert_string_equal(buf_cstr(&res.err), "\nerr 299\nError: the last word\n");
+	assert_int_equal(res.err.len, 30);
+	assert_true(res.out_truncated && res.err_truncated);
+	assert_true(res.err_total > 300 * 6);
+	proc_result_release(&res);
+	spec.err_max = 8; /* one read larger than the whole cap */
+	assert_int_equal(proc_run(&spec, &res, NULL), 0);
+	assert_string_equal(buf_cstr(&res.err), "st word\n");
+	proc_result_release(&res);
+}
+
 /* cat writes as it reads: 1 MiB in while 1 MiB comes out must not deadlock. */
 static void test_proc__big_stdin_and_stdout_together(void **state)
 {
@@ -157,6 +184,30 @@ static void test_proc__input_to_a_program_that_does_not_read_it(void **state)
 	assert_false(sigismember(&pending, SIGPIPE));
 	proc_result_release(&res);
 	free(in);
+}
+
+static void test_proc__summary_and_ok(void **state)
+{
+	char line[PROC_SUMMARY_MAX];
+	struct proc_result res;
+
+	run_sh("exit 0", 0, &res);
+	assert_true(proc_result_ok(&res));
+	assert_non_null(strstr(proc_result_summary(&res, line), "exit status 0 after "));
+	proc_result_release(&res);
+	run_sh("exit 2", 2, &res);
+	assert_false(proc_result_ok(&res));
+	proc_result_release(&res);
+	run_sh("kill -TERM $$", -1, &res);
+	assert_non_null(strstr(proc_result_summary(&res, line), "killed by SIGTERM after "));
+	proc_result_release(&res);
+	res.timed_out = true; /* a program that catches SIGTERM and exits 0 is still no success */
+	res.exit_code = 0;
+	assert_false(proc_result_ok(&res));
+	assert_non_null(strstr(proc_result_summary(&res, line), "exit status 0, timed out"));
+	memset(&res, 0, sizeof(res));
+	res.exit_code = -1;
+	assert_string_equal(proc_result_summary(&res, line), "not run");
 }
 
 static void test_proc__environment_is_exactly_the_one_given(void **state)
@@ -354,6 +405,22 @@ static void test_proc__leftovers_die_with_the_program(void **state)
 	proc_result_release(&res);
 }
 
+/* A descendant that left the group keeps stdout open: the run ends the grace after the exit. */
+static void test_proc__escaped_descendant_is_abandoned(void **state)
+{
+	char *argv[] = {"sh", "-c", "setsid sleep 1 & sleep 0.2; echo started", NULL};
+	struct proc_spec spec = spec_of("/bin/sh", argv);
+	struct proc_result res;
+
+	spec.grace_ms = 200;
+	assert_int_equal(proc_run(&spec, &res, NULL), 0);
+	assert_int_equal(res.exit_code, 0);
+	assert_false(res.timed_out);
+	assert_string_equal(buf_cstr(&res.out), "started\n");
+	assert_true(res.wall_ms >= 400 && res.wall_ms < 900);
+	proc_result_release(&res);
+}
+
 struct bg {
 	pthread_t thread;
 	struct proc_spec spec;
@@ -430,7 +497,7 @@ static void test_proc__group_closed_and_full(void **state)
 	proc_group_set_open(&g, true);
 	bg_start(&b, &g);
 	wait_running(&g, 1);
-	assert_int_equal(proc_run(&spec, &res, NULL), -EAGAIN);
+	assert_int_equal(proc_run(&spec, &res, NULL), -EBUSY);
 	proc_result_release(&res);
 	assert_int_equal(proc_group_wait_idle(&g, clock_mono_ns() + 20 * CLOCK_NS_PER_MS),
 	                 -ETIMEDOUT);
@@ -533,8 +600,10 @@ int main(void)
 	        cmocka_unit_test(test_proc__exit_codes_and_signals),
 	        cmocka_unit_test(test_proc__stdout_and_stderr_apart),
 	        cmocka_unit_test(test_proc__output_over_the_cap_is_counted_and_dropped),
+	        cmocka_unit_test(test_proc__tail_keeps_the_last_bytes),
 	        cmocka_unit_test(test_proc__big_stdin_and_stdout_together),
 	        cmocka_unit_test(test_proc__input_to_a_program_that_does_not_read_it),
+	        cmocka_unit_test(test_proc__summary_and_ok),
 	        cmocka_unit_test(test_proc__environment_is_exactly_the_one_given),
 	        cmocka_unit_test(test_proc__inherited_fds_are_closed),
 	        cmocka_unit_test(test_proc__signals_are_reset),
@@ -546,6 +615,7 @@ int main(void)
 	        cmocka_unit_test(test_proc__timeout_escalates_to_sigkill),
 	        cmocka_unit_test(test_proc__without_pidfd),
 	        cmocka_unit_test(test_proc__leftovers_die_with_the_program),
+	        cmocka_unit_test(test_proc__escaped_descendant_is_abandoned),
 	        cmocka_unit_test(test_proc__kill_all_stops_every_run),
 	        cmocka_unit_test(test_proc__group_closed_and_full),
 	        cmocka_unit_test(test_proc__four_threads_at_once),
