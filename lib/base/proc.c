@@ -138,6 +138,8 @@ static void __attribute__((noreturn)) child_exec(const struct child *c)
 
 /* ---- the parent: spawning ---- */
 
+static int ms_until(int64_t deadline_ns, int64_t now);
+
 /* Keep pipe ends off 0-2, so that the child's dup2() onto 0-2 never clobbers one. */
 static int lift_fd(int *fd)
 {
@@ -259,15 +261,22 @@ static void reap(struct run *r)
 		r->res->term_signal = WTERMSIG(status);
 }
 
-/* Whether the child got to execve(): EOF on the report pipe; else reap it and say why not. */
+/*
+ * Whether the child got to execve(): EOF on the report pipe; else reap it and say why not. A
+ * child stuck before execve() (a hung chdir()) is left to the run's time-out.
+ */
 static int await_exec(struct run *r, int report_fd, struct ll_err *err)
 {
+	struct pollfd p = {.fd = report_fd, .events = POLLIN};
 	struct child_report rep;
-	ssize_t n;
+	ssize_t n = -1;
+	int ready;
 
 	do
-		n = read(report_fd, &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
+		ready = poll(&p, 1, ms_until(r->deadline_ns, clock_mono_ns()));
+	while (ready < 0 && errno == EINTR);
+	while (ready > 0 && (n = read(report_fd, &rep, sizeof(rep))) < 0 && errno == EINTR)
+		;
 	if (n != (ssize_t)sizeof(rep))
 		return 0;
 	reap(r);
@@ -428,10 +437,23 @@ static void escalate(struct run *r, int64_t now)
 	}
 }
 
-/* poll()'s time-out in ms: until the next deadline of the run's state, -1 for none. */
+/* poll()'s time-out in ms until the monotonic @deadline_ns: 0 once past, -1 for INT64_MAX. */
+static int ms_until(int64_t deadline_ns, int64_t now)
+{
+	int64_t ms;
+
+	if (deadline_ns == INT64_MAX)
+		return -1;
+	if (deadline_ns <= now)
+		return 0;
+	ms = (deadline_ns - now + CLOCK_NS_PER_MS - 1) / CLOCK_NS_PER_MS;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* poll()'s time-out in the run loop: until the next deadline of the run's state. */
 static int poll_ms(const struct run *r, int64_t now)
 {
-	int64_t next = INT64_MAX, ms;
+	int64_t next = INT64_MAX;
 
 	if (r->exited)
 		next = r->abandon_at_ns;
@@ -441,12 +463,7 @@ static int poll_ms(const struct run *r, int64_t now)
 		next = r->kill_at_ns;
 	if (!r->exited && r->pidfd < 0 && next > now + EXIT_POLL_MS * CLOCK_NS_PER_MS)
 		next = now + EXIT_POLL_MS * CLOCK_NS_PER_MS;
-	if (next == INT64_MAX)
-		return -1;
-	if (next <= now)
-		return 0;
-	ms = (next - now + CLOCK_NS_PER_MS - 1) / CLOCK_NS_PER_MS;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
+	return ms_until(next, now);
 }
 
 static bool leader_gone(struct run *r, short pidfd_events)

@@ -29,7 +29,8 @@
  *   thread and consumed; it never reaches the process.
  *
  * Thread-safety: proc_run() may be called from many threads at once; a struct proc_group is
- * shared by them and all its functions are thread-safe.
+ * shared by them and all its functions are thread-safe. docs/internals/proc.md has the run's
+ * states.
  */
 #ifndef LANDLORD_PROC_H
 #define LANDLORD_PROC_H
