@@ -62,6 +62,12 @@ struct run {
 };
 
 static char *const empty_env[] = {NULL};
+/*
+ * The kernel's struct sigaction all zero, whatever its layout: SIG_DFL, no flags, empty mask. For
+ * the signals libc keeps to itself (32 and 33 in glibc), which its sigaction() refuses to touch
+ * but which an ignoring parent would otherwise hand on, ignored, through execve().
+ */
+static const unsigned long kernel_sig_dfl[8];
 static atomic_bool no_pidfd;
 
 void proc_test_no_pidfd(bool on)
@@ -125,8 +131,8 @@ static void __attribute__((noreturn)) child_exec(const struct child *c)
 	if (setpgid(0, 0) != 0)
 		child_fail(c->report_fd, STAGE_PGROUP, errno);
 	for (sig = 1; sig < NSIG; sig++) /* all blocked since before fork() */
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &c->dfl, NULL); /* EINVAL for libc's own: fine */
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, &c->dfl, NULL) != 0)
+			syscall(SYS_rt_sigaction, sig, kernel_sig_dfl, NULL, (NSIG - 1) / 8);
 	if (child_fds(c) != 0)
 		child_fail(c->report_fd, STAGE_FDS, errno);
 	if (c->spec->cwd && chdir(c->spec->cwd) != 0)

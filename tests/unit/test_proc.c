@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -245,17 +246,21 @@ static void test_proc__inherited_fds_are_closed(void **state)
 	close(high);
 }
 
+/* An ignored signal stays ignored across execve(): the child must have reset each, libc's too. */
 static void test_proc__signals_are_reset(void **state)
 {
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+	unsigned long kign[8] = {(unsigned long)SIG_IGN}, kold[8] = {0}; /* handler first */
+	int libc_sig = SIGRTMIN - 1; /* glibc's SIGSETXID: its sigaction() refuses it */
 	struct proc_result res;
 
 	sigaction(SIGTERM, &ign, &old);
-	/* An ignored signal stays ignored across execve(): the child must have reset it. */
+	assert_int_equal(syscall(SYS_rt_sigaction, libc_sig, kign, kold, (NSIG - 1) / 8), 0);
 	run_sh("grep -E '^Sig(Blk|Ign)' /proc/self/status", 0, &res);
 	assert_string_equal(buf_cstr(&res.out),
 	                    "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
 	proc_result_release(&res);
+	syscall(SYS_rt_sigaction, libc_sig, kold, NULL, (NSIG - 1) / 8);
 	sigaction(SIGTERM, &old, NULL);
 }
 
@@ -558,6 +563,60 @@ static void test_proc__four_threads_at_once(void **state)
 	proc_group_release(&g);
 }
 
+struct starter {
+	pthread_t thread;
+	struct proc_group *g;
+	int runs, bad;
+};
+
+/* Runs sleep 60 in @g until the group closes; every run must end cancelled, and soon. */
+static void *starter_main(void *arg)
+{
+	struct starter *st = arg;
+	struct proc_spec spec = spec_of("/bin/sleep", sleep_argv);
+	struct proc_result res;
+	int rc;
+
+	spec.group = st->g;
+	while ((rc = proc_run(&spec, &res, NULL)) != -ECANCELED) {
+		st->runs++;
+		if (rc != 0 || !res.cancelled || res.timed_out || res.wall_ms > 2000)
+			st->bad++;
+		proc_result_release(&res);
+	}
+	proc_result_release(&res);
+	return NULL;
+}
+
+/* proc_group_kill_all() at any moment of a run's start: before fork(), before execve(), after. */
+static void test_proc__kill_all_races_with_starts(void **state)
+{
+	struct proc_group g;
+	struct starter st[4];
+	int64_t end = clock_mono_ns() + 300 * CLOCK_NS_PER_MS;
+	int i, runs = 0;
+
+	proc_group_init(&g, 0);
+	for (i = 0; i < 4; i++) {
+		st[i] = (struct starter){.g = &g};
+		assert_int_equal(pthread_create(&st[i].thread, NULL, starter_main, &st[i]), 0);
+	}
+	while (clock_mono_ns() < end) {
+		proc_group_kill_all(&g);
+		sleep_ms(1);
+	}
+	proc_group_set_open(&g, false);
+	proc_group_kill_all(&g);
+	for (i = 0; i < 4; i++) {
+		pthread_join(st[i].thread, NULL);
+		assert_int_equal(st[i].bad, 0);
+		runs += st[i].runs;
+	}
+	assert_true(runs >= 4);
+	assert_int_equal(proc_group_running(&g), 0);
+	proc_group_release(&g);
+}
+
 /* PR_SET_PDEATHSIG: when the process that ran it dies, the program dies too. */
 static void test_proc__program_dies_with_its_parent(void **state)
 {
@@ -619,6 +678,7 @@ int main(void)
 	        cmocka_unit_test(test_proc__kill_all_stops_every_run),
 	        cmocka_unit_test(test_proc__group_closed_and_full),
 	        cmocka_unit_test(test_proc__four_threads_at_once),
+	        cmocka_unit_test(test_proc__kill_all_races_with_starts),
 	        cmocka_unit_test(test_proc__program_dies_with_its_parent),
 	};
 
