@@ -65,8 +65,9 @@ def pinned(name):
     """Path of the pinned `helm` or `registry`, built first by its script if it is not cached
     (a no-op when it is; `make deps` builds both)."""
     var = {"helm": "HELM", "registry": "REGISTRY"}[name]
-    subprocess.run([str(CLUSTER_SCRIPTS / f"build-{name}.sh")], check=True, capture_output=True,
-                   timeout=900)
+    r = subprocess.run([str(CLUSTER_SCRIPTS / f"build-{name}.sh")], capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, f"build-{name}.sh failed:\n{r.stdout}{r.stderr}"
     base = os.environ.get(f"LANDLORD_{var}_BIN", os.path.expanduser(
         f"~/.cache/landlord/{name}/{versions()[f'{var}_VERSION']}"))
     return pathlib.Path(base) / name
