@@ -20,8 +20,9 @@ the test itself, and the pinned, real Helm to fill and read them:
         ... repo.url, repo.username, repo.password ...
 
 Each server gets a random password; helm gets the registry's on stdin. The registry runs as a
-procs.Proc that its owner stops by PID (stop(), or leaving the `with` block), so a module-scoped
-fixture may keep it across tests; the repository's thread ends with shutdown().
+procs.Proc detached from procs.stop_leftovers() (which runs after every test), so a
+module-scoped fixture may keep it across tests: its owner stops it by PID with stop() or by
+leaving the `with` block. ChartRepo.stop() shuts its server thread down.
 """
 
 import base64
