@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything landlord needs to build, run and test on Debian 12, then build the pinned
 # Kubernetes control plane into ~/.cache/landlord/k8s/<version>, the pinned Helm into
-# ~/.cache/landlord/helm/<version> and the pinned Gateway API CRDs into
+# ~/.cache/landlord/helm/<version>, the pinned OCI registry (chart-source tests) into
+# ~/.cache/landlord/registry/<version> and the pinned Gateway API CRDs into
 # ~/.cache/landlord/gateway-api/<version> (once; later runs are no-ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ if ! command -v go >/dev/null; then
 	exit 1
 fi
 
-if ! python3 -c 'import kubernetes, pytest' >/dev/null 2>&1; then
+if ! python3 -c 'import kubernetes, pytest, bcrypt' >/dev/null 2>&1; then
 	echo "[deps] installing Python test packages"
 	python3 -m pip install -q -r tests/e2e/requirements.txt
 fi
@@ -36,4 +37,5 @@ fi
 
 tests/cluster/build-k8s.sh
 tests/cluster/build-helm.sh
+tests/cluster/build-registry.sh
 tests/cluster/gateway-api-crds.sh >/dev/null
