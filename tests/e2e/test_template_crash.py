@@ -22,7 +22,7 @@ N = 1..8 covers the first eight of them:
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from kube import GROUP, MANAGED_BY, VERSION, condition_of
+from kube import GROUP, MANAGED_BY, VERSION, condition_of, message
 from procs import start_controllers
 
 CRASH_EXIT = 86
@@ -202,7 +202,7 @@ def test_an_instance_converges_after_a_crash_after_every_write(kit, created, tmp
                 return bob.create_namespaced_custom_object(GROUP, VERSION, ns,
                                                            "templateinstances", body)
             except ApiException as e:
-                if e.status == 403 and f'Template "{tmpl}" does not exist' in e.body:
+                if e.status == 403 and f'Template "{tmpl}" does not exist' in message(e):
                     return None
                 raise
         kit.cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
