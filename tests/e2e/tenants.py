@@ -355,6 +355,20 @@ class Kit:
                         f"generation {obj.get('metadata', {}).get('generation')}, "
                         f"status: {json.dumps(obj.get('status'))[:3000]}")
 
+    def wait_settled(self, plan, tenant, timeout=TIMEOUT):
+        """Plan @plan has one tenant, @tenant: wait until the Tenant's status has the usage of
+        every resource of its quota (kube-controller-manager measures it a moment after the
+        quota is made) and the Plan's status sums it, so that neither controller has anything
+        left to write (a test counting landlord's writes)."""
+        def settled(st):
+            used = ((self.status(tenant).get("quota") or {}).get("used")) or {}
+            hard = ((self.status(tenant).get("quota") or {}).get("hard")) or {}
+            mine = (st.get("quota") or {}).get("used") or {}
+            return (hard and set(used) == set(hard) and set(mine) == set(used) and
+                    all(q(mine[k]) == q(v) for k, v in used.items()))
+        return self.wait_plan(plan, settled, f"its status sums tenant {tenant}'s usage",
+                              timeout)
+
     def patch_plan(self, name, spec):
         """JSON merge patch of spec (None removes a key)."""
         return self.custom.patch_cluster_custom_object(GROUP, VERSION, "plans", name,
