@@ -358,14 +358,20 @@ class Kit:
     def wait_settled(self, plan, tenant, timeout=TIMEOUT):
         """Plan @plan has one tenant, @tenant: wait until the Tenant's status has the usage of
         every resource of its quota (kube-controller-manager measures it a moment after the
-        quota is made) and the Plan's status sums it, so that neither controller has anything
-        left to write (a test counting landlord's writes)."""
+        quota is made) and the Plan's status counts the tenant, its namespaces and sums its
+        quota, so that neither controller has anything left to write (a test counting
+        landlord's writes)."""
+        def same(a, b):
+            return set(a) == set(b) and all(q(a[k]) == q(v) for k, v in b.items())
+
         def settled(st):
-            used = ((self.status(tenant).get("quota") or {}).get("used")) or {}
-            hard = ((self.status(tenant).get("quota") or {}).get("hard")) or {}
-            mine = (st.get("quota") or {}).get("used") or {}
-            return (hard and set(used) == set(hard) and set(mine) == set(used) and
-                    all(q(mine[k]) == q(v) for k, v in used.items()))
+            mine = self.status(tenant)
+            used = (mine.get("quota") or {}).get("used") or {}
+            hard = (mine.get("quota") or {}).get("hard") or {}
+            quota = st.get("quota") or {}
+            return (hard and set(used) == set(hard) and st.get("tenants") == 1 and
+                    st.get("namespaces") == mine.get("namespaceCount") and
+                    same(quota.get("used") or {}, used) and same(quota.get("hard") or {}, hard))
         return self.wait_plan(plan, settled, f"its status sums tenant {tenant}'s usage",
                               timeout)
 

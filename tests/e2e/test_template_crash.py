@@ -19,6 +19,7 @@ N = 1..8 covers the first eight of them:
   crash after each of the first 8; the 9th, the status write, is the last thing the apply does
   (nothing is left to converge after it).
 """
+import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
@@ -121,6 +122,42 @@ def abstract(write, name, namespaces):
     return method, path
 
 
+def leftovers(kit):
+    """What other tests left that a fresh landlord would write about: instances, apply
+    accounts, Tenants being deleted. The running landlord clears them (finalizers, accounts of
+    namespaces gone) as their namespaces finish terminating."""
+    api = kit.custom
+    return {
+        "templateinstances": [
+            f'{i["metadata"]["namespace"]}/{i["metadata"]["name"]}'
+            for i in api.list_cluster_custom_object(GROUP, VERSION, "templateinstances")["items"]],
+        "templategroupinstances": [
+            i["metadata"]["name"]
+            for i in api.list_cluster_custom_object(GROUP, VERSION,
+                                                    "templategroupinstances")["items"]],
+        "apply accounts": [sa.metadata.name for sa in kit.core.list_namespaced_service_account(
+            SYSTEM, label_selector="landlord.dev/ti-account").items],
+        "tenants being deleted": [
+            t["metadata"]["name"] for t in api.list_cluster_custom_object(
+                GROUP, VERSION, "tenants")["items"] if t["metadata"].get("deletionTimestamp")],
+    }
+
+
+def wait_quiet(kit, plan, tenant):
+    """Before the reference: the cluster holds nothing for a fresh landlord to write but what
+    the crash loop creates (a crashing landlord's Nth write must be the instance's)."""
+    kit.wait_settled(plan, tenant)
+    last = {}
+
+    def quiet():
+        last["left"] = {k: v for k, v in leftovers(kit).items() if v}
+        return not last["left"]
+    try:
+        kit.cluster.wait_for(quiet, TIMEOUT, interval=0.2, what="other tests' leftovers gone")
+    except pytest.fail.Exception:
+        pytest.fail(f"other tests left, for {TIMEOUT}s: {last['left']}")
+
+
 def crash_loop(kit, tmp_path, what, create, ready, end_state, delete, reference):
     """For N = 1..8: create(N) makes instance N (a name), a landlord with
     --test-crash-after-writes N runs until it exits 86 (or the instance is ready: then it must
@@ -190,7 +227,7 @@ def test_an_instance_converges_after_a_crash_after_every_write(kit, created, tmp
     kit.expect_namespace(ns)
     kit.start("--v", "4")
     kit.wait_ready(t, [ns])
-    kit.wait_settled(plan, t)
+    wait_quiet(kit, plan, t)
     tmpl = create_template(kit, created)
     bob = k8s.CustomObjectsApi(kit.client("bob"))
 
@@ -276,7 +313,7 @@ def test_a_group_instance_converges_after_a_crash_after_every_write(kit, created
     namespaces = [kit.expect_namespace(f"{t}-dev"), kit.expect_namespace(f"{t}-qa")]
     kit.start("--v", "4")
     kit.wait_ready(t, namespaces)
-    kit.wait_settled(plan, t)
+    wait_quiet(kit, plan, t)
     tmpl = create_template(kit, created)
     api = kit.custom  # the cluster admin: TemplateGroupInstances are theirs
 
