@@ -124,9 +124,12 @@ def abstract(write, name, namespaces):
 
 def leftovers(kit):
     """What other tests left that a fresh landlord would write about: instances, apply
-    accounts, Tenants being deleted. The running landlord clears them (finalizers, accounts of
-    namespaces gone) as their namespaces finish terminating."""
+    accounts, Tenants being deleted, roles of Tenants gone. The running landlord clears them
+    (finalizers, accounts of namespaces gone, orphaned roles) as their namespaces finish
+    terminating."""
     api = kit.custom
+    tenants = api.list_cluster_custom_object(GROUP, VERSION, "tenants")["items"]
+    names = {t["metadata"]["name"] for t in tenants}
     return {
         "templateinstances": [
             f'{i["metadata"]["namespace"]}/{i["metadata"]["name"]}'
@@ -138,8 +141,14 @@ def leftovers(kit):
         "apply accounts": [sa.metadata.name for sa in kit.core.list_namespaced_service_account(
             SYSTEM, label_selector="landlord.dev/ti-account").items],
         "tenants being deleted": [
-            t["metadata"]["name"] for t in api.list_cluster_custom_object(
-                GROUP, VERSION, "tenants")["items"] if t["metadata"].get("deletionTimestamp")],
+            t["metadata"]["name"] for t in tenants if t["metadata"].get("deletionTimestamp")],
+        # landlord:tenant:<tenant>[:<role>] of a Tenant gone (its finalizer removed by hand)
+        "roles of tenants gone": [
+            o.metadata.name for o in [
+                *kit.rbac.list_cluster_role(label_selector=f"{MANAGED_BY}=landlord").items,
+                *kit.rbac.list_cluster_role_binding(label_selector=f"{MANAGED_BY}=landlord").items]
+            if o.metadata.name.startswith("landlord:tenant:") and
+            o.metadata.name.split(":")[2] not in names],
     }
 
 
