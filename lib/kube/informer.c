@@ -1212,6 +1212,15 @@ out:
 	return rc;
 }
 
+void inf_cancel(struct inf *inf)
+{
+	pthread_mutex_lock(&inf->mu);
+	inf->stopping = true;
+	atomic_store(&inf->watch_cancel, 1);
+	pthread_cond_broadcast(&inf->cond);
+	pthread_mutex_unlock(&inf->mu);
+}
+
 void inf_stop(struct inf *inf)
 {
 	pthread_t thread;

@@ -119,6 +119,12 @@ int inf_add_index(struct inf *inf, const char *name, inf_index_fn fn, void *ud);
 
 /** inf_start() - start the reflector thread. */
 int inf_start(struct inf *inf);
+/**
+ * inf_cancel() - ask the reflector thread to stop (its watch cancelled) without waiting for it:
+ * a watch notices within WATCH_POLL_MS, so cancelling many informers before stopping each
+ * makes their waits overlap. inf_stop() still joins.
+ */
+void inf_cancel(struct inf *inf);
 /** inf_stop() - cancel the watch and join the reflector thread; the cache stays readable. */
 void inf_stop(struct inf *inf);
 /** inf_has_synced() - the first list has been fully applied to the cache. */

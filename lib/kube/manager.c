@@ -744,6 +744,8 @@ int mgr_run(struct mgr *m)
 		lease_stop(m->lease); /* stops the workers first, then releases the Lease */
 	stop_workers(m);
 	for (s = m->infs; s; s = s->next)
+		inf_cancel(s->inf); /* every watch notices at once, not one after another */
+	for (s = m->infs; s; s = s->next)
 		inf_stop(s->inf);
 	log_info("stopped", "{s:i}", "rc", rc);
 	return rc;

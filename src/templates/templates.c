@@ -68,7 +68,7 @@ static void drifted(struct templates *t, const struct jdoc *obj)
 
 	if (jd_label(obj, LABEL_IGNORE_UPDATES) != NULL || !instance_key(obj, key, sizeof(key)))
 		return;
-	tpl_forget(t, key);
+	tpl_mark_drift(t, key); /* a reconcile applying now does not record its fingerprint */
 	ctrl_enqueue(t->ti, key);
 }
 
@@ -355,6 +355,16 @@ json_t *tpl_drift_take(struct templates *t, const char *key)
 	return set;
 }
 
+void tpl_mark_drift(struct templates *t, const char *key)
+{
+	char marker[64];
+
+	pthread_mutex_lock(&t->lock);
+	snprintf(marker, sizeof(marker), "drift:%llu", ++t->drifts);
+	json_object_set_new(t->fingerprints, key, json_string(marker));
+	pthread_mutex_unlock(&t->lock);
+}
+
 void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap)
 {
 	pthread_mutex_lock(&t->lock);
@@ -374,13 +384,6 @@ bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *befo
 		json_object_set_new(t->fingerprints, key, json_string(fp));
 	pthread_mutex_unlock(&t->lock);
 	return same;
-}
-
-void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp)
-{
-	pthread_mutex_lock(&t->lock);
-	json_object_set_new(t->fingerprints, key, json_string(fp));
-	pthread_mutex_unlock(&t->lock);
 }
 
 /* ---------- what both controllers write the same way ---------- */

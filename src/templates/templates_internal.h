@@ -37,6 +37,7 @@ struct templates {
 	json_t *written_ms;   /* instance key -> when its status was last written (monotonic) */
 	json_t *drifted; /* TGI fingerprint key -> {"apiVersion/Kind/name": true}: drifted since */
 	struct drift_watch *drift_watches; /* the TGI watches' handler contexts */
+	unsigned long long drifts;         /* TI drift markers made (tpl_mark_drift()) */
 };
 
 /* The context of a TemplateGroupInstance watch's handlers: its kind ("apiVersion/Kind"). */
@@ -90,7 +91,6 @@ void tpl_forget_prefix(struct templates *t, const char *prefix);
 void tpl_drop(struct templates *t, const char *key);
 /** tpl_fingerprint_is() - whether @key was last applied from @fp. */
 bool tpl_fingerprint_is(struct templates *t, const char *key, const char *fp);
-void tpl_fingerprint_set(struct templates *t, const char *key, const char *fp);
 /* A drift note meaning "too many to name: everything". */
 #define TPL_DRIFT_ALL "*"
 /* The prefix of a note of an object that appeared ("+apiVersion/Kind/name"): a drift only if
@@ -109,6 +109,12 @@ void tpl_drift_note(struct templates *t, const char *key, const char *object);
  * none), removed: a drift noted after this call is noted anew, and its event enqueues again.
  */
 json_t *tpl_drift_take(struct templates *t, const char *key);
+/**
+ * tpl_mark_drift() - replace @key's fingerprint by a drift marker unlike any other: a reconcile
+ * applying now (it read the fingerprint before) cannot record its own over it
+ * (tpl_fingerprint_swap()), and the next one applies again.
+ */
+void tpl_mark_drift(struct templates *t, const char *key);
 /** tpl_fingerprint_get() - @key's fingerprint or drift marker ("" when none), into @out. */
 void tpl_fingerprint_get(struct templates *t, const char *key, char *out, size_t cap);
 /** tpl_fingerprint_swap() - set @key's fingerprint to @fp if it is still @before. */

@@ -294,7 +294,7 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 {
 	struct buf versions = BUF_INIT(4096);
 	struct ctrl_result res = CTRL_RESULT_DONE;
-	char fp[8192];
+	char fp[8192], before[8192];
 
 	if (!jval_bool(jval_path(r->ti, "spec", "sync", NULL), false) && ti_synced_before(r)) {
 		r->synced = r->unchanged = true;
@@ -311,9 +311,11 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 		r->synced = r->unchanged = true;
 		return res;
 	}
+	tpl_fingerprint_get(r->t, r->key, before, sizeof(before));
 	res = apply(r);
+	/* not over a drift seen during the apply: the next reconcile must apply again */
 	if (r->synced && !r->failed)
-		tpl_fingerprint_set(r->t, r->key, fp);
+		tpl_fingerprint_swap(r->t, r->key, before, fp);
 	return res;
 }
 

@@ -50,6 +50,15 @@ def condition_of(obj, ctype):
     return None
 
 
+def message(e):
+    """The message of an ApiException's Status body (its raw body when that is not JSON): in
+    the raw JSON, quotes are escaped."""
+    try:
+        return json.loads(e.body).get("message", "")
+    except (TypeError, ValueError, AttributeError):
+        return e.body or ""
+
+
 def api_error(status, fn, *args, **kwargs):
     """Call fn; it must fail with this HTTP status. Returns the ApiException."""
     with pytest.raises(ApiException) as exc:

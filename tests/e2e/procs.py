@@ -39,6 +39,11 @@ def stop_leftovers():
         remove_registered_webhooks(REGISTERED_IN.pop())
 
 
+def any_running():
+    """Whether a process this module started (a landlord, a probe) still runs."""
+    return any(p.popen.poll() is None for p in STARTED)
+
+
 def detach(proc, cluster):
     """Hand @proc, started by start_landlord() in @cluster, to a fixture wider than one test (a
     module's landlord): stop_leftovers() no longer stops it after each test nor removes the

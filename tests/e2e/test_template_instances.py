@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from kube import GROUP, VERSION
+from kube import GROUP, VERSION, message
 from tenants import restricted_pod
 
 TI, TPL = "templateinstances", "templates"
@@ -73,7 +73,7 @@ def instance(env, user, tmpl, params=None, sync=True, name=None):
         try:
             return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
         except ApiException as e:
-            if e.status == 403 and f'Template "{tmpl}" does not exist' in e.body:
+            if e.status == 403 and f'Template "{tmpl}" does not exist' in message(e):
                 return None
             raise
     env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
