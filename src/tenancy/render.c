@@ -26,16 +26,17 @@ struct seg {
 };
 
 enum walk_mode {
-	W_CHECK,    /* the Template alone: keys and references, no output */
-	W_MAPPINGS, /* resourceMappings: no "${" at all, no output */
-	W_RENDER,   /* substitute and build the output */
+	W_CHECK,  /* the Template alone: keys and references, no output */
+	W_FIXED,  /* never parameterised (resourceMappings, a chart's source): no "${", no output */
+	W_RENDER, /* substitute and build the output */
 };
 
 struct walk {
 	enum walk_mode mode;
 	const struct decls *p;
 	const char *ns, *tenant;
-	size_t total; /* bytes of rendered strings so far */
+	const char *fixed; /* W_FIXED: what is never parameterised, for the message */
+	size_t total;      /* bytes of rendered strings so far */
 	size_t depth;
 	struct seg seg[WALK_DEPTH_MAX];
 	struct ll_err *err;
@@ -260,9 +261,9 @@ static int walk_string(struct walk *w, struct jval v, json_t **out)
 	struct denial m;
 	int rc;
 
-	if (w->mode == W_MAPPINGS && memmem(s, n, "${", 2) != NULL) {
+	if (w->mode == W_FIXED && memmem(s, n, "${", 2) != NULL) {
 		denial_quote(path_msg(&m, w), s, n);
-		denial_text(&m, " holds \"${\": resource mappings are never parameterised");
+		denial_text(&m, " holds \"${\": %s are never parameterised", w->fixed);
 		return -EINVAL;
 	}
 	if (w->mode == W_RENDER && n > 4 && s[0] == '$' && s[1] == '{' && s[2] == '{' &&
@@ -459,6 +460,15 @@ static int check_fields(const struct walk *w, struct jval item)
 	return -EINVAL;
 }
 
+/* Where @w is, from spec.resources down to @field. */
+static void at_resources(struct walk *w, const char *field)
+{
+	w->depth = 0;
+	push(w, "spec", 0);
+	push(w, "resources", 0);
+	push(w, field, 0);
+}
+
 /* Walk spec.resources.manifests with @w (its mode says what for); the objects into @objs. */
 static int walk_manifests(struct walk *w, struct jval tmpl, const struct render_in *in,
                           json_t *objs)
@@ -470,10 +480,7 @@ static int walk_manifests(struct walk *w, struct jval tmpl, const struct render_
 
 	if (jval_type(list) != JT_NONE && jval_type(list) != JT_NULL && jval_type(list) != JT_ARRAY)
 		return ll_err_set(w->err, -EINVAL, "spec.resources.manifests: must be a list");
-	w->depth = 0;
-	push(w, "spec", 0);
-	push(w, "resources", 0);
-	push(w, "manifests", 0);
+	at_resources(w, "manifests");
 	jval_foreach(list, i, item) {
 		struct denial m;
 
@@ -504,12 +511,74 @@ static int check_mappings(struct walk *w, struct jval tmpl)
 	struct jval maps = jval_path(tmpl, "spec", "resources", "resourceMappings", NULL);
 	json_t *none = NULL;
 
-	w->mode = W_MAPPINGS;
-	w->depth = 0;
-	push(w, "spec", 0);
-	push(w, "resources", 0);
-	push(w, "resourceMappings", 0);
+	w->mode = W_FIXED;
+	w->fixed = "resource mappings";
+	at_resources(w, "resourceMappings");
 	return walk_value(w, maps, &none);
+}
+
+/* @v is a string holding "${". */
+static bool holds_ref(struct jval v)
+{
+	const char *s = jval_str(v);
+
+	return s != NULL && memmem(s, jval_strlen(v), "${", 2) != NULL;
+}
+
+/* setValues[]: names without "${" (never substituted), values with declared references only. */
+static int check_set_values(struct walk *w, struct jval list)
+{
+	struct jval item;
+	json_t *none = NULL;
+	struct denial m;
+	size_t i;
+	int rc = 0;
+
+	push(w, "setValues", 0);
+	jval_foreach(list, i, item) {
+		push(w, NULL, i);
+		push(w, "name", 0);
+		if (holds_ref(jval_get(item, "name"))) {
+			denial_text(path_msg(&m, w), "a name may not hold \"${\"");
+			return -EINVAL;
+		}
+		w->seg[w->depth - 1].key = "value";
+		rc = walk_value(w, jval_get(item, "value"), &none);
+		if (rc != 0)
+			return rc;
+		w->depth -= 2;
+	}
+	w->depth--;
+	return 0;
+}
+
+/* The fields of spec.resources.helm that name the chart and how to fetch it. */
+static const char *const HELM_SOURCE[] = {"repoUrl", "chart", "path", "version", "credentials"};
+
+/*
+ * spec.resources.helm: no "${" in its source (a tenant could point landlord at an internal
+ * address, or have the credentials sent to its own server), then its setValues.
+ */
+static int check_helm(struct walk *w, struct jval tmpl)
+{
+	struct jval helm = jval_path(tmpl, "spec", "resources", "helm", NULL);
+	json_t *none = NULL;
+	int rc = 0;
+
+	if (jval_type(helm) == JT_NONE || jval_type(helm) == JT_NULL)
+		return 0;
+	if (jval_type(helm) != JT_OBJECT)
+		return ll_err_set(w->err, -EINVAL, "spec.resources.helm: must be an object");
+	at_resources(w, "helm");
+	w->mode = W_FIXED;
+	w->fixed = "chart sources";
+	for (size_t i = 0; rc == 0 && i < sizeof(HELM_SOURCE) / sizeof(HELM_SOURCE[0]); i++) {
+		push(w, HELM_SOURCE[i], 0);
+		rc = walk_value(w, jval_get(helm, HELM_SOURCE[i]), &none);
+		w->depth--;
+	}
+	w->mode = W_CHECK;
+	return rc != 0 ? rc : check_set_values(w, jval_get(helm, "setValues"));
 }
 
 /* The Template's declarations into @p, then the checks of render_check_template(). */
@@ -525,6 +594,8 @@ static int load_template(struct decls *p, struct jval tmpl, struct ll_err *err)
 	rc = walk_manifests(w, tmpl, NULL, NULL);
 	if (rc == 0)
 		rc = check_mappings(w, tmpl);
+	if (rc == 0)
+		rc = check_helm(w, tmpl);
 	free(w);
 	return rc;
 }

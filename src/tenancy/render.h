@@ -17,6 +17,8 @@
  * - Every "${" in a manifest begins ${namespace}, ${tenant} or ${{NAME}} of a declared
  *   parameter, or the Template is refused; a '$' not followed by '{' stays as it is.
  * - resourceMappings are never parameterised: "${" anywhere in them refuses the Template.
+ * - A chart's source is never parameterised: "${" in spec.resources.helm's repoUrl, chart,
+ *   path, version or credentials refuses the Template; so does one in a setValues[].name.
  * - In RENDER_INSTANCE mode a rendered object is namespaced (by the caller's scope function)
  *   and in the instance's namespace; one without a namespace gets it.
  * - Atomic: on error nothing is returned (*out stays NULL) and @err holds one printable line
@@ -88,9 +90,11 @@ int render_objects(const struct render_in *in, json_t **out /* OUT */, struct ll
  * and _, unique; types string, number or boolean; validation patterns that compile; defaults,
  * or "" for parameters that are not required, of their type and matching their pattern), keys
  * without "${", references to declared parameters and apiVersion, kind and metadata.name
- * strings that are not empty (as written) in manifests, and no "${" anywhere in
- * spec.resources.resourceMappings. Return: 0, -EINVAL, -E2BIG or -EMSGSIZE as render_objects(),
- * with messages without the Template prefix. Thread-safe.
+ * strings that are not empty (as written) in manifests, no "${" anywhere in
+ * spec.resources.resourceMappings nor in spec.resources.helm's source (repoUrl, chart, path,
+ * version, credentials) or setValues[].name, and declared references in its setValues[].value.
+ * Return: 0, -EINVAL, -E2BIG or -EMSGSIZE as render_objects(), with messages without the
+ * Template prefix. Thread-safe.
  */
 int render_check_template(struct jval tmpl, struct ll_err *err);
 
