@@ -20,11 +20,6 @@
 /* Where a walk is: spec, resources, manifests, 0, metadata, name... */
 #define WALK_DEPTH_MAX (JDOC_MAX_DEPTH + 8)
 
-struct seg {
-	const char *key; /* NULL for an array index */
-	size_t idx;
-};
-
 enum walk_mode {
 	W_CHECK,  /* the Template alone: keys and references, no output */
 	W_FIXED,  /* never parameterised (resourceMappings, a chart's source): no "${", no output */
@@ -36,9 +31,10 @@ struct walk {
 	const struct decls *p;
 	const char *ns, *tenant;
 	const char *fixed; /* W_FIXED: what is never parameterised, for the message */
+	bool untyped;      /* W_RENDER: "${{N}}" stays a string whatever N's type */
 	size_t total;      /* bytes of rendered strings so far */
 	size_t depth;
-	struct seg seg[WALK_DEPTH_MAX];
+	struct render_at seg[WALK_DEPTH_MAX];
 	struct ll_err *err;
 };
 
@@ -90,7 +86,7 @@ void render__put_param(struct denial *d, const char *name, size_t len)
 static void put_path(struct denial *d, const struct walk *w)
 {
 	for (size_t i = 0; i < w->depth; i++) {
-		const struct seg *s = &w->seg[i];
+		const struct render_at *s = &w->seg[i];
 
 		if (s->key == NULL)
 			denial_text(d, "[%zu]", s->idx);
@@ -116,8 +112,7 @@ static struct denial *path_msg(struct denial *d, const struct walk *w)
 	return d;
 }
 
-/* Template "<name>": before what @err says. */
-static int prefix_template(struct ll_err *err, struct jval tmpl, int rc)
+int render__prefix_template(struct ll_err *err, struct jval tmpl, int rc)
 {
 	char was[LL_ERR_MSG_MAX];
 	const char *name = jval_name(tmpl);
@@ -139,7 +134,7 @@ static int push(struct walk *w, const char *key, size_t idx)
 {
 	if (w->depth == WALK_DEPTH_MAX)
 		return ll_err_set(w->err, -EINVAL, "nested too deep");
-	w->seg[w->depth++] = (struct seg){key, idx};
+	w->seg[w->depth++] = (struct render_at){key, idx};
 	return 0;
 }
 
@@ -266,8 +261,9 @@ static int walk_string(struct walk *w, struct jval v, json_t **out)
 		denial_text(&m, " holds \"${\": %s are never parameterised", w->fixed);
 		return -EINVAL;
 	}
-	if (w->mode == W_RENDER && n > 4 && s[0] == '$' && s[1] == '{' && s[2] == '{' &&
-	    reference(w, s, n, &used, &d, &val) == 0 && used == n && d->type != P_STRING) {
+	if (w->mode == W_RENDER && !w->untyped && n > 4 && s[0] == '$' && s[1] == '{' &&
+	    s[2] == '{' && reference(w, s, n, &used, &d, &val) == 0 && used == n &&
+	    d->type != P_STRING) {
 		*out = render__typed_value(d);
 		w->total += d->len;
 		return *out != NULL ? 0 : ll_err_set(w->err, -EINVAL, "internal: untyped value");
@@ -356,6 +352,30 @@ static int walk_value(struct walk *w, struct jval v, json_t **out)
 			*out = jval_to_json(v);
 		return 0;
 	}
+}
+
+int render__walk(const struct render_walk *rw, struct jval v, json_t **out, struct ll_err *err)
+{
+	struct walk *w = xcalloc(1, sizeof(*w));
+	json_t *none = NULL;
+	int rc = 0;
+
+	*w = (struct walk){.mode = out != NULL ? W_RENDER : W_CHECK,
+	                   .p = rw->p,
+	                   .ns = rw->ns,
+	                   .tenant = rw->tenant,
+	                   .untyped = rw->untyped,
+	                   .err = err};
+	for (size_t i = 0; rc == 0 && i < rw->n; i++)
+		rc = push(w, rw->at[i].key, rw->at[i].idx);
+	if (rc == 0)
+		rc = walk_value(w, v, out != NULL ? out : &none);
+	if (rc != 0 && out != NULL) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	free(w);
+	return rc;
 }
 
 /* ===== objects ===== */
@@ -525,6 +545,17 @@ static bool holds_ref(struct jval v)
 	return s != NULL && memmem(s, jval_strlen(v), "${", 2) != NULL;
 }
 
+/* @v is a string, or "<path>: must be a string". */
+static int must_be_string(const struct walk *w, struct jval v)
+{
+	struct denial m;
+
+	if (jval_type(v) == JT_STRING)
+		return 0;
+	denial_text(path_msg(&m, w), "must be a string");
+	return -EINVAL;
+}
+
 /* setValues[]: names without "${" (never substituted), values with declared references only. */
 static int check_set_values(struct walk *w, struct jval list)
 {
@@ -538,12 +569,17 @@ static int check_set_values(struct walk *w, struct jval list)
 	jval_foreach(list, i, item) {
 		push(w, NULL, i);
 		push(w, "name", 0);
+		rc = must_be_string(w, jval_get(item, "name"));
+		if (rc != 0)
+			return rc;
 		if (holds_ref(jval_get(item, "name"))) {
 			denial_text(path_msg(&m, w), "a name may not hold \"${\"");
 			return -EINVAL;
 		}
 		w->seg[w->depth - 1].key = "value";
-		rc = walk_value(w, jval_get(item, "value"), &none);
+		rc = must_be_string(w, jval_get(item, "value"));
+		if (rc == 0)
+			rc = walk_value(w, jval_get(item, "value"), &none);
 		if (rc != 0)
 			return rc;
 		w->depth -= 2;
@@ -578,11 +614,12 @@ static int check_helm(struct walk *w, struct jval tmpl)
 		w->depth--;
 	}
 	w->mode = W_CHECK;
-	return rc != 0 ? rc : check_set_values(w, jval_get(helm, "setValues"));
+	if (rc == 0)
+		rc = check_set_values(w, jval_get(helm, "setValues"));
+	return rc != 0 ? rc : render__check_values(w->p, helm, w->err);
 }
 
-/* The Template's declarations into @p, then the checks of render_check_template(). */
-static int load_template(struct decls *p, struct jval tmpl, struct ll_err *err)
+int render__load(struct decls *p, struct jval tmpl, struct ll_err *err)
 {
 	struct walk *w;
 	int rc = render__decls_load(p, tmpl, err);
@@ -604,7 +641,7 @@ int render_check_template(struct jval tmpl, struct ll_err *err)
 {
 	struct decls *p = xcalloc(1, sizeof(*p));
 	struct ll_err spare;
-	int rc = load_template(p, tmpl, err != NULL ? err : &spare);
+	int rc = render__load(p, tmpl, err != NULL ? err : &spare);
 
 	render__decls_release(p);
 	free(p);
@@ -619,9 +656,9 @@ int render_check_params(struct jval tmpl, struct jval params, struct ll_err *err
 
 	if (err == NULL)
 		err = &spare;
-	rc = load_template(p, tmpl, err);
+	rc = render__load(p, tmpl, err);
 	if (rc != 0)
-		prefix_template(err, tmpl, rc);
+		render__prefix_template(err, tmpl, rc);
 	else
 		rc = render__resolve(p, params, err);
 	render__decls_release(p);
@@ -641,9 +678,9 @@ int render_objects(const struct render_in *in, json_t **out, struct ll_err *err)
 	*out = NULL;
 	if (err == NULL)
 		err = &spare;
-	rc = load_template(p, in->tmpl, err);
+	rc = render__load(p, in->tmpl, err);
 	if (rc != 0)
-		prefix_template(err, in->tmpl, rc);
+		render__prefix_template(err, in->tmpl, rc);
 	else
 		rc = render__resolve(p, in->params, err);
 	*w = (struct walk){

@@ -124,7 +124,8 @@ def test_the_webhook_refuses_what_may_not_be_instantiated_and_records_the_writer
     assert ("spec.resources.manifests[0].metadata.name: ${{X}} names no parameter of the "
             "Template") in msg, msg
     # a chart's source: the schema refuses a parameter in repoUrl, naming the field; the
-    # webhook one in a setValues name (never substituted); a valid source passes both
+    # webhook one in a setValues name (never substituted), and values that are no YAML mapping
+    # or hold a key with ${ or an undeclared reference; a valid chart passes both
     bad = template(kit.name("bad"), t)
     bad["spec"]["resources"]["helm"] = {"repoUrl": "https://${{TEAM}}.example.com",
                                         "chart": "web", "version": "1.0.0"}
@@ -139,6 +140,18 @@ def test_the_webhook_refuses_what_may_not_be_instantiated_and_records_the_writer
     assert 'spec.resources.helm.setValues[0].name: a name may not hold "${"' in msg, msg
     bad["spec"]["resources"]["helm"]["setValues"][0]["name"] = "team"
     bad["spec"]["resources"]["helm"]["setValues"][0]["value"] = "${{TEAM}}-${namespace}"
+    for values, want in (("image: [\n", "spec.resources.helm.values: line 2: "),
+                         ("- a\n", "spec.resources.helm.values: must be a YAML mapping"),
+                         ("${{TEAM}}: x\n", 'spec.resources.helm.values["${{TEAM}}"]: a key may '
+                                          'not hold "${"'),
+                         ("a:\n  b: ${{NOPE}}\n", "spec.resources.helm.values.a.b: ${{NOPE}} "
+                                                 "names no parameter of the Template")):
+        bad["spec"]["resources"]["helm"]["values"] = values
+        e = api_error(403, kit.custom.create_cluster_custom_object, GROUP, VERSION, "templates",
+                      bad)
+        msg = json.loads(e.body)["message"]
+        assert TEMPLATE_WEBHOOK in msg and want in msg, (values, msg)
+    bad["spec"]["resources"]["helm"]["values"] = "image:\n  tag: ${{TEAM}}-${tenant}\n"
     kit.custom.create_cluster_custom_object(GROUP, VERSION, "templates", bad, dry_run="All")
     # the last writer, whatever the client sent
     create_ti(kit, "bob", ns, instance("by-editor", web, writer="owner"))
