@@ -593,7 +593,7 @@ static const char *const HELM_SOURCE[] = {"repoUrl", "chart", "path", "version",
 
 /*
  * spec.resources.helm: no "${" in its source (a tenant could point landlord at an internal
- * address, or have the credentials sent to its own server), then its setValues.
+ * address, or have the credentials sent to its own server), then its setValues and values.
  */
 static int check_helm(struct walk *w, struct jval tmpl)
 {
