@@ -73,7 +73,9 @@ def instance(env, user, tmpl, params=None, sync=True, name=None):
         try:
             return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
         except ApiException as e:
-            if e.status == 403 and f'Template "{tmpl}" does not exist' in e.body:
+            # the body is JSON: the quotes around the name are escaped there, not in the message
+            msg = json.loads(e.body).get("message", "") if e.status == 403 else ""
+            if f'Template "{tmpl}" does not exist' in msg:
                 return None
             raise
     env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
