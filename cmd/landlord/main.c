@@ -26,6 +26,7 @@
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
 #include "kube/manager.h"
+#include "templates/helm_binary.h"
 #include "templates/templates.h"
 #include "webhook/cacheview.h"
 #include "webhook/config_follow.h"
@@ -232,6 +233,23 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	return m;
 }
 
+/* With --helm-binary, a Helm 4 binary that runs (templates/helm_binary.h); else Helm is off. */
+static int check_helm(const struct config *cfg)
+{
+	char version[HELM_BINARY_VERSION_MAX];
+	struct ll_err err = {{0}};
+	int rc;
+
+	if (cfg->helm_binary == NULL || *cfg->helm_binary == '\0')
+		return 0;
+	rc = helm_binary_check(cfg->helm_binary, HELM_BINARY_CHECK_TIMEOUT_MS, version, &err);
+	if (rc < 0)
+		log_error("landlord cannot use its Helm binary", "{s:s}", "error", err.msg);
+	else
+		log_info("helm binary", "{s:s,s:s}", "path", cfg->helm_binary, "version", version);
+	return rc;
+}
+
 /*
  * The controllers, and with @with_webhook the webhook, which every replica serves whether or
  * not it leads: it starts before the manager runs and stops after it, on a client of its own.
@@ -244,8 +262,10 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	struct wh_serve *wh = NULL;
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
-	int rc = connect_server(cfg, &kc, &client);
+	int rc = check_helm(cfg);
 
+	if (rc == 0)
+		rc = connect_server(cfg, &kc, &client);
 	if (rc == 0 && cfg->leader_elect)
 		rc = new_client(&kc, cfg, "lease", &lease_client);
 	if (rc == 0 && with_webhook)

@@ -61,6 +61,11 @@ static const struct flag OPTIONS[] = {
              "multiplex requests and watches over one HTTP/2 connection; off because libcurl "
              "7.88 can stall it",
              http2),
+        STRING("helm-binary", "LANDLORD_HELM_BINARY", "PATH", NULL,
+               "a Helm 4 binary for the charts of Templates (run, controller), checked at start: "
+               "landlord refuses to start when it cannot run it or it is another major version; "
+               "unset or empty: Helm support off (docs/helm.md)",
+               helm_binary),
         HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
                  "admission webhook, HTTPS", webhook_addr, webhook_port),
         STRING("webhook-url", "LANDLORD_WEBHOOK_URL", "URL", NULL,

@@ -37,6 +37,7 @@ struct config {
 	long verbosity;
 	bool test_hooks;
 	bool http2;
+	const char *helm_binary;
 	long crash_after_writes;
 	long test_ca_lifetime_ms;
 	long test_serving_lifetime_ms;

@@ -20,24 +20,21 @@
 /* Where a walk is: spec, resources, manifests, 0, metadata, name... */
 #define WALK_DEPTH_MAX (JDOC_MAX_DEPTH + 8)
 
-struct seg {
-	const char *key; /* NULL for an array index */
-	size_t idx;
-};
-
 enum walk_mode {
-	W_CHECK,    /* the Template alone: keys and references, no output */
-	W_MAPPINGS, /* resourceMappings: no "${" at all, no output */
-	W_RENDER,   /* substitute and build the output */
+	W_CHECK,  /* the Template alone: keys and references, no output */
+	W_FIXED,  /* never parameterised (resourceMappings, a chart's source): no "${", no output */
+	W_RENDER, /* substitute and build the output */
 };
 
 struct walk {
 	enum walk_mode mode;
 	const struct decls *p;
 	const char *ns, *tenant;
-	size_t total; /* bytes of rendered strings so far */
+	const char *fixed; /* W_FIXED: what is never parameterised, for the message */
+	bool untyped;      /* W_RENDER: "${{N}}" stays a string whatever N's type */
+	size_t total;      /* bytes of rendered strings so far */
 	size_t depth;
-	struct seg seg[WALK_DEPTH_MAX];
+	struct render_at seg[WALK_DEPTH_MAX];
 	struct ll_err *err;
 };
 
@@ -89,7 +86,7 @@ void render__put_param(struct denial *d, const char *name, size_t len)
 static void put_path(struct denial *d, const struct walk *w)
 {
 	for (size_t i = 0; i < w->depth; i++) {
-		const struct seg *s = &w->seg[i];
+		const struct render_at *s = &w->seg[i];
 
 		if (s->key == NULL)
 			denial_text(d, "[%zu]", s->idx);
@@ -115,8 +112,7 @@ static struct denial *path_msg(struct denial *d, const struct walk *w)
 	return d;
 }
 
-/* Template "<name>": before what @err says. */
-static int prefix_template(struct ll_err *err, struct jval tmpl, int rc)
+int render__prefix_template(struct ll_err *err, struct jval tmpl, int rc)
 {
 	char was[LL_ERR_MSG_MAX];
 	const char *name = jval_name(tmpl);
@@ -138,7 +134,7 @@ static int push(struct walk *w, const char *key, size_t idx)
 {
 	if (w->depth == WALK_DEPTH_MAX)
 		return ll_err_set(w->err, -EINVAL, "nested too deep");
-	w->seg[w->depth++] = (struct seg){key, idx};
+	w->seg[w->depth++] = (struct render_at){key, idx};
 	return 0;
 }
 
@@ -260,13 +256,14 @@ static int walk_string(struct walk *w, struct jval v, json_t **out)
 	struct denial m;
 	int rc;
 
-	if (w->mode == W_MAPPINGS && memmem(s, n, "${", 2) != NULL) {
+	if (w->mode == W_FIXED && memmem(s, n, "${", 2) != NULL) {
 		denial_quote(path_msg(&m, w), s, n);
-		denial_text(&m, " holds \"${\": resource mappings are never parameterised");
+		denial_text(&m, " holds \"${\": %s are never parameterised", w->fixed);
 		return -EINVAL;
 	}
-	if (w->mode == W_RENDER && n > 4 && s[0] == '$' && s[1] == '{' && s[2] == '{' &&
-	    reference(w, s, n, &used, &d, &val) == 0 && used == n && d->type != P_STRING) {
+	if (w->mode == W_RENDER && !w->untyped && n > 4 && s[0] == '$' && s[1] == '{' &&
+	    s[2] == '{' && reference(w, s, n, &used, &d, &val) == 0 && used == n &&
+	    d->type != P_STRING) {
 		*out = render__typed_value(d);
 		w->total += d->len;
 		return *out != NULL ? 0 : ll_err_set(w->err, -EINVAL, "internal: untyped value");
@@ -355,6 +352,30 @@ static int walk_value(struct walk *w, struct jval v, json_t **out)
 			*out = jval_to_json(v);
 		return 0;
 	}
+}
+
+int render__walk(const struct render_walk *rw, struct jval v, json_t **out, struct ll_err *err)
+{
+	struct walk *w = xcalloc(1, sizeof(*w));
+	json_t *none = NULL;
+	int rc = 0;
+
+	*w = (struct walk){.mode = out != NULL ? W_RENDER : W_CHECK,
+	                   .p = rw->p,
+	                   .ns = rw->ns,
+	                   .tenant = rw->tenant,
+	                   .untyped = rw->untyped,
+	                   .err = err};
+	for (size_t i = 0; rc == 0 && i < rw->n; i++)
+		rc = push(w, rw->at[i].key, rw->at[i].idx);
+	if (rc == 0)
+		rc = walk_value(w, v, out != NULL ? out : &none);
+	if (rc != 0 && out != NULL) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	free(w);
+	return rc;
 }
 
 /* ===== objects ===== */
@@ -459,6 +480,15 @@ static int check_fields(const struct walk *w, struct jval item)
 	return -EINVAL;
 }
 
+/* Where @w is, from spec.resources down to @field. */
+static void at_resources(struct walk *w, const char *field)
+{
+	w->depth = 0;
+	push(w, "spec", 0);
+	push(w, "resources", 0);
+	push(w, field, 0);
+}
+
 /* Walk spec.resources.manifests with @w (its mode says what for); the objects into @objs. */
 static int walk_manifests(struct walk *w, struct jval tmpl, const struct render_in *in,
                           json_t *objs)
@@ -470,10 +500,7 @@ static int walk_manifests(struct walk *w, struct jval tmpl, const struct render_
 
 	if (jval_type(list) != JT_NONE && jval_type(list) != JT_NULL && jval_type(list) != JT_ARRAY)
 		return ll_err_set(w->err, -EINVAL, "spec.resources.manifests: must be a list");
-	w->depth = 0;
-	push(w, "spec", 0);
-	push(w, "resources", 0);
-	push(w, "manifests", 0);
+	at_resources(w, "manifests");
 	jval_foreach(list, i, item) {
 		struct denial m;
 
@@ -504,16 +531,95 @@ static int check_mappings(struct walk *w, struct jval tmpl)
 	struct jval maps = jval_path(tmpl, "spec", "resources", "resourceMappings", NULL);
 	json_t *none = NULL;
 
-	w->mode = W_MAPPINGS;
-	w->depth = 0;
-	push(w, "spec", 0);
-	push(w, "resources", 0);
-	push(w, "resourceMappings", 0);
+	w->mode = W_FIXED;
+	w->fixed = "resource mappings";
+	at_resources(w, "resourceMappings");
 	return walk_value(w, maps, &none);
 }
 
-/* The Template's declarations into @p, then the checks of render_check_template(). */
-static int load_template(struct decls *p, struct jval tmpl, struct ll_err *err)
+/* @v is a string holding "${". */
+static bool holds_ref(struct jval v)
+{
+	const char *s = jval_str(v);
+
+	return s != NULL && memmem(s, jval_strlen(v), "${", 2) != NULL;
+}
+
+/* @v is a string, or "<path>: must be a string". */
+static int must_be_string(const struct walk *w, struct jval v)
+{
+	struct denial m;
+
+	if (jval_type(v) == JT_STRING)
+		return 0;
+	denial_text(path_msg(&m, w), "must be a string");
+	return -EINVAL;
+}
+
+/* setValues[]: names without "${" (never substituted), values with declared references only. */
+static int check_set_values(struct walk *w, struct jval list)
+{
+	struct jval item;
+	json_t *none = NULL;
+	struct denial m;
+	size_t i;
+	int rc = 0;
+
+	push(w, "setValues", 0);
+	jval_foreach(list, i, item) {
+		push(w, NULL, i);
+		push(w, "name", 0);
+		rc = must_be_string(w, jval_get(item, "name"));
+		if (rc != 0)
+			return rc;
+		if (holds_ref(jval_get(item, "name"))) {
+			denial_text(path_msg(&m, w), "a name may not hold \"${\"");
+			return -EINVAL;
+		}
+		w->seg[w->depth - 1].key = "value";
+		rc = must_be_string(w, jval_get(item, "value"));
+		if (rc == 0)
+			rc = walk_value(w, jval_get(item, "value"), &none);
+		if (rc != 0)
+			return rc;
+		w->depth -= 2;
+	}
+	w->depth--;
+	return 0;
+}
+
+/* The fields of spec.resources.helm that name the chart and how to fetch it. */
+static const char *const HELM_SOURCE[] = {"repoUrl", "chart", "path", "version", "credentials"};
+
+/*
+ * spec.resources.helm: no "${" in its source (a tenant could point landlord at an internal
+ * address, or have the credentials sent to its own server), then its setValues and values.
+ */
+static int check_helm(struct walk *w, struct jval tmpl)
+{
+	struct jval helm = jval_path(tmpl, "spec", "resources", "helm", NULL);
+	json_t *none = NULL;
+	int rc = 0;
+
+	if (jval_type(helm) == JT_NONE || jval_type(helm) == JT_NULL)
+		return 0;
+	if (jval_type(helm) != JT_OBJECT)
+		return ll_err_set(w->err, -EINVAL, "spec.resources.helm: must be an object");
+	at_resources(w, "helm");
+	w->mode = W_FIXED;
+	w->fixed = "chart sources";
+	for (size_t i = 0; rc == 0 && i < sizeof(HELM_SOURCE) / sizeof(HELM_SOURCE[0]); i++) {
+		push(w, HELM_SOURCE[i], 0);
+		rc = walk_value(w, jval_get(helm, HELM_SOURCE[i]), &none);
+		w->depth--;
+	}
+	w->mode = W_CHECK;
+	if (rc == 0)
+		rc = check_set_values(w, jval_get(helm, "setValues"));
+	return rc != 0 ? rc : render__check_values(w->p, helm, w->err);
+}
+
+int render__load(struct decls *p, struct jval tmpl, struct ll_err *err)
 {
 	struct walk *w;
 	int rc = render__decls_load(p, tmpl, err);
@@ -525,6 +631,8 @@ static int load_template(struct decls *p, struct jval tmpl, struct ll_err *err)
 	rc = walk_manifests(w, tmpl, NULL, NULL);
 	if (rc == 0)
 		rc = check_mappings(w, tmpl);
+	if (rc == 0)
+		rc = check_helm(w, tmpl);
 	free(w);
 	return rc;
 }
@@ -533,7 +641,7 @@ int render_check_template(struct jval tmpl, struct ll_err *err)
 {
 	struct decls *p = xcalloc(1, sizeof(*p));
 	struct ll_err spare;
-	int rc = load_template(p, tmpl, err != NULL ? err : &spare);
+	int rc = render__load(p, tmpl, err != NULL ? err : &spare);
 
 	render__decls_release(p);
 	free(p);
@@ -548,9 +656,9 @@ int render_check_params(struct jval tmpl, struct jval params, struct ll_err *err
 
 	if (err == NULL)
 		err = &spare;
-	rc = load_template(p, tmpl, err);
+	rc = render__load(p, tmpl, err);
 	if (rc != 0)
-		prefix_template(err, tmpl, rc);
+		render__prefix_template(err, tmpl, rc);
 	else
 		rc = render__resolve(p, params, err);
 	render__decls_release(p);
@@ -570,9 +678,9 @@ int render_objects(const struct render_in *in, json_t **out, struct ll_err *err)
 	*out = NULL;
 	if (err == NULL)
 		err = &spare;
-	rc = load_template(p, in->tmpl, err);
+	rc = render__load(p, in->tmpl, err);
 	if (rc != 0)
-		prefix_template(err, in->tmpl, rc);
+		render__prefix_template(err, in->tmpl, rc);
 	else
 		rc = render__resolve(p, in->params, err);
 	*w = (struct walk){

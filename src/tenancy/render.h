@@ -17,6 +17,9 @@
  * - Every "${" in a manifest begins ${namespace}, ${tenant} or ${{NAME}} of a declared
  *   parameter, or the Template is refused; a '$' not followed by '{' stays as it is.
  * - resourceMappings are never parameterised: "${" anywhere in them refuses the Template.
+ * - A chart's source is never parameterised: "${" in spec.resources.helm's repoUrl, chart,
+ *   path, version or credentials refuses the Template; so does one in a setValues[].name. Its
+ *   values (YAML text) must parse into a mapping; they are rendered like manifests.
  * - In RENDER_INSTANCE mode a rendered object is namespaced (by the caller's scope function)
  *   and in the instance's namespace; one without a namespace gets it.
  * - Atomic: on error nothing is returned (*out stays NULL) and @err holds one printable line
@@ -88,9 +91,12 @@ int render_objects(const struct render_in *in, json_t **out /* OUT */, struct ll
  * and _, unique; types string, number or boolean; validation patterns that compile; defaults,
  * or "" for parameters that are not required, of their type and matching their pattern), keys
  * without "${", references to declared parameters and apiVersion, kind and metadata.name
- * strings that are not empty (as written) in manifests, and no "${" anywhere in
- * spec.resources.resourceMappings. Return: 0, -EINVAL, -E2BIG or -EMSGSIZE as render_objects(),
- * with messages without the Template prefix. Thread-safe.
+ * strings that are not empty (as written) in manifests, no "${" anywhere in
+ * spec.resources.resourceMappings nor in spec.resources.helm's source (repoUrl, chart, path,
+ * version, credentials) or setValues[].name, and its values (YAML text holding a mapping) and
+ * setValues[].value checked like manifests.
+ * Return: 0, -EINVAL, -E2BIG or -EMSGSIZE as render_objects(), with messages without the
+ * Template prefix. Thread-safe.
  */
 int render_check_template(struct jval tmpl, struct ll_err *err);
 
@@ -102,5 +108,22 @@ int render_check_template(struct jval tmpl, struct ll_err *err);
  * written; render_objects() does the same. Return and messages as render_objects().
  */
 int render_check_params(struct jval tmpl, struct jval params, struct ll_err *err);
+
+/**
+ * render_helm_values() - the values of @in's Template's chart (spec.resources.helm) with @in's
+ * parameters, for namespace @in->ns (@in->mode and @in->scope are not used). The YAML text of
+ * spec.resources.helm.values is parsed first (kube/yamljson.h: as Helm reads it; it must hold
+ * a mapping, or nothing), then ${namespace}, ${tenant} and ${{NAME}} are substituted once into
+ * its string values, never keys, by the rules of manifests (a value exactly ${{N}} of a number
+ * or boolean N becomes one). setValues[].value gets the same substitution and stays a string
+ * (helm parses it: --set, or --set-string with forceString).
+ * @values: OUT, a new JSON object (empty without values); NULL on error.
+ * @set_values: OUT, a new JSON array of {name, value, forceString} (a string, a string, a
+ *              boolean), in order; NULL on error.
+ * Return: 0; -ENOENT when the Template has no spec.resources.helm; else as render_objects().
+ * Thread-safe.
+ */
+int render_helm_values(const struct render_in *in, json_t **values /* OUT */,
+                       json_t **set_values /* OUT */, struct ll_err *err);
 
 #endif

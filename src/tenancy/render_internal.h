@@ -44,6 +44,35 @@ int render__resolve(struct decls *p, struct jval params, struct ll_err *err);
 /* A value exactly "${{N}}" as N's type says: a number, a boolean or a string (new). */
 json_t *render__typed_value(const struct decl *d);
 
+/* render.c: the walk, for what a Template holds besides manifests (render_helm.c) */
+/* One step of a path in messages: a member, or an index when @key is NULL. */
+struct render_at {
+	const char *key;
+	size_t idx;
+};
+
+struct render_walk {
+	const struct decls *p; /* the declarations, resolved for a render */
+	const char *ns, *tenant;
+	const struct render_at *at; /* where the value is, for messages */
+	size_t n;
+	bool untyped; /* "${{N}}" stays a string whatever N's type */
+};
+
+/*
+ * @v by the rules of manifests: checked when @out is NULL (references declared, keys without
+ * "${"), else rendered into *@out (a new tree; NULL on error).
+ */
+int render__walk(const struct render_walk *rw, struct jval v, json_t **out, struct ll_err *err);
+/* The Template's declarations into @p, then the checks of render_check_template(). */
+int render__load(struct decls *p, struct jval tmpl, struct ll_err *err);
+/* Template "<name>": before what @err says; returns @rc. */
+int render__prefix_template(struct ll_err *err, struct jval tmpl, int rc);
+
+/* render_helm.c */
+/* spec.resources.helm.values of @helm: a YAML mapping whose strings hold declared references. */
+int render__check_values(const struct decls *p, struct jval helm, struct ll_err *err);
+
 /* render.c: messages */
 /* A parameter name: letters, digits and _, not starting with a digit, 1..RENDER_NAME_MAX. */
 bool render__param_name(const char *s, size_t n);

@@ -23,6 +23,7 @@ OPTIONS = [
     ("kube-api-qps", "LANDLORD_KUBE_API_QPS", "500"),
     ("kube-api-burst", "LANDLORD_KUBE_API_BURST", "1000"),
     ("kube-api-http2", "LANDLORD_KUBE_API_HTTP2", "false"),
+    ("helm-binary", "LANDLORD_HELM_BINARY", ""),
     ("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443"),
     ("webhook-url", "LANDLORD_WEBHOOK_URL", ""),
     ("webhook-service", "LANDLORD_WEBHOOK_SERVICE", "landlord"),

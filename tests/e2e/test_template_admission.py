@@ -2,7 +2,8 @@
 the real API server as real users: with landlord's webhook registered a TemplateInstance is
 refused, naming Template, field and namespace, when its Template is not instantiable there or
 refuses its parameters, a Template that does not render (an undeclared ${{X}}; one in a
-resourceMapping the CRD's schema refuses already) is refused when it is written, and the mutating webhook records the last writer (editor, owner, privileged) whatever
+resourceMapping or a chart's source the CRD's schema refuses already) is refused when it is
+written, and the mutating webhook records the last writer (editor, owner, privileged) whatever
 the client sent; with the webhook not registered, the policy landlord-last-writer
 (deploy/policies/last-writer.yaml) still refuses a forged "owner" or "privileged"."""
 
@@ -122,6 +123,36 @@ def test_the_webhook_refuses_what_may_not_be_instantiated_and_records_the_writer
     assert TEMPLATE_WEBHOOK in msg, msg
     assert ("spec.resources.manifests[0].metadata.name: ${{X}} names no parameter of the "
             "Template") in msg, msg
+    # a chart's source: the schema refuses a parameter in repoUrl, naming the field; the
+    # webhook one in a setValues name (never substituted), and values that are no YAML mapping
+    # or hold a key with ${ or an undeclared reference; a valid chart passes both
+    bad = template(kit.name("bad"), t)
+    bad["spec"]["resources"]["helm"] = {"repoUrl": "https://${{TEAM}}.example.com",
+                                        "chart": "web", "version": "1.0.0"}
+    e = api_error(422, kit.custom.create_cluster_custom_object, GROUP, VERSION, "templates", bad)
+    assert "spec.resources.helm.repoUrl" in e.body, e.body
+    assert "chart sources are never parameterised" in e.body, e.body
+    bad["spec"]["resources"]["helm"] = {"path": "/charts/web",
+                                        "setValues": [{"name": "a.${{TEAM}}", "value": "x"}]}
+    e = api_error(403, kit.custom.create_cluster_custom_object, GROUP, VERSION, "templates", bad)
+    msg = json.loads(e.body)["message"]
+    assert TEMPLATE_WEBHOOK in msg, msg
+    assert 'spec.resources.helm.setValues[0].name: a name may not hold "${"' in msg, msg
+    bad["spec"]["resources"]["helm"]["setValues"][0]["name"] = "team"
+    bad["spec"]["resources"]["helm"]["setValues"][0]["value"] = "${{TEAM}}-${namespace}"
+    for values, want in (("image: [\n", "spec.resources.helm.values: line 2: "),
+                         ("- a\n", "spec.resources.helm.values: must be a YAML mapping"),
+                         ("${{TEAM}}: x\n", 'spec.resources.helm.values["${{TEAM}}"]: a key may '
+                                          'not hold "${"'),
+                         ("a:\n  b: ${{NOPE}}\n", "spec.resources.helm.values.a.b: ${{NOPE}} "
+                                                 "names no parameter of the Template")):
+        bad["spec"]["resources"]["helm"]["values"] = values
+        e = api_error(403, kit.custom.create_cluster_custom_object, GROUP, VERSION, "templates",
+                      bad)
+        msg = json.loads(e.body)["message"]
+        assert TEMPLATE_WEBHOOK in msg and want in msg, (values, msg)
+    bad["spec"]["resources"]["helm"]["values"] = "image:\n  tag: ${{TEAM}}-${tenant}\n"
+    kit.custom.create_cluster_custom_object(GROUP, VERSION, "templates", bad, dry_run="All")
     # the last writer, whatever the client sent
     create_ti(kit, "bob", ns, instance("by-editor", web, writer="owner"))
     assert writer(kit, ns, "by-editor") == "editor"

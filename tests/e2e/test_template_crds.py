@@ -1,6 +1,7 @@
 """The Template, TemplateInstance and TemplateGroupInstance CRDs (issue 13, point 1;
 docs/templates.md) against the real API server: they install, a valid object of each is stored
-with the schema's defaults, every schema rule refuses its mistake with 422 and a message naming
+with the schema's defaults (a Template's helm source from a repository, a registry or a path
+too), every schema rule refuses its mistake with 422 and a message naming
 the field, kubectl prints their columns, and the ClusterRole landlord:templateinstances-edit
 (deploy/rbac.yaml), aggregated into edit, lets a namespace's editor write TemplateInstances there
 but not Templates."""
@@ -60,6 +61,19 @@ def template(name=None, **spec):
                              "secrets": [{"namespace": "shared", "name": "registry-creds"}],
                              "configMaps": [{"namespace": "shared", "name": "ca.bundle"}]}}}}
     body["spec"].update(spec)
+    return body
+
+
+def helm_template(name=None, **helm):
+    """A Template whose chart comes from a repository (@helm's fields over the defaults)."""
+    body = template(name)
+    body["spec"]["resources"]["helm"] = {
+        "repoUrl": "https://charts.example.com/stable", "chart": "web", "version": "1.2.3",
+        "releaseName": "web", "values": "replicas: 2\nteam: ${{TEAM}}\n",
+        "setValues": [{"name": "image.tag", "value": "${{TEAM}}", "forceString": True}],
+        "credentials": {"secretRef": {"namespace": "platform", "name": "chart-repo"}}, **helm}
+    for key in [k for k, v in helm.items() if v is None]:
+        del body["spec"]["resources"]["helm"][key]
     return body
 
 
@@ -201,6 +215,58 @@ CASES = {
         template, lambda b: b["spec"]["resources"]["resourceMappings"]["secrets"][0].pop(
             "namespace"),
         ["spec.resources.resourceMappings.secrets[0].namespace", "Required value"]),
+    "helm repoUrl ftp://": (
+        lambda: helm_template(repoUrl="ftp://charts.example.com"), lambda b: None,
+        ["spec.resources.helm.repoUrl", "must start with https://, http:// or oci://"]),
+    "helm ${ in repoUrl": (
+        lambda: helm_template(repoUrl="https://${{TEAM}}.example.com"), lambda b: None,
+        ["spec.resources.helm.repoUrl",
+         'must not hold "${": chart sources are never parameterised']),
+    "helm ${ in the credentials": (
+        helm_template, lambda b: b["spec"]["resources"]["helm"]["credentials"][
+            "secretRef"].update(name="${tenant}"),
+        ["spec.resources.helm.credentials.secretRef.name",
+         'must not hold "${": chart sources are never parameterised']),
+    "helm repoUrl without version": (
+        lambda: helm_template(version=None), lambda b: None,
+        ["spec.resources.helm", "version is required with repoUrl"]),
+    "helm version a range": (
+        lambda: helm_template(version="^1.2"), lambda b: None,
+        ["spec.resources.helm.version", "must be one exact version, not a range"]),
+    "helm repoUrl and path": (
+        lambda: helm_template(path="/charts/web"), lambda b: None,
+        ["spec.resources.helm", "exactly one of repoUrl or path must be set"]),
+    "helm neither repoUrl nor path": (
+        lambda: helm_template(repoUrl=None, version=None, chart=None), lambda b: None,
+        ["spec.resources.helm", "exactly one of repoUrl or path must be set"]),
+    "helm https repoUrl without chart": (
+        lambda: helm_template(chart=None), lambda b: None,
+        ["spec.resources.helm", "chart is required with an http(s) repoUrl"]),
+    "helm oci repoUrl with chart": (
+        lambda: helm_template(repoUrl="oci://registry.example.com/charts/web"), lambda b: None,
+        ["spec.resources.helm", "chart must not be set with an oci:// repoUrl"]),
+    "helm relative path": (
+        lambda: helm_template(repoUrl=None, chart=None, path="charts/web"), lambda b: None,
+        ["spec.resources.helm.path", "must be an absolute path"]),
+    "helm releaseName of 54": (
+        lambda: helm_template(releaseName="r" * 54), lambda b: None,
+        ["spec.resources.helm.releaseName", "53"]),
+    "helm releaseName not a DNS label": (
+        lambda: helm_template(releaseName="Web.1"), lambda b: None,
+        ["spec.resources.helm.releaseName", "must be a DNS label"]),
+    "helm no releaseName and a Template name that is none": (
+        lambda: helm_template(uniq("tpl.web"), releaseName=None), lambda b: None,
+        ["spec.resources.helm.releaseName is required when the Template's name is no release "
+         "name"]),
+    "helm 65 setValues": (
+        lambda: helm_template(setValues=[{"name": f"v{i}", "value": ""} for i in range(65)]),
+        lambda b: None, ["spec.resources.helm.setValues", "must have at most 64 items"]),
+    "helm values over 256 KiB": (
+        lambda: helm_template(values="a: " + "x" * 262144), lambda b: None,
+        ["spec.resources.helm.values", "262144"]),
+    "helm credentials without secretRef": (
+        lambda: helm_template(credentials={}), lambda b: None,
+        ["spec.resources.helm.credentials.secretRef", "Required value"]),
     "template instantiableIn operator not in the enum": (
         template, lambda b: b["spec"]["instantiableIn"]["matchExpressions"][0].update(
             operator="Equals"),
@@ -248,6 +314,19 @@ CASES = {
             matchExpressions=[{"key": "a", "operator": "Is"}]),
         ["spec.selector.matchExpressions[0].operator", 'Unsupported value: "Is"']),
 }
+
+
+@pytest.mark.parametrize("helm", [
+    {},
+    {"repoUrl": "oci://registry.example.com/charts/web", "chart": None, "releaseName": None},
+    {"repoUrl": None, "version": None, "chart": None, "path": "/var/lib/charts/web-1.2.3.tgz",
+     "credentials": None, "values": None, "setValues": None},
+])
+def test_a_helm_source_is_stored(api, helm):
+    body = helm_template(**helm)
+    got = create(api, copy.deepcopy(body))
+    for key, value in body["spec"]["resources"]["helm"].items():
+        assert got["spec"]["resources"]["helm"][key] == value, key
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -1,8 +1,9 @@
 /*
  * test_render.c - Templates rendered for a namespace: one-pass substitution into string values,
- * typed parameters, instance values over defaults, validation, limits, resourceMappings never
- * parameterised, TemplateInstances held to namespaced objects in their namespace, and nothing
- * returned after an error. Injections (a newline, ": ", "---", ${{OTHER}}, a key) stay literal.
+ * typed parameters, instance values over defaults, validation, limits, resourceMappings and a
+ * chart's source never parameterised, TemplateInstances held to namespaced objects in their
+ * namespace, and nothing returned after an error. Injections (a newline, ": ", "---",
+ * ${{OTHER}}, a key) stay literal.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -370,6 +371,63 @@ static void test_render__mappings_are_never_parameterised(void **state)
 	jdoc_unref(key);
 }
 
+/* A Template whose spec.resources.helm is @helm (JSON), with the parameter X. */
+static int check_helm(const char *helm, struct ll_err *err)
+{
+	char *s = xasprintf("{\"metadata\":{\"name\":\"web\"},\"spec\":{\"parameters\":"
+	                    "[{\"name\":\"X\",\"value\":\"x\"}],\"resources\":{\"helm\":%s}}}",
+	                    helm);
+	struct jdoc *t = doc(s);
+	int rc = render_check_template(jdoc_root(t), err);
+
+	jdoc_unref(t);
+	free(s);
+	return rc;
+}
+
+static void test_render__a_chart_source_is_never_parameterised(void **state)
+{
+	static const char *const refused[][2] = {
+	        {"{\"repoUrl\":\"https://${{X}}/charts\",\"chart\":\"a\",\"version\":\"1.0.0\"}",
+	         "spec.resources.helm.repoUrl: \"https://${{X}}/charts\" holds \"${\": chart "
+	         "sources are never parameterised"},
+	        {"{\"repoUrl\":\"https://c.example\",\"chart\":\"${namespace}\",\"version\":\"1\"}",
+	         "spec.resources.helm.chart: \"${namespace}\" holds \"${\": chart sources are "
+	         "never "
+	         "parameterised"},
+	        {"{\"path\":\"/charts/${tenant}\"}",
+	         "spec.resources.helm.path: \"/charts/${tenant}\" holds \"${\": chart sources are "
+	         "never parameterised"},
+	        {"{\"repoUrl\":\"oci://r.example/c\",\"version\":\"${{X}}\"}",
+	         "spec.resources.helm.version: \"${{X}}\" holds \"${\": chart sources are never "
+	         "parameterised"},
+	        {"{\"path\":\"/c\",\"credentials\":{\"secretRef\":{\"namespace\":\"${namespace}\","
+	         "\"name\":\"creds\"}}}",
+	         "spec.resources.helm.credentials.secretRef.namespace: \"${namespace}\" holds "
+	         "\"${\": "
+	         "chart sources are never parameterised"},
+	        {"{\"path\":\"/c\",\"setValues\":[{\"name\":\"a.${{X}}\",\"value\":\"1\"}]}",
+	         "spec.resources.helm.setValues[0].name: a name may not hold \"${\""},
+	        {"{\"path\":\"/c\",\"setValues\":[{\"name\":\"a\",\"value\":\"${{Y}}\"}]}",
+	         "spec.resources.helm.setValues[0].value: ${{Y}} names no parameter of the "
+	         "Template"},
+	        {"[]", "spec.resources.helm: must be an object"},
+	};
+	struct ll_err err;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(check_helm(refused[i][0], &err), -EINVAL);
+		assert_string_equal(err.msg, refused[i][1]);
+	}
+	assert_int_equal(check_helm("{\"repoUrl\":\"https://c.example/$x\",\"chart\":\"web\","
+	                            "\"version\":\"1.2.3\",\"credentials\":{\"secretRef\":{"
+	                            "\"namespace\":\"platform\",\"name\":\"repo\"}},\"setValues\":"
+	                            "[{\"name\":\"team\",\"value\":\"${{X}}-${namespace}\"}]}",
+	                            &err),
+	                 0);
+	assert_int_equal(check_helm("null", &err), 0);
+}
+
 static void test_render__declarations_are_checked(void **state)
 {
 	struct jdoc *t =
@@ -616,6 +674,7 @@ int main(void)
 	        cmocka_unit_test(test_render__limits),
 	        cmocka_unit_test(test_render__rendered_strings_are_bounded),
 	        cmocka_unit_test(test_render__mappings_are_never_parameterised),
+	        cmocka_unit_test(test_render__a_chart_source_is_never_parameterised),
 	        cmocka_unit_test(test_render__declarations_are_checked),
 	        cmocka_unit_test(
 	                test_render__instances_render_namespaced_objects_in_their_namespace),
