@@ -27,7 +27,8 @@ from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 
-from conftest import CLUSTER_SCRIPTS, private_cluster, wait_for
+from charts import pinned
+from conftest import private_cluster, wait_for
 from kube import grant_user
 from netns import netns, throwaway_pki  # noqa: F401 (netns is a fixture)
 from procs import REPO
@@ -39,22 +40,10 @@ RELEASE = "landlord"
 WEBHOOK_PORT = 9443  # values.yaml webhook.port: the Endpoints' port
 
 
-def versions():
-    env = {}
-    for line in (CLUSTER_SCRIPTS / "versions.env").read_text().splitlines():
-        if "=" in line and not line.startswith("#"):
-            k, v = line.split("=", 1)
-            env[k] = v
-    return env
-
-
 @pytest.fixture(scope="module")
 def helm(tmp_path_factory):
     """Run the pinned helm with its own config, cache and data directories."""
-    subprocess.run([str(CLUSTER_SCRIPTS / "build-helm.sh")], check=True, capture_output=True)
-    version = versions()["HELM_VERSION"]
-    binary = os.environ.get("LANDLORD_HELM_BIN",
-                            os.path.expanduser(f"~/.cache/landlord/helm/{version}")) + "/helm"
+    binary = str(pinned("helm"))
     home = tmp_path_factory.mktemp("helm")
     env = {**os.environ, "HELM_CONFIG_HOME": str(home / "config"),
            "HELM_CACHE_HOME": str(home / "cache"), "HELM_DATA_HOME": str(home / "data")}

@@ -4,27 +4,10 @@ that says it is Helm 3 (a shell script here, standing in for a wrong binary) or 
 run, `landlord run` and `landlord controller` refuse to start, before they connect, with one
 line naming the path and what to give, and exit 1. Without the flag no helm runs."""
 
-import os
-import subprocess
-
-from conftest import CLUSTER_SCRIPTS
+from charts import pinned, versions
 from procs import start_controllers, start_landlord
 
 WRONG = "landlord needs Helm 4 (v4.x): give a Helm 4 binary"
-
-
-def pinned_version():
-    for line in (CLUSTER_SCRIPTS / "versions.env").read_text().splitlines():
-        if line.startswith("HELM_VERSION="):
-            return line.split("=", 1)[1].strip()
-    raise AssertionError("no HELM_VERSION in versions.env")
-
-
-def pinned_helm():
-    subprocess.run([str(CLUSTER_SCRIPTS / "build-helm.sh")], check=True, capture_output=True)
-    version = pinned_version()
-    return os.environ.get("LANDLORD_HELM_BIN", os.path.expanduser(
-        f"~/.cache/landlord/helm/{version}")) + "/helm"
 
 
 def refused(proc):
@@ -38,10 +21,10 @@ def refused(proc):
 
 
 def test_landlord_starts_with_helm_4_and_logs_its_version(installed, tmp_path):
-    helm = pinned_helm()
+    helm = str(pinned("helm"))
     p = start_controllers(installed, tmp_path, "--helm-binary", helm)
     rec = p.wait_record("helm binary")
-    assert (rec["path"], rec["version"]) == (helm, pinned_version()), rec
+    assert (rec["path"], rec["version"]) == (helm, versions()["HELM_VERSION"]), rec
     p.wait_record("connected to the API server")
     assert p.stop() == 0, p.log_path.read_text()[-4000:]
     # without the flag, no helm runs
