@@ -114,7 +114,6 @@ static bool same_map(const struct jdoc *a, const struct jdoc *b, const char *key
  * A change of the spec (generation), of labels or annotations, or of a kind without a
  * generation (a ConfigMap's data) may be drift; a status write is not.
  */
-/* Whether an update may be drift. */
 static bool may_drift(const struct jdoc *old_obj, const struct jdoc *new_obj)
 {
 	long long gen_old = jd_int(old_obj, 0, "metadata", "generation", NULL),
