@@ -119,8 +119,10 @@ int helm_digest(const char *path, const json_t *values, char out[HELM_DIGEST_LEN
  * status, from `helm get metadata` (small, unlike `helm status`, which lists every object), into
  * @st when ok. helm_uninstall() - `helm uninstall`. Each fills @res (helm_result_release()
  * afterwards). Return: 0 when helm exited 0; -ENOENT when helm says the release does not exist
- * (status); -EIO when helm failed, -ETIMEDOUT when it was killed, another -errno when it did not
- * start.
+ * (status, uninstall); -EIO when helm failed; -ETIMEDOUT when it was killed (time-out, or
+ * helm_runner_release()); another -errno when it did not start: -EBUSY when the runner already
+ * runs its concurrency (nothing waits for a slot: the caller retries later), -ECANCELED once it
+ * is being released, -EINVAL without a token.
  */
 int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
 int helm_status(struct helm_runner *r, const struct helm_release *rel,

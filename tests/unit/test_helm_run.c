@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -297,6 +298,48 @@ static void test_helm_run__outcomes(void **state)
 	free(p);
 }
 
+struct busy_run {
+	struct helm_runner *r;
+	struct helm_result res;
+	int rc;
+};
+
+static void *run_upgrade(void *arg)
+{
+	struct busy_run *b = arg;
+	struct helm_release rel = REL;
+
+	b->rc = helm_upgrade(b->r, &rel, &b->res);
+	return NULL;
+}
+
+/* With the group full, a run does not start (the caller retries later). */
+static void test_helm_run__beyond_the_concurrency_nothing_starts(void **state)
+{
+	struct helm_runner r;
+	struct helm_result res;
+	struct helm_release rel = REL;
+	struct busy_run b[2] = {{.r = &r}, {.r = &r}};
+	pthread_t t[2];
+	char *p = runner_of(&r, "slow", "#!/bin/sh\nexec /bin/sleep 30\n", 3000);
+
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, run_upgrade, &b[i]), 0);
+	while (proc_group_running(&r.group) < 2)
+		usleep(2000);
+	assert_int_equal(helm_upgrade(&r, &rel, &res), -EBUSY);
+	assert_int_equal(res.outcome, HELM_NOT_STARTED);
+	assert_true(res.message[0] != '\0');
+	helm_result_release(&res);
+	helm_runner_release(&r); /* kills both */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(b[i].rc, -ETIMEDOUT);
+		helm_result_release(&b[i].res);
+	}
+	free(p);
+}
+
 static int setup(void **state)
 {
 	unsetenv("TMPDIR");
@@ -324,6 +367,7 @@ int main(void)
 	        cmocka_unit_test(
 	                test_helm_run__a_run_gets_private_files_and_no_secret_in_argv_or_env),
 	        cmocka_unit_test(test_helm_run__outcomes),
+	        cmocka_unit_test(test_helm_run__beyond_the_concurrency_nothing_starts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
