@@ -134,6 +134,40 @@ int kc_self_review(struct kc_client *c, const struct kc_access *a, bool *allowed
 	return rc;
 }
 
+/* Overwrite the token string inside @resp's body, so that freeing it leaves no copy there. */
+static void zero_token(struct kc_resp *resp)
+{
+	const json_t *t = jx_get(resp->body, "status", "token", NULL);
+
+	if (json_is_string(t))
+		explicit_bzero((char *)json_string_value(t), json_string_length(t));
+}
+
+int kc_token_request(struct kc_client *c, const char *ns, const char *sa, long expiration_seconds,
+                     char **token, struct kc_resp *resp, struct ll_err *err)
+{
+	struct buf path = BUF_INIT(BUF_MAX_INTERNAL);
+	json_t *rq = json_pack("{s:s,s:s,s:{s:I}}", "apiVersion", "authentication.k8s.io/v1",
+	                       "kind", "TokenRequest", "spec", "expirationSeconds",
+	                       (json_int_t)expiration_seconds);
+	const char *t;
+	int rc;
+
+	*token = NULL;
+	rc = kc_path(&path, &KC_SERVICEACCOUNTS, ns, sa, "token");
+	rc = rc ? kc__path_error(resp, err)
+	        : object_request(c, "REVIEW", "POST", &path, NULL, rq, resp, err);
+	t = rc == 0 && kc_resp_ok(resp) ? jx_str(resp->body, "status", "token", NULL) : NULL;
+	if (t != NULL && *t != '\0' && strlen(t) < KC_TOKEN_MAX)
+		*token = xstrdup(t);
+	else if (rc == 0 && kc_resp_ok(resp))
+		rc = ll_err_set(err, -EPROTO, "TokenRequest %s/%s: no usable status.token", ns, sa);
+	zero_token(resp);
+	buf_release(&path);
+	json_decref(rq);
+	return rc;
+}
+
 int kc_replace(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
                const char *subresource, const json_t *obj, struct kc_resp *resp, struct ll_err *err)
 {

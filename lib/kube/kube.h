@@ -274,6 +274,20 @@ struct kc_access {
 int kc_self_review(struct kc_client *c, const struct kc_access *a, bool *allowed /* OUT */,
                    struct kc_resp *resp /* OUT */, struct ll_err *err);
 
+/* The longest token kc_token_request() accepts (a JWT is a few KiB). */
+#define KC_TOKEN_MAX (16u << 10)
+/**
+ * kc_token_request() - a bound token for the ServiceAccount @ns/@sa: one TokenRequest
+ * (authentication.k8s.io/v1, POST serviceaccounts/<sa>/token) valid @expiration_seconds (the
+ * API server's minimum is 600). Stores nothing, so its metrics verb is REVIEW.
+ * The token is a secret: *@token is the caller's to zero (explicit_bzero) and free; the copy in
+ * @resp's body is already overwritten. Never log it.
+ * Return: 0 when the server answered (*@token set only on a 2xx with a token; see @resp else);
+ * -EPROTO for a 2xx without a usable token; a negative errno as kc_do().
+ */
+int kc_token_request(struct kc_client *c, const char *ns, const char *sa, long expiration_seconds,
+                     char **token /* OUT */, struct kc_resp *resp /* OUT */, struct ll_err *err);
+
 enum kc_patch_type {
 	KC_PATCH_MERGE,     /* application/merge-patch+json */
 	KC_PATCH_JSON,      /* application/json-patch+json (supports "test" guards) */

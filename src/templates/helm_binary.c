@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,55 +13,25 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "base/proc.h"
+#include "templates/helm_run.h"
 #include "tenancy/denial.h"
 
 /* Bytes of helm's stdout and stderr kept: a version, or the end of its complaint. */
 #define OUTPUT_KEPT 512
-
-/* A directory of mode 0700 for one run, under $TMPDIR (when absolute) or /tmp; NULL: errno. */
-static char *private_dir(void)
-{
-	const char *tmp = getenv("TMPDIR");
-	char *dir = xasprintf("%s/landlord-helm-XXXXXX", tmp != NULL && *tmp == '/' ? tmp : "/tmp");
-	int saved;
-
-	if (mkdtemp(dir) != NULL)
-		return dir;
-	saved = errno;
-	free(dir);
-	errno = saved;
-	return NULL;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
-
-/* The run's whole environment: HOME and Helm's directories inside @dir. */
-static void environment(const char *dir, char *env[5])
-{
-	env[0] = xasprintf("HOME=%s", dir);
-	env[1] = xasprintf("HELM_CACHE_HOME=%s/cache", dir);
-	env[2] = xasprintf("HELM_CONFIG_HOME=%s/config", dir);
-	env[3] = xasprintf("HELM_DATA_HOME=%s/data", dir);
-	env[4] = NULL;
-}
 
 /* "helm version" in a private directory, removed afterwards. Return as proc_run(). */
 static int run_version(const char *path, int64_t timeout_ms, struct proc_result *res,
                        struct ll_err *err)
 {
 	char *argv[] = {"helm", "version", "--template", "{{.Version}}", NULL};
-	char *env[5] = {NULL};
-	char *dir = private_dir();
+	char *env[6] = {NULL};
+	char *dir = helm_private_dir();
 	int rc;
 
 	if (dir == NULL)
 		return ll_err_set(err, -EIO, "--helm-binary %s: no private directory for helm: %s",
 		                  path, strerror(errno));
-	environment(dir, env);
+	helm_environment(dir, env);
 	rc = proc_run(&(struct proc_spec){.path = path,
 	                                  .argv = argv,
 	                                  .envp = env,
@@ -72,9 +41,8 @@ static int run_version(const char *path, int64_t timeout_ms, struct proc_result 
 	                                  .err_max = OUTPUT_KEPT,
 	                                  .err_tail = true},
 	              res, err);
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-	for (size_t i = 0; env[i] != NULL; i++)
-		free(env[i]);
+	helm_remove_dir(dir);
+	helm_env_free(env);
 	free(dir);
 	return rc;
 }

@@ -76,7 +76,7 @@ static size_t utf8_seq(const unsigned char *s)
  * @src (NULL: "") into @dst (@max + 1 bytes), valid UTF-8 (other bytes become '?'): whole when
  * it fits in @max bytes, else cut on a character boundary and ended with "..." in @max bytes.
  */
-static void clip(char *dst, size_t max, const char *src)
+void tpl_clip(char *dst, size_t max, const char *src)
 {
 	const unsigned char *s = (const unsigned char *)(src != NULL ? src : "");
 	size_t out = 0, cut = 0;
@@ -232,7 +232,7 @@ void tpl_status_row(struct tpl_status *s, const struct tpl_row *row)
 	struct srow r;
 
 	memset(&r, 0, sizeof(r));
-	clip(r.ns, TPL_NAMESPACE_MAX, row->ns);
+	tpl_clip(r.ns, TPL_NAMESPACE_MAX, row->ns);
 	r.ready = row->ready;
 	r.applied = clamp(row->applied);
 	r.rendered = clamp(row->rendered);
@@ -253,10 +253,10 @@ void tpl_status_failing(struct tpl_status *s, const char *ns, const char *object
 	struct sfail f;
 
 	memset(&f, 0, sizeof(f));
-	clip(f.ns, TPL_NAMESPACE_MAX, ns);
-	clip(f.object, TPL_OBJECT_MAX, object);
-	clip(f.reason, TPL_REASON_MAX, reason);
-	clip(f.message, TPL_MESSAGE_MAX, message);
+	tpl_clip(f.ns, TPL_NAMESPACE_MAX, ns);
+	tpl_clip(f.object, TPL_OBJECT_MAX, object);
+	tpl_clip(f.reason, TPL_REASON_MAX, reason);
+	tpl_clip(f.message, TPL_MESSAGE_MAX, message);
 	s->failures++;
 	offer(&s->failing, &f);
 }

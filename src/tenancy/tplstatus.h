@@ -51,6 +51,13 @@
 #define TPL_OBJECT_MAX       320          /* bytes of Kind/name */
 #define TPL_REASON_MAX       64           /* bytes of a reason */
 
+/**
+ * tpl_clip() - @src (NULL: "") into @dst (@max + 1 bytes, @max >= 3), valid UTF-8 (other bytes
+ * become '?'): whole when it fits in @max bytes, else cut on a character boundary and ended
+ * with "..." within @max bytes. The rule for every string of a status.
+ */
+void tpl_clip(char *dst, size_t max, const char *src);
+
 struct tpl_status;
 
 /* Ready and desired replicas (Deployments, StatefulSets) or scheduled pods (DaemonSets). */

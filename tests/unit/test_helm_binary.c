@@ -1,7 +1,8 @@
 /*
  * test_helm_binary.c - the Helm binary checked at start: a v4 accepted with its version, another
  * major, a binary that cannot run, fails, hangs or prints no version refused with one line; helm
- * gets its arguments, HOME and HELM_* in a private directory removed afterwards, nothing else.
+ * gets its arguments, HOME, PATH=/nonexistent and HELM_* in a private directory removed
+ * afterwards, nothing else.
  * The "helm" binaries are shell scripts written here.
  */
 #include <errno.h>
@@ -103,7 +104,7 @@ static void test_helm_binary__failures_hangs_and_noise_are_refused(void **state)
 {
 	char *fails =
 	        script("fails", "echo 'Error: unknown command \"version\"' >&2; exit 1", 0755);
-	char *hangs = script("hangs", "exec sleep 30", 0755);
+	char *hangs = script("hangs", "exec /bin/sleep 30", 0755);
 	char *noise = script("noise", "echo 'Client: &version.Version{SemVer:\"v2.17.0\"}'", 0755);
 	char v[HELM_BINARY_VERSION_MAX], *want;
 	struct ll_err err;
@@ -138,7 +139,7 @@ static void test_helm_binary__helm_gets_its_arguments_and_a_private_home_only(vo
 	body = xasprintf("{ echo \"$#|$1|$2|$3\"; echo \"$HOME|$(/usr/bin/stat -c %%a \"$HOME\")\";"
 	                 " echo \"${HELM_CACHE_HOME#$HOME}|${HELM_CONFIG_HOME#$HOME}|"
 	                 "${HELM_DATA_HOME#$HOME}\"; echo \"${KUBECONFIG-unset}|$(pwd)\"; } > %s;"
-	                 " mkdir -p \"$HELM_CACHE_HOME/repository\"; echo v4.1.0",
+	                 " /bin/mkdir -p \"$HELM_CACHE_HOME/repository\"; echo v4.1.0",
 	                 out);
 	p = script("env", body, 0755);
 	assert_int_equal(check(p, 5000, v, NULL), 0);

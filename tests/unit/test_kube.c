@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fake_apiserver.h"
+#include "kube_rawsrv.h"
 #include "live.h"
 #include <curl/curl.h>
 #include <microhttpd.h>
@@ -203,6 +204,69 @@ static void test_kube__curl_errors_map_to_errno(void **state)
 	assert_int_equal(kc__curl_errno(CURLE_OUT_OF_MEMORY, 0), -ENOMEM);
 	assert_int_equal(kc__curl_errno(CURLE_RECV_ERROR, 0), -ECONNRESET);
 	assert_int_equal(kc__curl_errno(CURLE_HTTP2_STREAM, 0), -ECONNRESET);
+}
+
+/* The raw server's answer: @ud is the body of a 201 (a 403 Status when it starts with "403"). */
+static void answer_token(struct rawsrv *s, int fd)
+{
+	const char *body = s->ud;
+
+	if (strncmp(body, "403", 3) == 0)
+		rawsrv_reply(fd, 403, "application/json", body + 3, strlen(body + 3));
+	else
+		rawsrv_reply(fd, 201, "application/json", body, strlen(body));
+}
+
+/* kc_token_request() against the raw server answering @body: its return, token and request. */
+static int token_request(const char *body, char **token, struct kc_resp *resp, char **req)
+{
+	struct rawsrv srv;
+	struct kc_client *c;
+	int rc;
+
+	rawsrv_start(&srv, answer_token, (void *)body);
+	c = rawsrv_client(&srv, 5000);
+	assert_non_null(c);
+	rc = kc_token_request(c, "landlord-system", "ti.a.editor", 600, token, resp, NULL);
+	kc_client_free(c);
+	*req = strdup(srv.req);
+	rawsrv_stop(&srv);
+	return rc;
+}
+
+static void test_kube__token_request_posts_and_returns_the_token(void **state)
+{
+	char *token, *req;
+	struct kc_resp resp = {0};
+
+	assert_int_equal(token_request("{\"kind\":\"TokenRequest\",\"status\":{\"token\":"
+	                               "\"tok.en\",\"expirationTimestamp\":\"x\"}}",
+	                               &token, &resp, &req),
+	                 0);
+	assert_string_equal(token, "tok.en");
+	assert_memory_equal(req,
+	                    "POST /api/v1/namespaces/landlord-system/serviceaccounts/"
+	                    "ti.a.editor/token ",
+	                    74);
+	assert_non_null(strstr(req, "\"spec\":{\"expirationSeconds\":600}"));
+	/* the copy in the answer is overwritten */
+	assert_memory_equal(jx_str(resp.body, "status", "token", NULL), "\0\0\0\0\0\0", 6);
+	kc_resp_release(&resp);
+	free(token);
+	free(req);
+	assert_int_equal(token_request("{\"status\":{}}", &token, &resp, &req), -EPROTO);
+	assert_null(token);
+	kc_resp_release(&resp);
+	free(req);
+	assert_int_equal(token_request("403{\"kind\":\"Status\",\"reason\":\"Forbidden\","
+	                               "\"message\":\"no\",\"code\":403}",
+	                               &token, &resp, &req),
+	                 0);
+	assert_null(token);
+	assert_int_equal(resp.http_status, 403);
+	assert_string_equal(resp.status.reason, "Forbidden");
+	kc_resp_release(&resp);
+	free(req);
 }
 
 static void test_kube__resp_release_accepts_zeroed(void **state)
@@ -2100,6 +2164,7 @@ int main(void)
 	        cmocka_unit_test(test_kube__status_left_empty_for_success),
 	        cmocka_unit_test(test_kube__curl_errors_map_to_errno),
 	        cmocka_unit_test(test_kube__resp_release_accepts_zeroed),
+	        cmocka_unit_test(test_kube__token_request_posts_and_returns_the_token),
 	        cmocka_unit_test(test_kube__client_new_rejects_bad_config),
 	        cmocka_unit_test(test_kube__connection_refused_is_econnrefused),
 	        cmocka_unit_test(test_kube__request_timeout_is_etimedout),

@@ -1,0 +1,169 @@
+/*
+ * helm_run.h - one helm command for one release in one namespace, as one identity (issue 14,
+ * points 3 and 4; docs/helm.md "Running helm").
+ *
+ * A struct helm_runner holds what every run shares: the Helm 4 binary, where the API server is
+ * (landlord's own server URL and CA, never its credentials), the time-out and a proc_group that
+ * bounds how many helm processes run at once. helm_upgrade(), helm_status() and helm_uninstall()
+ * each run one helm command for a struct helm_release: a chart (a file or directory on this
+ * filesystem: a chart's `path` now, the pull cache's file later), values, and the bearer token
+ * of the identity it runs as (kc_token_request() for ti.<ns>.editor and the like).
+ *
+ * Invariants:
+ * - The token never appears in helm's argument vector or environment: it is written into a
+ *   kubeconfig file of mode 0600 in a directory of mode 0700 private to the run (mkdtemp under
+ *   $TMPDIR or /tmp), with the values file (0600) and Helm's HELM_CACHE_HOME, HELM_CONFIG_HOME
+ *   and HELM_DATA_HOME. The directory is removed after the run, whatever its outcome; its files
+ *   are unlinked, not overwritten: on journaled, copy-on-write or tmpfs-swapped storage an
+ *   overwrite erases nothing reliably, the directory is readable only by landlord's user, and the
+ *   token dies after 10 minutes anyway. In-memory copies landlord makes are zeroed.
+ * - helm's environment is exactly HOME (the run's directory), PATH=/nonexistent (helm starts no
+ *   program: no plugins, no post-renderer) and the three HELM_* directories; nothing inherited.
+ * - Never --wait, --rollback-on-failure (--atomic), --create-namespace or --take-ownership; helm's
+ *   own --timeout is the runner's time-out less 30 s (at least half of it), so a slow hook
+ *   normally ends as a failed release before the process is killed.
+ * - Every release installed carries the label landlord.dev/digest=<helm_digest()> on Helm's
+ *   release record, the digest of exactly the chart bytes and values helm was given.
+ * - Output is capped (HELM_OUTPUT_MAX each of stdout and stderr; stderr keeps its tail, where
+ *   Helm's "Error:" line is); a result's message is at most HELM_MESSAGE_MAX bytes of valid UTF-8.
+ *
+ * Thread-safety: a runner is shared by many threads once initialised; each run is independent.
+ */
+#ifndef LANDLORD_HELM_RUN_H
+#define LANDLORD_HELM_RUN_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/proc.h"
+
+struct kcfg;
+struct ll_err;
+
+#define HELM_CONCURRENCY_DEFAULT 4
+#define HELM_TIMEOUT_MS_DEFAULT  (5 * 60 * 1000)
+#define HELM_OUTPUT_MAX          (64u << 10) /* bytes kept of each of stdout and stderr */
+#define HELM_MESSAGE_MAX         256         /* bytes of a result's message */
+#define HELM_DIGEST_LEN          60          /* hex: a label value holds at most 63 */
+#define HELM_LABEL_DIGEST        "landlord.dev/digest"
+#define HELM_CHART_BYTES_MAX     (64u << 20) /* a chart's files, hashed, at most */
+
+struct helm_runner {
+	char *helm;   /* absolute path of the Helm 4 binary */
+	char *server; /* the API server's URL */
+	char *ca_pem; /* its CA bundle, or NULL: the system's trust store */
+	size_t ca_pem_len;
+	bool insecure;           /* insecure-skip-tls-verify, as landlord's own config says */
+	char *tls_server_name;   /* or NULL */
+	int64_t timeout_ms;      /* each run is killed after it */
+	struct proc_group group; /* every run; at most the concurrency at once */
+};
+
+/* One release and the identity it runs as. Everything borrowed for the call. */
+struct helm_release {
+	const char *name;     /* the release: a DNS label of at most 53 bytes */
+	const char *ns;       /* its namespace */
+	const char *chart;    /* helm_upgrade(): absolute path of a chart directory or archive */
+	const json_t *values; /* helm_upgrade(): an object, or NULL for none */
+	const char *digest;   /* helm_upgrade(): helm_digest() of @chart and @values */
+	const char *token;    /* the identity's bearer token: a secret */
+};
+
+enum helm_outcome {
+	HELM_OK,          /* helm exited 0 */
+	HELM_FAILED,      /* helm exited otherwise: its message */
+	HELM_TIMED_OUT,   /* killed at the runner's time-out, or cancelled */
+	HELM_NOT_STARTED, /* no run: busy group, bad input, no private directory... */
+};
+
+struct helm_result {
+	enum helm_outcome outcome;
+	char message[HELM_MESSAGE_MAX + 1]; /* "" when ok; Helm's error or what went wrong */
+	struct buf out;                     /* helm's stdout (capped); owned */
+};
+
+/* What `helm get metadata -o json` says of a release's last revision. */
+struct helm_release_status {
+	char status[32];                  /* "deployed", "failed", "pending-upgrade"... */
+	long revision;                    /* from 1 */
+	char chart_version[129];          /* the chart's version */
+	char digest[HELM_DIGEST_LEN + 1]; /* its landlord.dev/digest label, "" when none */
+};
+
+/**
+ * helm_runner_init() - a runner for the binary @helm (absolute), the API server of @cfg (its
+ * server, CA and TLS settings are copied; its credentials never), at most @concurrency runs at
+ * once, each killed after @timeout_ms (> 0). Return: 0, or -EINVAL with @err.
+ */
+int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg *cfg,
+                     int concurrency, int64_t timeout_ms, struct ll_err *err);
+/** helm_runner_release() - kill what still runs, wait for it, free. */
+void helm_runner_release(struct helm_runner *r);
+
+/**
+ * helm_digest() - SHA-256, its first 240 bits in hex (a label value), over the chart @path
+ * (a file's bytes, or a directory's files in bytewise order of their relative paths, each with its
+ * path and size; symbolic links are not followed and other special files refused) and then @values
+ * as canonical JSON (sorted keys, compact). Stable across runs and hosts. Return: 0, or -errno with
+ * @err.
+ */
+int helm_digest(const char *path, const json_t *values, char out[HELM_DIGEST_LEN + 1],
+                struct ll_err *err);
+
+/**
+ * helm_upgrade() - `helm upgrade --install` of @rel. helm_status() - its last revision's
+ * status, from `helm get metadata` (small, unlike `helm status`, which lists every object), into
+ * @st when ok. helm_uninstall() - `helm uninstall`. Each fills @res (helm_result_release()
+ * afterwards). Return: 0 when helm exited 0; -ENOENT when helm says the release does not exist
+ * (status, uninstall); -EIO when helm failed; -ETIMEDOUT when it was killed (time-out, or
+ * helm_runner_release()); another -errno when it did not start: -EBUSY when the runner already
+ * runs its concurrency (nothing waits for a slot: the caller retries later), -ECANCELED once it
+ * is being released, -EINVAL without a token.
+ */
+int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
+int helm_status(struct helm_runner *r, const struct helm_release *rel,
+                struct helm_release_status *st /* OUT */, struct helm_result *res);
+int helm_uninstall(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
+void helm_result_release(struct helm_result *res);
+
+/* ---- the pure parts, for the runs and their tests ---- */
+
+enum helm_verb { HELM_UPGRADE, HELM_STATUS, HELM_UNINSTALL };
+
+/* An argument vector and the strings it points into. */
+struct helm_argv {
+	char *v[28];
+	char kubeconfig[PATH_MAX], values[PATH_MAX];
+	char timeout[32];
+	char labels[HELM_DIGEST_LEN + 32];
+};
+
+/**
+ * helm_build_argv() - the arguments of @verb for @rel, whose files are in @dir, with helm's own
+ * --timeout derived from @timeout_ms. Never reads @rel->token. Return: 0, or -ENAMETOOLONG.
+ */
+int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const char *dir,
+                    int64_t timeout_ms, struct helm_argv *out /* OUT */);
+/**
+ * helm_error_message() - Helm's message in its stderr @err (@len bytes): the text of its last
+ * line starting "Error: ", else its last non-blank line, clipped as tpl_clip() does.
+ */
+void helm_error_message(const char *err, size_t len, char out[HELM_MESSAGE_MAX + 1]);
+/** helm_parse_status() - `helm get metadata -o json` output into @st. Return: 0 or -EPROTO. */
+int helm_parse_status(const char *json, size_t len, struct helm_release_status *st /* OUT */);
+
+/* ---- the private directory, shared with helm_binary.c ---- */
+
+/** helm_private_dir() - a new directory of mode 0700 for one run; NULL with errno set. */
+char *helm_private_dir(void);
+/** helm_remove_dir() - remove @dir and everything in it (symbolic links not followed). */
+void helm_remove_dir(const char *dir);
+/** helm_environment() - a run's whole environment, its strings in @dir; helm_env_free(). */
+void helm_environment(const char *dir, char *env[6] /* OUT */);
+void helm_env_free(char *env[6]);
+
+#endif
