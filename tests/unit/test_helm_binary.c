@@ -6,7 +6,6 @@
  * The "helm" binaries are shell scripts written here.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testdir.h"
 
 #include "base/err.h"
 #include "base/mem.h"
@@ -166,18 +167,12 @@ static void test_helm_binary__helm_gets_its_arguments_and_a_private_home_only(vo
 
 static int setup(void **state)
 {
-	unsetenv("TMPDIR");
-	return mkdtemp(dir) != NULL ? 0 : -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
+	return testdir_setup(dir);
 }
 
 static int teardown(void **state)
 {
-	return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return testdir_teardown(dir);
 }
 
 int main(void)

@@ -7,7 +7,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testdir.h"
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -342,18 +343,12 @@ static void test_helm_run__beyond_the_concurrency_nothing_starts(void **state)
 
 static int setup(void **state)
 {
-	unsetenv("TMPDIR");
-	return mkdtemp(dir) != NULL ? 0 : -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
+	return testdir_setup(dir);
 }
 
 static int teardown(void **state)
 {
-	return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return testdir_teardown(dir);
 }
 
 int main(void)

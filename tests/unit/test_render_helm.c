@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "testjson.h"
+
 #include "base/err.h"
 #include "base/jdoc.h"
 #include "base/mem.h"
@@ -31,16 +33,6 @@ static enum render_scope scope(const void *ctx, const char *api_version, const c
 	return RENDER_SCOPE_NAMESPACED;
 }
 
-static struct jdoc *doc(const char *json)
-{
-	struct jdoc *d = NULL;
-	struct ll_err err;
-
-	if (jdoc_parse(json, strlen(json), NULL, &d, &err) != 0)
-		fail_msg("bad test JSON: %s: %s", err.msg, json);
-	return d;
-}
-
 struct run {
 	int rc;
 	char *values, *set_values; /* compact JSON, sorted keys */
@@ -53,7 +45,7 @@ static struct run run_for(const char *helm, const char *params, const char *tena
 	char *t = xasprintf("{\"metadata\":{\"name\":\"web\"},\"spec\":{\"parameters\":" PARAMS
 	                    ",\"resources\":{\"helm\":%s}}}",
 	                    helm);
-	struct jdoc *td = doc(t), *pd = doc(params);
+	struct jdoc *td = jd(t), *pd = jd(params);
 	struct render_in in = {.tmpl = jdoc_root(td),
 	                       .params = jdoc_root(pd),
 	                       .ns = "team-a",
@@ -191,8 +183,8 @@ static void test_render_helm__instances_and_namespaces_are_checked(void **state)
 
 static void test_render_helm__check_template_sees_the_values(void **state)
 {
-	struct jdoc *t = doc("{\"metadata\":{\"name\":\"web\"},\"spec\":{\"resources\":{\"helm\":"
-	                     "{\"path\":\"/c\",\"values\":\"a: [\"}}}}");
+	struct jdoc *t = jd("{\"metadata\":{\"name\":\"web\"},\"spec\":{\"resources\":{\"helm\":"
+	                    "{\"path\":\"/c\",\"values\":\"a: [\"}}}}");
 	struct ll_err err;
 
 	assert_int_equal(render_check_template(jdoc_root(t), &err), -EINVAL);
