@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +231,11 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	mgr_add_controller(m, &reservations);
 	mgr_add_controller(m, &ti);
 	mgr_add_controller(m, &tgi);
+	if (cfg->helm_binary != NULL && *cfg->helm_binary != '\0') {
+		struct controller_def helm = helm_controller_def(tpl);
+
+		mgr_add_controller(m, &helm);
+	}
 	return m;
 }
 
@@ -247,6 +253,24 @@ static int check_helm(const struct config *cfg)
 		log_error("landlord cannot use its Helm binary", "{s:s}", "error", err.msg);
 	else
 		log_info("helm binary", "{s:s,s:s}", "path", cfg->helm_binary, "version", version);
+	return rc;
+}
+
+/* With --helm-binary, the release controller's runner (templates.h). */
+static int enable_helm(const struct config *cfg, const struct kcfg *kc, struct templates *tpl)
+{
+	struct ll_err err = {{0}};
+	char path[PATH_MAX];
+	int rc;
+
+	if (cfg->helm_binary == NULL || *cfg->helm_binary == '\0')
+		return 0;
+	if (realpath(cfg->helm_binary, path) == NULL)
+		snprintf(path, sizeof(path), "%s", cfg->helm_binary);
+	rc = templates_enable_helm(tpl, path, kc, (int)cfg->helm_concurrency, cfg->helm_timeout_ms,
+	                           &err);
+	if (rc < 0)
+		log_error("landlord cannot run helm", "{s:s}", "error", err.msg);
 	return rc;
 }
 
@@ -275,6 +299,9 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	if (rc < 0)
 		goto out;
 	tpl = templates_new(client);
+	rc = enable_helm(cfg, &kc, tpl);
+	if (rc < 0)
+		goto out;
 	m = controllers_new(cfg, client, lease_client, tpl);
 	if (with_webhook)
 		rc = view_new(m, false, &view);

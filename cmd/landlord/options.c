@@ -66,6 +66,12 @@ static const struct flag OPTIONS[] = {
                "landlord refuses to start when it cannot run it or it is another major version; "
                "unset or empty: Helm support off (docs/helm.md)",
                helm_binary),
+        INT("helm-concurrency", "LANDLORD_HELM_CONCURRENCY", "4",
+            "helm processes at most at once (installs, upgrades, pulls)", helm_concurrency, 1,
+            256),
+        DURATION("helm-timeout", "LANDLORD_HELM_TIMEOUT", "5m",
+                 "each helm process is killed after it; helm's own --timeout is 30s shorter",
+                 helm_timeout_ms),
         HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
                  "admission webhook, HTTPS", webhook_addr, webhook_port),
         STRING("webhook-url", "LANDLORD_WEBHOOK_URL", "URL", NULL,

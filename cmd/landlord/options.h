@@ -38,6 +38,8 @@ struct config {
 	bool test_hooks;
 	bool http2;
 	const char *helm_binary;
+	long helm_concurrency;
+	long helm_timeout_ms;
 	long crash_after_writes;
 	long test_ca_lifetime_ms;
 	long test_serving_lifetime_ms;

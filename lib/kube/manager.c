@@ -489,6 +489,9 @@ static void start_workers(void *ud)
 	pthread_mutex_lock(&m->lead_lock);
 	if (!m->workers_running && !atomic_load(&m->stop)) {
 		for (c = m->ctrls; c; c = c->next)
+			if (c->def.leading)
+				c->def.leading(true, c->def.ud);
+		for (c = m->ctrls; c; c = c->next)
 			start_controller(c);
 		m->workers_running = true;
 		log_info("workers started", NULL);
@@ -504,6 +507,9 @@ static void stop_workers(void *ud)
 
 	pthread_mutex_lock(&m->lead_lock);
 	if (m->workers_running) {
+		for (c = m->ctrls; c; c = c->next)
+			if (c->def.leading)
+				c->def.leading(false, c->def.ud);
 		for (c = m->ctrls; c; c = c->next)
 			stop_controller(c);
 		m->workers_running = false;

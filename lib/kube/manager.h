@@ -13,8 +13,9 @@
  *  - Followers run no workers and enqueue nothing. When leadership is gained, every object of
  *    every controller's primary informers is enqueued once; then events flow.
  *  - A key is reconciled by at most one worker at a time (work queue guarantee).
- *  - Losing leadership (or SIGTERM) shuts the queues down and joins the workers - each finishes
- *    the reconcile it is in - before the Lease is released.
+ *  - Losing leadership (or SIGTERM) tells each controller (its leading(false)), then shuts the
+ *    queues down and joins the workers - each finishes the reconcile it is in - before the
+ *    Lease is released.
  * A worker that finds its queue empty after reconciling hands the freed heap back to the kernel
  * (malloc_trim, at most once a second in the process): bursts do not leave their peak behind.
  *
@@ -54,6 +55,12 @@ struct controller_def {
 	/* Ask for informers (mgr_informer) and wire events (ctrl_watch_*). Return 0 or -errno. */
 	int (*setup)(struct controller *c, struct mgr *m, void *ud);
 	struct ctrl_result (*reconcile)(struct controller *c, const char *key, void *ud);
+	/*
+	 * Optional: told true before this replica's workers start (it leads), false before they
+	 * are joined (leadership lost, or shutdown): long work a reconcile waits for (a helm
+	 * process) is cancelled then, so the workers return before the Lease can expire.
+	 */
+	void (*leading)(bool leading, void *ud);
 	void *ud;
 };
 

@@ -161,8 +161,9 @@ static char *canonical_values(const json_t *values)
 	                      : xstrdup("{}");
 }
 
-int helm_digest(const char *path, const json_t *values, char out[HELM_DIGEST_LEN + 1],
-                struct ll_err *err)
+/* The digest of @path, @values and, when not empty, @set. */
+static int digest(const char *path, const json_t *values, const json_t *set,
+                  char out[HELM_DIGEST_LEN + 1], struct ll_err *err)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	unsigned char sum[EVP_MAX_MD_SIZE];
@@ -183,6 +184,12 @@ int helm_digest(const char *path, const json_t *values, char out[HELM_DIGEST_LEN
 	}
 	EVP_DigestUpdate(md, "values\0", 7);
 	EVP_DigestUpdate(md, json, strlen(json));
+	if (json_array_size(set) > 0) {
+		free(json);
+		json = canonical_values(set);
+		EVP_DigestUpdate(md, "\0set\0", 5);
+		EVP_DigestUpdate(md, json, strlen(json));
+	}
 	EVP_DigestFinal_ex(md, sum, &n);
 	for (unsigned int i = 0; i < n && i * 2 < HELM_DIGEST_LEN; i++)
 		snprintf(out + i * 2, 3, "%02x", sum[i]);
@@ -190,6 +197,18 @@ out:
 	EVP_MD_CTX_free(md);
 	free(json);
 	return rc;
+}
+
+int helm_digest(const char *path, const json_t *values, char out[HELM_DIGEST_LEN + 1],
+                struct ll_err *err)
+{
+	return digest(path, values, NULL, out, err);
+}
+
+int helm_release_digest(const struct helm_release *rel, char out[HELM_DIGEST_LEN + 1],
+                        struct ll_err *err)
+{
+	return digest(rel->chart, rel->values, rel->set, out, err);
 }
 
 /* ===== the argument vector ===== */
@@ -221,10 +240,51 @@ static size_t upgrade_args(const struct helm_release *rel, struct helm_argv *a, 
 	return i;
 }
 
+/* --set and --set-string of @rel->set. Return: the next index, or 0 past HELM_SET_MAX. */
+static size_t set_args(const struct helm_release *rel, struct helm_argv *a, size_t i)
+{
+	const json_t *e;
+	size_t k, n = 0;
+
+	json_array_foreach(rel->set, k, e) {
+		const char *name = jx_str(e, "name", NULL), *value = jx_str(e, "value", NULL);
+
+		if (name == NULL || value == NULL)
+			continue;
+		if (n == HELM_SET_MAX)
+			return 0;
+		a->set[n] = xasprintf("%s=%s", name, value);
+		a->v[i++] = json_is_true(json_object_get(e, "forceString")) ? "--set-string" : "--set";
+		a->v[i++] = a->set[n++];
+	}
+	return i;
+}
+
+/* The arguments that follow "rollback": the release, its revision, and the rules of upgrade. */
+static size_t rollback_args(const struct helm_release *rel, struct helm_argv *a, size_t i)
+{
+	snprintf(a->revision, sizeof(a->revision), "%ld", rel->revision);
+	a->v[i++] = (char *)rel->name;
+	a->v[i++] = a->revision;
+	a->v[i++] = "--timeout";
+	a->v[i++] = a->timeout;
+	a->v[i++] = "--history-max";
+	a->v[i++] = "10";
+	return i;
+}
+
+void helm_argv_release(struct helm_argv *a)
+{
+	for (size_t i = 0; i < HELM_SET_MAX; i++) {
+		free(a->set[i]);
+		a->set[i] = NULL;
+	}
+}
+
 int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const char *dir,
                     int64_t timeout_ms, struct helm_argv *a)
 {
-	static const char *const verbs[] = {"upgrade", "get", "uninstall"};
+	static const char *const verbs[] = {"upgrade", "get", "uninstall", "rollback"};
 	size_t i = 0;
 	int n1, n2;
 
@@ -242,9 +302,13 @@ int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const c
 	if (verb == HELM_STATUS)
 		a->v[i++] = "metadata";
 	if (verb == HELM_UPGRADE)
-		i = upgrade_args(rel, a, i);
+		i = set_args(rel, a, upgrade_args(rel, a, i));
+	else if (verb == HELM_ROLLBACK)
+		i = rollback_args(rel, a, i);
 	else
 		a->v[i++] = (char *)rel->name;
+	if (i == 0)
+		return -E2BIG;
 	if (verb == HELM_STATUS) {
 		a->v[i++] = "-o";
 		a->v[i++] = "json";
@@ -477,7 +541,7 @@ static int judge(int rc, struct proc_result *pr, const struct ll_err *err, struc
 static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_release *rel,
                struct helm_result *res)
 {
-	struct helm_argv a;
+	struct helm_argv a = {0};
 	struct proc_result pr = {0};
 	struct ll_err err = {{0}};
 	char *env[6] = {NULL};
@@ -503,6 +567,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		              &pr, &err);
 		helm_env_free(env);
 	}
+	helm_argv_release(&a);
 	if (dir != NULL)
 		helm_remove_dir(dir);
 	free(dir);
@@ -542,6 +607,13 @@ int helm_status(struct helm_runner *r, const struct helm_release *rel,
 int helm_uninstall(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res)
 {
 	int rc = run(r, HELM_UNINSTALL, rel, res);
+
+	return rc == -EIO && not_found(res) ? -ENOENT : rc;
+}
+
+int helm_rollback(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res)
+{
+	int rc = run(r, HELM_ROLLBACK, rel, res);
 
 	return rc == -EIO && not_found(res) ? -ENOENT : rc;
 }

@@ -69,7 +69,9 @@ struct helm_release {
 	const char *ns;       /* its namespace */
 	const char *chart;    /* helm_upgrade(): absolute path of a chart directory or archive */
 	const json_t *values; /* helm_upgrade(): an object, or NULL for none */
-	const char *digest;   /* helm_upgrade(): helm_digest() of @chart and @values */
+	const json_t *set;    /* helm_upgrade(): [{name, value, forceString}] (--set), or NULL */
+	const char *digest;   /* helm_upgrade(): helm_release_digest() of the above */
+	long revision;        /* helm_rollback(): the revision to return to */
 	const char *token;    /* the identity's bearer token: a secret */
 };
 
@@ -113,6 +115,12 @@ void helm_runner_release(struct helm_runner *r);
  */
 int helm_digest(const char *path, const json_t *values, char out[HELM_DIGEST_LEN + 1],
                 struct ll_err *err);
+/**
+ * helm_release_digest() - helm_digest() of @rel's chart and values, and then, when @rel->set is
+ * a non-empty array, of it too (canonical JSON): what helm_upgrade() labels the release with.
+ */
+int helm_release_digest(const struct helm_release *rel, char out[HELM_DIGEST_LEN + 1],
+                        struct ll_err *err);
 
 /**
  * helm_upgrade() - `helm upgrade --install` of @rel. helm_status() - its last revision's
@@ -128,26 +136,39 @@ int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct h
 int helm_status(struct helm_runner *r, const struct helm_release *rel,
                 struct helm_release_status *st /* OUT */, struct helm_result *res);
 int helm_uninstall(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
+/**
+ * helm_rollback() - `helm rollback` of @rel to @rel->revision (helm makes it a new revision).
+ * Return as helm_uninstall().
+ */
+int helm_rollback(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
 void helm_result_release(struct helm_result *res);
 
 /* ---- the pure parts, for the runs and their tests ---- */
 
-enum helm_verb { HELM_UPGRADE, HELM_STATUS, HELM_UNINSTALL };
+enum helm_verb { HELM_UPGRADE, HELM_STATUS, HELM_UNINSTALL, HELM_ROLLBACK };
 
-/* An argument vector and the strings it points into. */
+#define HELM_SET_MAX 64 /* setValues entries (the CRD's bound) */
+
+/* An argument vector and the strings it points into; helm_argv_release() frees its sets. */
 struct helm_argv {
-	char *v[28];
+	char *v[32 + 2 * HELM_SET_MAX];
 	char kubeconfig[PATH_MAX], values[PATH_MAX];
 	char timeout[32];
 	char labels[HELM_DIGEST_LEN + 32];
+	char revision[24];
+	char *set[HELM_SET_MAX]; /* "name=value" of each setValues entry; owned */
 };
 
 /**
  * helm_build_argv() - the arguments of @verb for @rel, whose files are in @dir, with helm's own
- * --timeout derived from @timeout_ms. Never reads @rel->token. Return: 0, or -ENAMETOOLONG.
+ * --timeout derived from @timeout_ms; helm_argv_release() afterwards, whatever the return.
+ * setValues go as --set or --set-string (forceString) "name=value" (entries that are not
+ * {name: string, value: string} are skipped; the CRD allows none). Never reads @rel->token.
+ * Return: 0, -ENAMETOOLONG, or -E2BIG past HELM_SET_MAX setValues.
  */
 int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const char *dir,
                     int64_t timeout_ms, struct helm_argv *out /* OUT */);
+void helm_argv_release(struct helm_argv *a);
 /**
  * helm_error_message() - Helm's message in its stderr @err (@len bytes): the text of its last
  * line starting "Error: ", else its last non-blank line, clipped as tpl_clip() does.

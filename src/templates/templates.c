@@ -35,6 +35,7 @@ void templates_free(struct templates *t)
 		return;
 	disc_free(t->disc);
 	podstore_free(t->pods);
+	releases_free(t->helm);
 	json_decref(t->watched);
 	json_decref(t->fingerprints);
 	json_decref(t->written_ms);

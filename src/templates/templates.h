@@ -20,14 +20,29 @@
 #ifndef LANDLORD_TEMPLATES_H
 #define LANDLORD_TEMPLATES_H
 
+#include <stdint.h>
+
 #include "kube/manager.h"
 
 struct templates;
+struct kcfg;
+struct ll_err;
 
 /** templates_new() - for controllers on client @kc (borrowed; it must outlive the result). */
 struct templates *templates_new(struct kc_client *kc);
 /** templates_free() - after the manager that ran the controllers is freed. NULL is fine. */
 void templates_free(struct templates *t);
+
+/**
+ * templates_enable_helm() - Templates' charts installed by the Helm 4 binary @helm (absolute;
+ * checked by helm_binary_check() first) against the API server of @cfg, at most @concurrency
+ * helm processes at once, each killed after @timeout_ms. Before the manager runs; then add
+ * helm_controller_def(). Return: 0, or a negative errno with @err.
+ */
+int templates_enable_helm(struct templates *t, const char *helm, const struct kcfg *cfg,
+                          int concurrency, int64_t timeout_ms, struct ll_err *err);
+/** helm_controller_def() - the release controller (templates/releases.h), once helm is on. */
+struct controller_def helm_controller_def(struct templates *t);
 
 /** ti_controller_def() - the TemplateInstance controller on @t (borrowed). */
 struct controller_def ti_controller_def(struct templates *t);

@@ -6,6 +6,8 @@
  *                 and their RoleBindings in the instance's namespace
  *   ti.c          the TemplateInstance controller: informers, reconcile, finalizer
  *   ti_status.c   its status: conditions, the row, failing entries, the kinds applied
+ *   releases.c    Helm releases: owners' wishes, results, ledgers (releases.h, ledger.h)
+ *   release_run.c one reconcile of one release
  */
 #ifndef LANDLORD_TEMPLATES_INTERNAL_H
 #define LANDLORD_TEMPLATES_INTERNAL_H
@@ -38,7 +40,11 @@ struct templates {
 	json_t *drifted; /* TGI fingerprint key -> {"apiVersion/Kind/name": true}: drifted since */
 	struct drift_watch *drift_watches; /* the TGI watches' handler contexts */
 	unsigned long long drifts;         /* TI drift markers made (tpl_mark_drift()) */
+	struct tpl_helm *helm;             /* Helm releases (releases.c); NULL: helm is off */
 };
+
+/** releases_free() - the Helm state of templates_enable_helm(); NULL is fine. */
+void releases_free(struct tpl_helm *h);
 
 /* The context of a TemplateGroupInstance watch's handlers: its kind ("apiVersion/Kind"). */
 struct drift_watch {

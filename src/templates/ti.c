@@ -28,6 +28,7 @@
 #define IDX_TEMPLATE    "template"
 #define RBAC_SETTLE_MS  1000 /* a new binding's rights reach the authorizer */
 #define NOT_READY_RETRY 30000
+#define CHARTS_GONE_RETRY 5000 /* besides the release controller's word when one is gone */
 
 /* ---------- informers and events ---------- */
 
@@ -321,6 +322,8 @@ static struct ctrl_result render_and_apply(struct ti_rec *r)
 
 static struct ctrl_result converge(struct ti_rec *r)
 {
+	struct ctrl_result res;
+
 	if (r->tmpl == NULL) {
 		ti_fail(r, "SourceNotFound", "", "");
 		snprintf(r->message, sizeof(r->message), "Template \"%s\" does not exist",
@@ -336,7 +339,9 @@ static struct ctrl_result converge(struct ti_rec *r)
 		drop_copies(r);
 		return ti_finish(r, CTRL_RESULT_DONE);
 	}
-	return ti_finish(r, render_and_apply(r));
+	res = render_and_apply(r);
+	ti_charts(r);
+	return ti_finish(r, res);
 }
 
 void ti_enqueue_template(struct templates *t, const char *name)
@@ -404,6 +409,8 @@ static struct ctrl_result teardown(struct ti_rec *r)
 
 	if (tpl_finalizer_index(r->ti) < 0 || !still_finalized(r))
 		return CTRL_RESULT_DONE;
+	if (!ti_charts_gone(r)) /* helm uninstall first, as the account that installed */
+		return CTRL_RESULT_AFTER(CHARTS_GONE_RETRY);
 	if (r->ns && jd_str(r->ns, "metadata", "deletionTimestamp", NULL) == NULL &&
 	    ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0) {
 		rc = ti_account_ensure(r->t, r->ns_name, &r->account, &changed, &err);

@@ -9,6 +9,7 @@
 #define LANDLORD_TI_INTERNAL_H
 
 #include "base/buf.h"
+#include "templates/releases.h"
 #include "templates/templates_internal.h"
 
 struct ti_rec {
@@ -29,6 +30,8 @@ struct ti_rec {
 	bool unchanged; /* nothing applied: status only */
 	bool failed;
 	char reason[64], object[TPL_FAIL_OBJECT_MAX], message[TPL_FAIL_MESSAGE_MAX];
+	char release[64];          /* the Template's chart's release here, "" when none */
+	struct release_state rel;  /* what the release controller says of it */
 };
 
 /** ti_rec_load() - the instance @key from the caches. Return: 0, -ENOENT when it is gone. */
@@ -53,6 +56,17 @@ int ti_patch(struct ti_rec *r, const char *subresource, enum kc_patch_type type,
 void ti_map_resources(struct ti_rec *r, struct buf *versions);
 /** ti_enqueue_template() - every instance of Template @name applies again. */
 void ti_enqueue_template(struct templates *t, const char *name);
+/**
+ * ti_charts() - the Template's chart (spec.resources.helm) wanted of the release controller, as
+ * the instance's account, once the manifests are applied; the instance's other releases in its
+ * namespace (a chart dropped, a release renamed) wanted gone (ti_helm.c).
+ */
+void ti_charts(struct ti_rec *r);
+/**
+ * ti_charts_gone() - every release of the instance wanted gone. Return: whether all are
+ * (uninstalled, or never installed).
+ */
+bool ti_charts_gone(struct ti_rec *r);
 /** ti_target() - where and as whom the instance's objects are written. */
 void ti_target(const struct ti_rec *r, struct tpl_target *out /* OUT */);
 

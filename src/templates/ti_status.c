@@ -126,6 +126,10 @@ static void readiness(const struct ti_rec *r, const struct tpl_row *row, bool wo
 	} else if (!r->synced) {
 		*reason = "Pending";
 		snprintf(msg, cap, "not applied yet");
+	} else if (r->release[0] != '\0' && !r->rel.ready) {
+		*reason = "ReleasePending";
+		snprintf(msg, cap, "Helm release %s: %s", r->release,
+		         r->rel.status[0] ? r->rel.status : "installing");
 	} else if (!workloads_ready) {
 		*reason = "WorkloadsNotReady";
 		snprintf(msg, cap,
@@ -177,7 +181,14 @@ static json_t *status_of(const struct ti_rec *r)
 	row.rendered = r->unchanged ? jval_int(jval_get(last, "rendered"), 0)
 	                            : (long long)(r->objects ? json_array_size(r->objects) : 0);
 	workloads_ready = tpl_rollup(r->t, r->ns_name, r->name, &row);
-	row.ready = !r->failed && r->synced && workloads_ready;
+	row.ready = !r->failed && r->synced && workloads_ready &&
+	            (r->release[0] == '\0' || r->rel.ready);
+	if (r->release[0] != '\0') {
+		row.release = r->release;
+		row.release_status = r->rel.status;
+		row.chart_version = r->rel.chart_version;
+		row.revision = r->rel.revision;
+	}
 	tpl_status_row(b, &row);
 	if (r->failed)
 		tpl_status_failing(b, r->ns_name, r->object, r->reason, r->message);

@@ -14,6 +14,8 @@ struct srow {
 	int32_t applied, rendered;
 	int32_t work[3][2]; /* deployments, statefulSets, daemonSets: ready, desired */
 	int32_t pods[5];    /* pending, running, succeeded, failed, unknown */
+	char release[TPL_RELEASE_MAX + 1], release_status[32], chart_version[TPL_VERSION_MAX + 1];
+	int32_t revision;
 };
 
 struct sfail {
@@ -234,6 +236,10 @@ void tpl_status_row(struct tpl_status *s, const struct tpl_row *row)
 	memset(&r, 0, sizeof(r));
 	tpl_clip(r.ns, TPL_NAMESPACE_MAX, row->ns);
 	r.ready = row->ready;
+	tpl_clip(r.release, TPL_RELEASE_MAX, row->release);
+	tpl_clip(r.release_status, sizeof(r.release_status) - 1, row->release_status);
+	tpl_clip(r.chart_version, TPL_VERSION_MAX, row->chart_version);
+	r.revision = clamp(row->revision);
 	r.applied = clamp(row->applied);
 	r.rendered = clamp(row->rendered);
 	for (size_t k = 0; k < 3; k++) {
@@ -263,6 +269,19 @@ void tpl_status_failing(struct tpl_status *s, const char *ns, const char *object
 
 /* ===== the JSON ===== */
 
+static json_t *release_json(const struct srow *r)
+{
+	json_t *o = json_pack("{s:s}", "name", r->release);
+
+	if (r->release_status[0] != '\0')
+		json_object_set_new(o, "status", json_string(r->release_status));
+	if (r->revision > 0)
+		json_object_set_new(o, "revision", json_integer(r->revision));
+	if (r->chart_version[0] != '\0')
+		json_object_set_new(o, "chartVersion", json_string(r->chart_version));
+	return o;
+}
+
 static json_t *row_json(const struct srow *r)
 {
 	json_t *o = json_pack("{s:s, s:b, s:i, s:i}", "namespace", r->ns, "ready", r->ready,
@@ -280,6 +299,8 @@ static json_t *row_json(const struct srow *r)
 	if (json_object_size(pods) > 0)
 		json_object_set(o, "pods", pods);
 	json_decref(pods);
+	if (r->release[0] != '\0')
+		json_object_set_new(o, "release", release_json(r));
 	return o;
 }
 

@@ -49,6 +49,8 @@
 #define TPL_MESSAGE_MAX      256          /* bytes of a failing entry's message */
 #define TPL_NAMESPACE_MAX    63           /* bytes of a namespace */
 #define TPL_OBJECT_MAX       320          /* bytes of Kind/name */
+#define TPL_RELEASE_MAX      53           /* bytes of a release name */
+#define TPL_VERSION_MAX      128          /* bytes of a chart version */
 #define TPL_REASON_MAX       64           /* bytes of a reason */
 
 /**
@@ -74,6 +76,9 @@ struct tpl_row {
 	struct {
 		long long pending, running, succeeded, failed, unknown;
 	} pods; /* the instance's pods, by phase */
+	/* The namespace's Helm release, when the Template has a chart (release NULL: none). */
+	const char *release, *release_status, *chart_version; /* borrowed; "" when unknown */
+	long long revision;                                   /* 0 when unknown */
 };
 
 /** tpl_status_new() - an empty builder; tpl_status_free() it. Aborts on OOM. */
@@ -100,13 +105,14 @@ void tpl_status_failing(struct tpl_status *s, const char *ns, const char *object
  * tpl_status_json() - the status so far, a new object (caller owns it):
  *   {"rows": [{"namespace", "ready", "applied", "rendered", "deployments": {"ready",
  *              "desired"}, "statefulSets": {...}, "daemonSets": {...}, "pods": {"pending",
- *              "running", "succeeded", "failed", "unknown"}}],
+ *              "running", "succeeded", "failed", "unknown"}, "release": {"name", "status",
+ *              "revision", "chartVersion"}}],
  *    "rowsOmitted": N,
  *    "failing": [{"namespace", "object", "reason", "message"}], "failingOmitted": N,
  *    "namespaces": {"matched": N, "ready": N}}
  * In a row, namespace, ready, applied and rendered are always written; a workload kind only
  * when its ready or desired is not 0, and a phase only when not 0 (rows of namespaces without
- * workloads stay short). Rows and failing entries are in their orders above. @s is unchanged:
+ * workloads stay short); release only with a chart, and its fields only when known. Rows and failing entries are in their orders above. @s is unchanged:
  * more rows may follow and a later call gives the status with them.
  */
 json_t *tpl_status_json(const struct tpl_status *s);

@@ -140,6 +140,58 @@ static void test_helm_run__the_digest_is_stable_and_covers_chart_and_values(void
 	free(chart);
 }
 
+static void test_helm_run__set_values_and_rollback_arguments(void **state)
+{
+	json_t *set = json_pack("[{s:s,s:s},{s:s,s:s,s:b},{s:s}]", "name", "image.tag", "value",
+	                        "v1,2", "name", "team", "value", "007", "forceString", 1, "name",
+	                        "skipped");
+	struct helm_release rel = REL;
+	struct helm_argv a;
+	char *s;
+
+	rel.set = set;
+	assert_int_equal(helm_build_argv(HELM_UPGRADE, &rel, "/tmp/d", 300000, &a), 0);
+	s = joined(&a);
+	assert_non_null(strstr(s, "--labels landlord.dev/digest=" DIGEST
+	                          " --set image.tag=v1,2 --set-string team=007 -n team-a"));
+	free(s);
+	helm_argv_release(&a);
+	rel.revision = 3;
+	assert_int_equal(helm_build_argv(HELM_ROLLBACK, &rel, "/tmp/d", 300000, &a), 0);
+	s = joined(&a);
+	assert_string_equal(s, "helm rollback web 3 --timeout 270000ms --history-max 10 -n team-a "
+	                       "--kubeconfig /tmp/d/kubeconfig");
+	free(s);
+	helm_argv_release(&a);
+	json_decref(set);
+	set = json_array();
+	for (int i = 0; i <= HELM_SET_MAX; i++)
+		json_array_append_new(set, json_pack("{s:s,s:s}", "name", "a", "value", "b"));
+	rel.set = set;
+	assert_int_equal(helm_build_argv(HELM_UPGRADE, &rel, "/tmp/d", 300000, &a), -E2BIG);
+	helm_argv_release(&a);
+	json_decref(set);
+}
+
+static void test_helm_run__the_release_digest_covers_set_values(void **state)
+{
+	char *chart = xasprintf("%s/setchart", dir);
+	char d1[HELM_DIGEST_LEN + 1], d2[HELM_DIGEST_LEN + 1], d3[HELM_DIGEST_LEN + 1];
+	json_t *set = json_pack("[{s:s,s:s}]", "name", "a", "value", "b");
+	struct helm_release rel = {.chart = chart};
+	struct ll_err err;
+
+	put(chart, "archive bytes");
+	assert_int_equal(helm_digest(chart, NULL, d1, &err), 0);
+	assert_int_equal(helm_release_digest(&rel, d2, &err), 0);
+	assert_string_equal(d1, d2); /* no setValues: the digest of chart and values */
+	rel.set = set;
+	assert_int_equal(helm_release_digest(&rel, d3, &err), 0);
+	assert_string_not_equal(d2, d3);
+	json_decref(set);
+	free(chart);
+}
+
 static void expect_message(const char *err, const char *want)
 {
 	char out[HELM_MESSAGE_MAX + 1];
@@ -357,6 +409,8 @@ int main(void)
 	        cmocka_unit_test(test_helm_run__argument_vectors_hold_no_secret),
 	        cmocka_unit_test(test_helm_run__the_environment_is_home_path_and_helm_dirs_only),
 	        cmocka_unit_test(test_helm_run__the_digest_is_stable_and_covers_chart_and_values),
+	        cmocka_unit_test(test_helm_run__set_values_and_rollback_arguments),
+	        cmocka_unit_test(test_helm_run__the_release_digest_covers_set_values),
 	        cmocka_unit_test(test_helm_run__helms_message_is_its_last_error_line),
 	        cmocka_unit_test(test_helm_run__metadata_is_parsed),
 	        cmocka_unit_test(

@@ -1,0 +1,417 @@
+/*
+ * release_run.c - one reconcile of one Helm release (releases.h): the chart installed or
+ * upgraded as the owner's account when its digest is not what runs, a release left pending
+ * recovered first, a removal run as the account that installed; never on records that differ
+ * from landlord's ledger, never on a release landlord did not install.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "kube/kube.h"
+#include "pki/pki.h"
+#include "templates/releases_internal.h"
+
+#define TOKEN_SECONDS    600
+#define BUSY_RETRY_MS    1000
+#define RETRY_BASE_MS    5000
+#define RETRY_MAX_MS     (5 * 60 * 1000)
+#define CREDENTIAL_BYTES (64u << 10)
+
+/* ---------- helpers ---------- */
+
+/* Back-off after a failed run: 5 s doubling, at most 5 minutes. */
+static struct ctrl_result backoff(struct rel_rec *r)
+{
+	long long n = 0;
+	long ms = RETRY_BASE_MS;
+	const json_t *old;
+
+	pthread_mutex_lock(&r->h->lock);
+	old = json_object_get(r->h->results, r->key);
+	n = json_integer_value(json_object_get(old, "failures"));
+	pthread_mutex_unlock(&r->h->lock);
+	json_object_set_new(r->result, "failures", json_integer(n + 1));
+	while (n-- > 0 && ms < RETRY_MAX_MS)
+		ms *= 2;
+	return CTRL_RESULT_AFTER(ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS);
+}
+
+/* A bearer token of ServiceAccount @account of landlord-system (*@token: zero and free it). */
+static int account_token(struct rel_rec *r, const char *account, char **token)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	int rc = kc_token_request(r->t->kc, LANDLORD_SYSTEM_NAMESPACE, account, TOKEN_SECONDS,
+	                          token, &resp, &err);
+
+	if (rc != 0 || *token == NULL) {
+		rel_fail(r, "AccountFailed", "no token for ServiceAccount %s/%s: %s",
+		         LANDLORD_SYSTEM_NAMESPACE, account, err.msg[0] ? err.msg : resp.status.message);
+		rc = -EAGAIN;
+	}
+	kc_resp_release(&resp);
+	return rc;
+}
+
+static void drop_token(char *token)
+{
+	if (token != NULL)
+		explicit_bzero(token, strlen(token));
+	free(token);
+}
+
+/* The records now, from the cache, or when it disagrees with the ledger, from the server. */
+static int current_records(struct rel_rec *r, char why[256])
+{
+	struct ll_err err = {{0}};
+	const char *text = rel_ledger_str(r, "records"), *pending = rel_ledger_str(r, "pending");
+
+	helm_records_from_cache(r->h->records, r->ns, r->release, &r->recs);
+	if (helm_records_match(text, pending, &r->recs, why))
+		return 0;
+	if (helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err) != 0) {
+		rel_fail(r, "HelmFailed", "%s", err.msg);
+		return -EAGAIN;
+	}
+	return helm_records_match(text, pending, &r->recs, why) ? 0 : -EPERM;
+}
+
+/* Re-read the records after a run and write them in the ledger, nothing pending. */
+static int settle(struct rel_rec *r, const char *chart_version)
+{
+	struct ll_err err = {{0}};
+	char *text;
+	int rc = helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err);
+
+	if (rc != 0)
+		return rel_fail(r, "HelmFailed", "%s", err.msg), rc;
+	text = helm_records_text(&r->recs);
+	rc = rel_ledger_write(r, LEDGER_PENDING_NONE, text, chart_version);
+	free(text);
+	return rc;
+}
+
+static void report_release(struct rel_rec *r, const char *chart_version)
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs);
+
+	if (latest == NULL)
+		return;
+	json_object_set_new(r->result, "status", json_string(latest->status));
+	json_object_set_new(r->result, "revision", json_integer(latest->revision));
+	json_object_set_new(r->result, "chartVersion", json_string(chart_version));
+}
+
+/* ---------- the chart ---------- */
+
+/* A key of Secret data @data, decoded into @out. */
+static int secret_value(const json_t *data, const char *key, struct buf *out)
+{
+	const char *b64 = jx_str(data, key, NULL);
+
+	return b64 != NULL ? pki_b64_decode(b64, out) : -ENOENT;
+}
+
+/* The repository's credentials (credentials.secretRef) into @src; @bufs hold them. */
+static int credentials(struct rel_rec *r, const json_t *ref, struct buf bufs[3],
+                       struct helm_source *src)
+{
+	const char *ns = jx_str(ref, "namespace", NULL), *name = jx_str(ref, "name", NULL);
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	const json_t *data;
+	int rc = kc_get(r->t->kc, &KC_SECRETS, ns, name, &resp, &err);
+
+	if (rc != 0 || !kc_resp_ok(&resp)) {
+		rel_fail(r, "ChartNotFound", "credentials Secret %s/%s: %s", ns, name,
+		         err.msg[0] ? err.msg : resp.status.message);
+		rc = -ENOENT;
+		goto out;
+	}
+	data = json_object_get(resp.body, "data");
+	if (secret_value(data, "username", &bufs[0]) != 0 ||
+	    secret_value(data, "password", &bufs[1]) != 0) {
+		rel_fail(r, "ChartNotFound",
+		         "credentials Secret %s/%s needs the keys username and password", ns, name);
+		rc = -ENOENT;
+		goto out;
+	}
+	src->username = buf_cstr(&bufs[0]);
+	src->password = buf_cstr(&bufs[1]);
+	if (secret_value(data, "ca.crt", &bufs[2]) == 0) {
+		src->ca_pem = bufs[2].p;
+		src->ca_pem_len = bufs[2].len;
+	}
+out:
+	kc_resp_release(&resp);
+	return rc;
+}
+
+/* The chart of a repository: pulled once into the cache (helm_pull.h). */
+static int pull(struct rel_rec *r, const json_t *helm)
+{
+	struct buf bufs[3] = {BUF_INIT(CREDENTIAL_BYTES), BUF_INIT(CREDENTIAL_BYTES),
+	                      BUF_INIT(CREDENTIAL_BYTES)};
+	struct helm_source src = {.repo_url = jx_str(helm, "repoUrl", NULL),
+	                          .chart = jx_str(helm, "chart", NULL),
+	                          .version = jx_str(helm, "version", NULL)};
+	const json_t *ref = jx_get(helm, "credentials", "secretRef", NULL);
+	struct helm_result res = {0};
+	int rc = ref != NULL ? credentials(r, ref, bufs, &src) : 0;
+
+	if (rc == 0) {
+		rc = helm_pull(&r->h->pulls, &src, r->chart, &res);
+		if (rc != 0 && rc != -EBUSY && rc != -ECANCELED)
+			rel_fail(r, rc == -ENOENT ? "ChartNotFound" : "HelmFailed", "%s", res.message);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		if (bufs[i].p != NULL)
+			explicit_bzero(bufs[i].p, bufs[i].len);
+		buf_release(&bufs[i]);
+	}
+	helm_result_release(&res);
+	return rc;
+}
+
+/* r->chart and r->digest for the wish. */
+static int resolve_chart(struct rel_rec *r, struct helm_release *rel)
+{
+	const json_t *helm = json_object_get(r->want, "helm");
+	const char *path = jx_str(helm, "path", NULL);
+	struct ll_err err = {{0}};
+	int rc = 0;
+
+	if (path != NULL)
+		snprintf(r->chart, sizeof(r->chart), "%s", path);
+	else
+		rc = pull(r, helm);
+	if (rc != 0)
+		return rc;
+	rel->chart = r->chart;
+	rel->values = json_object_get(r->want, "values");
+	rel->set = json_object_get(r->want, "set");
+	rc = helm_release_digest(rel, r->digest, &err);
+	if (rc != 0)
+		rel_fail(r, "ChartNotFound", "%s", err.msg);
+	rel->digest = r->digest;
+	return rc;
+}
+
+/* ---------- runs ---------- */
+
+/* What a run's @rc means for the result; a run that did not start is retried soon. */
+static int judge(struct rel_rec *r, int rc, const struct helm_result *res, const char *what)
+{
+	if (rc == -EBUSY || rc == -ECANCELED)
+		return -EBUSY;
+	if (rc != 0 && rc != -ENOENT)
+		rel_fail(r, rc == -ETIMEDOUT ? "HelmTimedOut" : "HelmFailed", "helm %s: %s", what,
+		         res->message);
+	return rc;
+}
+
+/*
+ * A release left pending-* by a helm that no longer runs (only this worker runs helm on it):
+ * rolled back to its last deployed revision, or uninstalled when it has none.
+ */
+static int recover(struct rel_rec *r, struct helm_release *rel, const char *token)
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs),
+	                         *deployed = helm_records_deployed(&r->recs);
+	struct helm_result res = {0};
+	char pending[24], msg[TPL_FAIL_MESSAGE_MAX];
+	int rc;
+
+	snprintf(msg, sizeof(msg), "revision %ld was %s with no helm running; %s", latest->revision,
+	         latest->status, deployed ? "rolled back" : "uninstalled");
+	snprintf(pending, sizeof(pending), "%ld", latest->revision + 1);
+	rel->token = token;
+	rel->revision = deployed ? deployed->revision : 0;
+	rc = rel_ledger_write(r, deployed ? pending : LEDGER_PENDING_UNINS, NULL, NULL);
+	if (rc == 0)
+		rc = deployed ? helm_rollback(&r->h->runner, rel, &res)
+		              : helm_uninstall(&r->h->runner, rel, &res);
+	rc = judge(r, rc == -ENOENT ? 0 : rc, &res, deployed ? "rollback" : "uninstall");
+	helm_result_release(&res);
+	if (settle(r, NULL) != 0 && rc == 0)
+		rc = -EAGAIN;
+	if (rc == 0) {
+		log_info("helm release recovered", "{s:s,s:s}", "release", r->key, "how", msg);
+		json_object_set_new(r->result, "reason", json_string("ReleaseRecovered"));
+		json_object_set_new(r->result, "message", json_string(msg));
+	}
+	return rc;
+}
+
+/* helm status of the release just installed: its chart's version. */
+static void chart_version(struct rel_rec *r, struct helm_release *rel, char out[129])
+{
+	struct helm_release_status st;
+	struct helm_result res = {0};
+
+	out[0] = '\0';
+	if (helm_status(&r->h->runner, rel, &st, &res) == 0)
+		snprintf(out, 129, "%s", st.chart_version);
+	helm_result_release(&res);
+}
+
+/* helm upgrade --install, as the wish's account. */
+static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *token)
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs);
+	struct helm_result res = {0};
+	char pending[24], version[129] = "";
+	int rc;
+
+	snprintf(pending, sizeof(pending), "%ld", latest ? latest->revision + 1 : 1);
+	rel->token = token;
+	rc = rel_ledger_write(r, pending, NULL, NULL);
+	if (rc == 0)
+		rc = judge(r, helm_upgrade(&r->h->runner, rel, &res), &res, "upgrade");
+	helm_result_release(&res);
+	if (rc == 0)
+		chart_version(r, rel, version);
+	if (settle(r, rc == 0 ? version : NULL) != 0 && rc == 0)
+		rc = -EAGAIN;
+	return rc;
+}
+
+/* ---------- install and remove ---------- */
+
+/* Nothing of this release but what landlord made: a ledger, or no records at all. */
+static int claim(struct rel_rec *r)
+{
+	struct ll_err err = {{0}};
+
+	if (r->ledger != NULL)
+		return 0;
+	if (helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err) != 0)
+		return rel_fail(r, "HelmFailed", "%s", err.msg), -EAGAIN;
+	if (r->recs.n > 0 || r->recs.overflow)
+		return rel_fail(r, "Conflict",
+		                "release %s already exists in %s and landlord did not install it; "
+		                "it is never taken over",
+		                r->release, r->ns),
+		       -EEXIST;
+	return rel_ledger_create(r);
+}
+
+/* Is the release deployed from the wanted digest, with nothing pending? */
+static bool up_to_date(const struct rel_rec *r)
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs);
+
+	return latest != NULL && strcmp(latest->status, "deployed") == 0 &&
+	       strcmp(latest->digest, r->digest) == 0 &&
+	       strcmp(rel_ledger_str(r, "pending"), LEDGER_PENDING_NONE) == 0;
+}
+
+static int install(struct rel_rec *r)
+{
+	struct helm_release rel = {.name = r->release, .ns = r->ns};
+	const struct helm_record *latest;
+	char *token = NULL;
+	int rc = resolve_chart(r, &rel);
+
+	if (rc == 0 && up_to_date(r))
+		return 0; /* the common case: no helm, no token */
+	if (rc == 0)
+		rc = account_token(r, rel_ledger_str(r, "account"), &token);
+	latest = helm_records_latest(&r->recs);
+	if (rc == 0 && latest != NULL && helm_status_pending(latest->status))
+		rc = recover(r, &rel, token);
+	if (rc == 0 && !up_to_date(r))
+		rc = upgrade(r, &rel, token);
+	drop_token(token);
+	return rc;
+}
+
+static int uninstall(struct rel_rec *r)
+{
+	struct helm_release rel = {.name = r->release, .ns = r->ns};
+	struct helm_result res = {0};
+	char *token = NULL;
+	int rc = account_token(r, rel_ledger_str(r, "account"), &token);
+
+	rel.token = token;
+	if (rc == 0)
+		rc = rel_ledger_write(r, LEDGER_PENDING_UNINS, NULL, NULL);
+	if (rc == 0)
+		rc = judge(r, helm_uninstall(&r->h->runner, &rel, &res), &res, "uninstall");
+	helm_result_release(&res);
+	drop_token(token);
+	if (rc == 0 || rc == -ENOENT)
+		rc = rel_ledger_delete(r);
+	else
+		settle(r, NULL);
+	return rc;
+}
+
+/* ---------- the reconcile ---------- */
+
+/* No wish: a ledger whose namespace is gone goes too. */
+static struct ctrl_result collect(struct rel_rec *r)
+{
+	const struct jdoc *ns = inf_get_ref(r->t->namespaces, NULL, r->ns);
+
+	if (r->ledger != NULL && ns == NULL && rel_ledger_delete(r) != 0) {
+		jdoc_unref(ns);
+		return CTRL_RESULT_RETRY;
+	}
+	jdoc_unref(ns);
+	return CTRL_RESULT_DONE;
+}
+
+static struct ctrl_result outcome(struct rel_rec *r, int rc)
+{
+	if (rc == -EBUSY)
+		return CTRL_RESULT_AFTER(BUSY_RETRY_MS);
+	if (rc != 0)
+		return backoff(r);
+	return CTRL_RESULT_DONE;
+}
+
+struct ctrl_result rel_reconcile(struct rel_rec *r)
+{
+	bool removal = r->want != NULL && json_object_get(r->want, "helm") == NULL;
+	const char *owner = r->want ? jx_str(r->want, "owner", NULL) : NULL;
+	char why[256];
+	int rc;
+
+	if (r->want == NULL)
+		return collect(r);
+	if (r->ledger != NULL && strcmp(rel_ledger_str(r, "owner"), owner) != 0) {
+		rel_fail(r, "Conflict", "release %s in %s belongs to %s", r->release, r->ns,
+		         rel_ledger_str(r, "owner"));
+		return CTRL_RESULT_DONE;
+	}
+	if (removal && r->ledger == NULL) {
+		json_object_set_new(r->result, "gone", json_true());
+		return CTRL_RESULT_DONE;
+	}
+	rc = removal ? 0 : claim(r);
+	if (rc == 0 && (rc = current_records(r, why)) == -EPERM) {
+		rel_fail(r, "ReleaseTampered",
+		         "Helm's records of release %s in %s are not what landlord left (%s); no helm "
+		         "command runs on them until they are (docs/helm.md)",
+		         r->release, r->ns, why);
+		return CTRL_RESULT_DONE;
+	}
+	if (rc == 0)
+		rc = removal ? uninstall(r) : install(r);
+	if (rc == 0 && removal)
+		json_object_set_new(r->result, "gone", json_true());
+	if (!removal)
+		report_release(r, rel_ledger_str(r, "chartVersion"));
+	if (rc == 0 && !removal)
+		json_object_set_new(r->result, "ready", json_true());
+	return rc == -EEXIST ? CTRL_RESULT_DONE : outcome(r, rc);
+}

@@ -1,0 +1,480 @@
+/*
+ * releases.c - the release controller's shared state (releases.h): owners' wishes, the results
+ * reported back, landlord's ledgers (ledger.h) and the informers on them and on Helm's records.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/metrics.h"
+#include "templates/releases_internal.h"
+
+#define IDX_RELEASE "release" /* Helm's records by "<namespace>/<release>" (ledger.c) */
+#define IDX_OWNER   "owner"   /* ledgers by owner */
+
+/* ---------- names ---------- */
+
+void releases_owner_ti(const char *ns, const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "ti/%s/%s", ns, name);
+}
+
+void releases_owner_tgi(const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "tgi/%s", name);
+}
+
+bool releases_on(const struct templates *t)
+{
+	return t->helm != NULL;
+}
+
+/* Queue @owner's instance: its status shows the release. */
+static void enqueue_owner(struct templates *t, const char *owner)
+{
+	char name[256];
+
+	if (strncmp(owner, "ti/", 3) == 0 && t->ti != NULL)
+		ctrl_enqueue(t->ti, owner + 3); /* "<namespace>/<name>" */
+	else if (sscanf(owner, "tgi/%255s", name) == 1 && t->tgi != NULL)
+		ctrl_enqueue(t->tgi, name);
+}
+
+/* ---------- wishes and results ---------- */
+
+/* The state a result reports for the wish of generation @gen. */
+static void state_of(const json_t *result, long long gen, struct release_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (result == NULL || json_integer_value(json_object_get(result, "gen")) != gen)
+		return; /* not done yet */
+	st->ready = json_is_true(json_object_get(result, "ready"));
+	st->gone = json_is_true(json_object_get(result, "gone"));
+	snprintf(st->status, sizeof(st->status), "%s", jx_str(result, "status", NULL) ?: "");
+	st->revision = (long)json_integer_value(json_object_get(result, "revision"));
+	snprintf(st->chart_version, sizeof(st->chart_version), "%s",
+	         jx_str(result, "chartVersion", NULL) ?: "");
+	snprintf(st->reason, sizeof(st->reason), "%s", jx_str(result, "reason", NULL) ?: "");
+	snprintf(st->message, sizeof(st->message), "%s", jx_str(result, "message", NULL) ?: "");
+}
+
+/* A wish as stored: "helm" (and its values) only when the release is wanted installed. */
+static json_t *wish_json(const struct release_want *w)
+{
+	json_t *o = json_pack("{s:s,s:s}", "owner", w->owner, "account",
+	                      w->account ? w->account : "");
+
+	if (w->helm != NULL) {
+		json_object_set(o, "helm", (json_t *)w->helm);
+		json_object_set_new(o, "values", w->values ? json_incref((json_t *)w->values)
+		                                           : json_object());
+		json_object_set_new(o, "set", w->set ? json_incref((json_t *)w->set) : json_array());
+	}
+	return o;
+}
+
+/* Is @old the same wish as @now (generation aside)? */
+static bool same_wish(const json_t *old, const json_t *now)
+{
+	static const char *const fields[] = {"owner", "account", "helm", "values", "set"};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const json_t *a = json_object_get(old, fields[i]), *b = json_object_get(now, fields[i]);
+
+		if (!(a == b || (a && b && json_equal(a, b))))
+			return false;
+	}
+	return true;
+}
+
+int releases_want(struct templates *t, const struct release_want *w, struct release_state *st)
+{
+	struct tpl_helm *h = t->helm;
+	char key[400];
+	json_t *now = wish_json(w), *old;
+	bool changed = false;
+	int rc = 0;
+
+	snprintf(key, sizeof(key), "%s/%s", w->ns, w->release);
+	pthread_mutex_lock(&h->lock);
+	old = json_object_get(h->wants, key);
+	if (old != NULL && strcmp(jx_str(old, "owner", NULL), w->owner) != 0 &&
+	    json_object_get(old, "helm") != NULL) {
+		memset(st, 0, sizeof(*st));
+		snprintf(st->reason, sizeof(st->reason), "Conflict");
+		snprintf(st->message, sizeof(st->message),
+		         "release %s in %s is wanted by %s already; a release has one owner",
+		         w->release, w->ns, jx_str(old, "owner", NULL));
+		rc = -EEXIST;
+	} else if (old == NULL || !same_wish(old, now)) {
+		json_object_set_new(now, "gen", json_integer(++h->gen));
+		json_object_set(h->wants, key, now);
+		changed = true;
+	} else
+		json_object_set(now, "gen", json_object_get(old, "gen"));
+	if (rc == 0)
+		state_of(json_object_get(h->results, key),
+		         json_integer_value(json_object_get(now, "gen")), st);
+	pthread_mutex_unlock(&h->lock);
+	json_decref(now);
+	if (changed)
+		ctrl_enqueue(h->c, key);
+	return rc;
+}
+
+json_t *releases_of(struct templates *t, const char *owner, const char *ns)
+{
+	struct jdoc_list l = inf_by_index_ref(t->helm->ledgers, IDX_OWNER, owner);
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < l.n; i++) {
+		const char *lns = jd_str(l.items[i], "data", "namespace", NULL),
+		           *rel = jd_str(l.items[i], "data", "release", NULL);
+
+		if (lns && rel && (ns == NULL || strcmp(ns, lns) == 0))
+			json_array_append_new(out, json_sprintf("%s/%s", lns, rel));
+	}
+	jdoc_list_release(&l);
+	return out;
+}
+
+void rel_fail(struct rel_rec *r, const char *reason, const char *fmt, ...)
+{
+	char msg[TPL_FAIL_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_set_new(r->result, "reason", json_string(reason));
+	json_object_set_new(r->result, "message", json_string(msg));
+	json_object_set_new(r->result, "ready", json_false());
+}
+
+void rel_report(struct rel_rec *r)
+{
+	struct tpl_helm *h = r->h;
+	json_t *old;
+	bool changed;
+
+	if (r->want == NULL)
+		return;
+	json_object_set(r->result, "gen", json_object_get(r->want, "gen"));
+	pthread_mutex_lock(&h->lock);
+	old = json_object_get(h->results, r->key);
+	changed = old == NULL || !json_equal(old, r->result);
+	if (changed)
+		json_object_set(h->results, r->key, r->result);
+	if (json_is_true(json_object_get(r->result, "gone")) &&
+	    json_object_get(h->wants, r->key) == r->want)
+		json_object_del(h->wants, r->key); /* done: nobody wants anything of it now */
+	pthread_mutex_unlock(&h->lock);
+	if (changed)
+		enqueue_owner(r->t, jx_str(r->want, "owner", NULL));
+}
+
+/* ---------- one reconcile's inputs ---------- */
+
+int rel_load(struct templates *t, const char *key, struct rel_rec *r)
+{
+	struct tpl_helm *h = t->helm;
+	const char *slash = strchr(key, '/');
+	const json_t *mine;
+	const struct jdoc *cached;
+
+	memset(r, 0, sizeof(*r));
+	if (slash == NULL || slash - key >= (long)sizeof(r->ns) ||
+	    strlen(slash + 1) >= sizeof(r->release))
+		return -EINVAL;
+	r->t = t;
+	r->h = h;
+	snprintf(r->key, sizeof(r->key), "%s", key);
+	snprintf(r->ns, sizeof(r->ns), "%.*s", (int)(slash - key), key);
+	snprintf(r->release, sizeof(r->release), "%s", slash + 1);
+	snprintf(r->ledger_name, sizeof(r->ledger_name), LEDGER_PREFIX "%s.%s", r->ns, r->release);
+	r->result = json_object();
+	pthread_mutex_lock(&h->lock);
+	r->want = json_incref(json_object_get(h->wants, key));
+	mine = json_object_get(h->mine, key);
+	if (mine != NULL) /* what landlord wrote last: the cache may not show it yet */
+		r->ledger = json_is_null(mine) ? NULL : json_deep_copy(mine);
+	pthread_mutex_unlock(&h->lock);
+	if (mine == NULL) {
+		cached = inf_get_ref(h->ledgers, LANDLORD_SYSTEM_NAMESPACE, r->ledger_name);
+		r->ledger = cached ? jval_to_json(jdoc_root(cached)) : NULL;
+		jdoc_unref(cached);
+	}
+	return 0;
+}
+
+void rel_release(struct rel_rec *r)
+{
+	json_decref(r->want);
+	json_decref(r->ledger);
+	json_decref(r->result);
+}
+
+/* ---------- the ledger ---------- */
+
+const char *rel_ledger_str(const struct rel_rec *r, const char *field)
+{
+	const char *s = jx_str(r->ledger, "data", field, NULL);
+
+	return s != NULL ? s : "";
+}
+
+/* Remember what landlord wrote (@obj: the server's answer; NULL: deleted). */
+static void remember(struct rel_rec *r, const json_t *obj)
+{
+	pthread_mutex_lock(&r->h->lock);
+	json_object_set_new(r->h->mine, r->key, obj ? json_deep_copy(obj) : json_null());
+	pthread_mutex_unlock(&r->h->lock);
+	json_decref(r->ledger);
+	r->ledger = obj ? json_deep_copy(obj) : NULL;
+}
+
+static void forget_mine(struct rel_rec *r)
+{
+	pthread_mutex_lock(&r->h->lock);
+	json_object_del(r->h->mine, r->key);
+	pthread_mutex_unlock(&r->h->lock);
+}
+
+/* Send @obj (create, or replace guarded by its resourceVersion). Return: 0 or -EAGAIN. */
+static int send_ledger(struct rel_rec *r, json_t *obj, bool create)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	int rc = create ? kc_create(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, obj, &resp,
+	                            &err)
+	                : kc_replace(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE,
+	                             r->ledger_name, NULL, obj, &resp, &err);
+
+	if (rc == 0 && kc_resp_ok(&resp)) {
+		remember(r, resp.body);
+	} else {
+		log_warn("cannot write a helm release ledger", "{s:s,s:s}", "ledger", r->ledger_name,
+		         "error", err.msg[0] ? err.msg : resp.status.message);
+		forget_mine(r); /* a conflict: read it again from the cache */
+		rc = -EAGAIN;
+	}
+	kc_resp_release(&resp);
+	return rc;
+}
+
+int rel_ledger_create(struct rel_rec *r)
+{
+	json_t *obj = json_pack(
+	        "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}", "apiVersion",
+	        "v1", "kind", "ConfigMap", "metadata", "name", r->ledger_name, "namespace",
+	        LANDLORD_SYSTEM_NAMESPACE, "labels", LEDGER_LABEL, "true", LABEL_MANAGED_BY,
+	        MANAGED_BY_VALUE, "data", "owner", jx_str(r->want, "owner", NULL), "namespace",
+	        r->ns, "release", r->release, "account", jx_str(r->want, "account", NULL),
+	        "records", "", "pending", "1", "chartVersion", "");
+	int rc = send_ledger(r, obj, true);
+
+	json_decref(obj);
+	return rc;
+}
+
+int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records,
+                     const char *chart_version)
+{
+	json_t *obj = json_deep_copy(r->ledger), *data = json_object_get(obj, "data");
+	int rc;
+
+	json_object_set_new(data, "pending", json_string(pending));
+	if (records != NULL)
+		json_object_set_new(data, "records", json_string(records));
+	if (chart_version != NULL)
+		json_object_set_new(data, "chartVersion", json_string(chart_version));
+	rc = data != NULL ? send_ledger(r, obj, false) : -EAGAIN;
+	json_decref(obj);
+	return rc;
+}
+
+int rel_ledger_delete(struct rel_rec *r)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	int rc = kc_delete(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, r->ledger_name,
+	                   &(struct kc_delete_opts){.grace_seconds = -1}, &resp, &err);
+
+	if (rc == 0 && (kc_resp_ok(&resp) || resp.http_status == 404))
+		remember(r, NULL);
+	else
+		rc = -EAGAIN;
+	kc_resp_release(&resp);
+	return rc;
+}
+
+/* ---------- informers, events, the controller ---------- */
+
+static void index_release(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                          void *ud)
+{
+	const char *name = jd_label(obj, "name");
+	char key[400];
+
+	(void)ud;
+	if (name != NULL && jd_namespace(obj) != NULL) {
+		snprintf(key, sizeof(key), "%s/%s", jd_namespace(obj), name);
+		emit(key, ctx);
+	}
+}
+
+static void index_owner(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                        void *ud)
+{
+	const char *owner = jd_str(obj, "data", "owner", NULL);
+
+	(void)ud;
+	if (owner != NULL)
+		emit(owner, ctx);
+}
+
+/* A record changed: its release, when landlord wants or keeps it. */
+static void map_record(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                       void *ud)
+{
+	struct templates *t = ud;
+	const char *name = jd_label(obj, "name"), *ns = jd_namespace(obj);
+	char key[400], ledger[400];
+	const struct jdoc *l;
+	bool wanted;
+
+	if (name == NULL || ns == NULL)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	snprintf(ledger, sizeof(ledger), LEDGER_PREFIX "%s.%s", ns, name);
+	pthread_mutex_lock(&t->helm->lock);
+	wanted = json_object_get(t->helm->wants, key) != NULL;
+	pthread_mutex_unlock(&t->helm->lock);
+	l = wanted ? NULL : inf_get_ref(t->helm->ledgers, LANDLORD_SYSTEM_NAMESPACE, ledger);
+	if (wanted || l != NULL)
+		emit(key, ctx);
+	jdoc_unref(l);
+}
+
+/* A ledger changed (someone else's edit, or its deletion): its release and its owner. */
+static void map_ledger(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                       void *ud)
+{
+	const char *ns = jd_str(obj, "data", "namespace", NULL),
+	           *rel = jd_str(obj, "data", "release", NULL);
+	char key[400];
+
+	(void)ud;
+	if (ns != NULL && rel != NULL) {
+		snprintf(key, sizeof(key), "%s/%s", ns, rel);
+		emit(key, ctx);
+	}
+}
+
+static int setup(struct controller *c, struct mgr *m, void *ud)
+{
+	struct templates *t = ud;
+	static const struct inf_index_def by_release[] = {{IDX_RELEASE, index_release, NULL},
+	                                                  {NULL, NULL, NULL}};
+
+	t->helm->c = c;
+	t->helm->records = mgr_informer(m, &(struct inf_opts){.gvr = KC_SECRETS,
+	                                                      .label_selector = "owner=helm",
+	                                                      .metadata_only = true,
+	                                                      .indexes = by_release,
+	                                                      .name = "helm-records"});
+	t->helm->ledgers = mgr_informer(m, &(struct inf_opts){.gvr = KC_CONFIGMAPS,
+	                                                      .ns = LANDLORD_SYSTEM_NAMESPACE,
+	                                                      .label_selector = LEDGER_LABEL,
+	                                                      .name = "helm-ledgers"});
+	if (t->helm->records == NULL || t->helm->ledgers == NULL)
+		return -ENOMEM;
+	inf_add_index(t->helm->ledgers, IDX_OWNER, index_owner, NULL);
+	ctrl_watch_mapped(c, t->helm->records, map_record, t);
+	ctrl_watch_mapped(c, t->helm->ledgers, map_ledger, t);
+	return 0;
+}
+
+static struct ctrl_result reconcile(struct controller *c, const char *key, void *ud)
+{
+	struct rel_rec r;
+	struct ctrl_result res;
+
+	(void)c;
+	if (rel_load(ud, key, &r) != 0)
+		return CTRL_RESULT_DONE;
+	res = rel_reconcile(&r);
+	rel_report(&r);
+	rel_release(&r);
+	return res;
+}
+
+/* Only the leader runs helm: a replica that stops leading kills what still runs. */
+static void leading(bool lead, void *ud)
+{
+	struct templates *t = ud;
+
+	proc_group_set_open(&t->helm->runner.group, lead);
+	if (!lead)
+		proc_group_kill_all(&t->helm->runner.group);
+}
+
+struct controller_def helm_controller_def(struct templates *t)
+{
+	return (struct controller_def){.name = "helmrelease",
+	                               .workers = (int)t->helm->runner.group.max_running,
+	                               .setup = setup,
+	                               .reconcile = reconcile,
+	                               .leading = leading,
+	                               .ud = t};
+}
+
+int templates_enable_helm(struct templates *t, const char *helm, const struct kcfg *cfg,
+                          int concurrency, int64_t timeout_ms, struct ll_err *err)
+{
+	struct tpl_helm *h = xcalloc(1, sizeof(*h));
+	int rc = helm_runner_init(&h->runner, helm, cfg, concurrency, timeout_ms, err);
+
+	if (rc == 0 && (h->cache_dir = helm_private_dir()) == NULL)
+		rc = ll_err_set(err, -errno, "helm: no private directory for the chart cache: %s",
+		                strerror(errno));
+	if (rc == 0)
+		rc = helm_pull_cache_init(&h->pulls, h->cache_dir, &h->runner, err);
+	if (rc != 0) {
+		helm_runner_release(&h->runner);
+		free(h->cache_dir);
+		free(h);
+		return rc;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	h->wants = json_object();
+	h->results = json_object();
+	h->mine = json_object();
+	proc_group_set_open(&h->runner.group, false); /* until this replica leads */
+	t->helm = h;
+	return 0;
+}
+
+void releases_free(struct tpl_helm *h)
+{
+	if (h == NULL)
+		return;
+	helm_runner_release(&h->runner);
+	helm_pull_cache_release(&h->pulls);
+	helm_remove_dir(h->cache_dir);
+	free(h->cache_dir);
+	json_decref(h->wants);
+	json_decref(h->results);
+	json_decref(h->mine);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}

@@ -1,0 +1,70 @@
+/*
+ * releases_internal.h - what releases.c (wishes, results, ledgers, informers) and release_run.c
+ * (one reconcile of one release) share. Not public.
+ */
+#ifndef LANDLORD_RELEASES_INTERNAL_H
+#define LANDLORD_RELEASES_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "kube/manager.h"
+#include "templates/helm_pull.h"
+#include "templates/helm_run.h"
+#include "templates/ledger.h"
+#include "templates/releases.h"
+#include "templates/templates_internal.h"
+
+struct tpl_helm {
+	struct helm_runner runner;
+	struct helm_pull_cache pulls;
+	char *cache_dir; /* the pull cache's directory, made private at start; removed at exit */
+	struct controller *c;
+	struct inf *records, *ledgers;
+	pthread_mutex_t lock; /* what follows */
+	json_t *wants;   /* key -> {owner, account, helm, values, set, gen}: replaced, never changed */
+	json_t *results; /* key -> {gen, ready, gone, status, revision, chartVersion, reason,
+	                  *         message, failures} */
+	json_t *mine;    /* key -> the ledger as landlord last wrote it (null: deleted) */
+	long long gen;
+};
+
+/* One reconcile of one release. */
+struct rel_rec {
+	struct templates *t;
+	struct tpl_helm *h;
+	char key[400], ns[256], release[64], ledger_name[400];
+	json_t *want;          /* the wish (a reference), or NULL */
+	json_t *ledger;        /* the ledger (a new reference), or NULL */
+	struct helm_records recs;
+	json_t *result;        /* what this reconcile reports (new object) */
+	char chart[PATH_MAX];  /* the chart's file or directory */
+	char digest[HELM_DIGEST_LEN + 1];
+};
+
+/** rel_load() - @key's wish and ledger. Return: 0, or -EINVAL for a malformed key. */
+int rel_load(struct templates *t, const char *key, struct rel_rec *r /* OUT */);
+void rel_release(struct rel_rec *r);
+/** rel_report() - publish r->result for the wish it answers; queue its owner when it changed. */
+void rel_report(struct rel_rec *r);
+/** rel_fail() - r->result says @reason and @message (printf). */
+void rel_fail(struct rel_rec *r, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/** rel_ledger_create() - a new ledger of r's wish (pending revision 1). Return: 0 or -EAGAIN. */
+int rel_ledger_create(struct rel_rec *r);
+/**
+ * rel_ledger_write() - the ledger with @pending and, unless NULL, @records (a text) and
+ * @chart_version. Return: 0 or -EAGAIN.
+ */
+int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records,
+                     const char *chart_version);
+/** rel_ledger_delete() - the release is gone. Return: 0 or -EAGAIN. */
+int rel_ledger_delete(struct rel_rec *r);
+/** rel_ledger_str() - a field of the ledger's data, or "" . */
+const char *rel_ledger_str(const struct rel_rec *r, const char *field);
+
+/** rel_reconcile() - one release made what its wish says (release_run.c). */
+struct ctrl_result rel_reconcile(struct rel_rec *r);
+
+#endif

@@ -1,0 +1,262 @@
+"""Charts of TemplateInstances (issue 14; docs/helm.md) on the real control plane, with the pinned
+Helm 4: an editor's instance of a Template with a chart installs the release as the namespace's
+editor account (ti.<ns>.editor), never as landlord; its row shows the release; Helm's record
+carries the digest label and landlord keeps its ledger in landlord-system; new values upgrade it,
+an unchanged resync runs no helm; dropping the chart, and deleting the instance, uninstall it;
+a release landlord did not install is never taken over (Conflict); a failed install shows Helm's
+message and is retried until fixed; a forged release record stops every helm command on the
+release (ReleaseTampered).
+"""
+
+import base64
+import json
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.rest import ApiException
+
+from charts import CHARTS, Helm, pinned
+from kube import GROUP, VERSION, message
+
+TI, TPL = "templateinstances", "templates"
+SYSTEM = "landlord-system"
+TIMEOUT = 90
+
+
+@pytest.fixture
+def env(kit, created):
+    """Tenant t (owner alice, editor bob) with namespace t-dev; landlord with the pinned helm."""
+    plan = kit.plan(hard={"pods": "10"})
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
+                   prefixed=["dev"])
+    kit.expect_namespace(f"{t}-dev")
+    kit.start("--helm-binary", str(pinned("helm")))
+    kit.wait_ready(t, [f"{t}-dev"])
+    kit.wait_can_i("bob", "create", "templateinstances.landlord.dev", f"{t}-dev")
+    yield {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
+
+
+def template(env, helm, manifests=None, parameters=None):
+    name = env["kit"].name("tpl")
+    spec = {"resources": {"helm": helm},
+            "instantiableIn": {"matchExpressions": [
+                {"key": "landlord.dev/tenant", "operator": "Exists"}]}}
+    if manifests:
+        spec["resources"]["manifests"] = manifests
+    if parameters:
+        spec["parameters"] = parameters
+    env["kit"].custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
+        "spec": spec})
+    env["created"].append((TPL, name))
+    return name
+
+
+def patch_template(env, name, spec):
+    env["kit"].custom.patch_cluster_custom_object(GROUP, VERSION, TPL, name, {"spec": spec})
+
+
+def instance(env, user, tmpl, params=None, name=None):
+    name = name or env["kit"].name("ti")
+    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateInstance",
+            "metadata": {"name": name},
+            "spec": {"template": tmpl, "sync": True,
+                     "parameters": [{"name": k, "value": v} for k, v in (params or {}).items()]}}
+    api = k8s.CustomObjectsApi(env["kit"].client(user))
+
+    def create():
+        try:
+            return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
+        except ApiException as e:
+            if e.status == 403 and f'Template \\"{tmpl}\\" does not exist' in e.body:
+                return None
+            raise
+    env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
+    return name
+
+
+def get_ti(env, name):
+    return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
+
+
+def ready_condition(obj):
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c["type"] == "Ready":
+            return c
+    return None
+
+
+def wait_ti(env, name, predicate, what):
+    def ok():
+        return predicate(get_ti(env, name))
+    try:
+        env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"{what}\n{env['kit'].log_tail()}")
+    except BaseException:
+        print(json.dumps(get_ti(env, name).get("status"), indent=1))
+        raise
+    return get_ti(env, name)
+
+
+def release_row(obj):
+    rows = (obj.get("status") or {}).get("rows") or []
+    return (rows[0].get("release") or {}) if rows else {}
+
+
+def deployed(revision=None):
+    def ok(obj):
+        c, rel = ready_condition(obj), release_row(obj)
+        return (c and c["status"] == "True" and rel.get("status") == "deployed" and
+                (revision is None or rel.get("revision") == revision))
+    return ok
+
+
+def failing(reason):
+    def ok(obj):
+        f = (obj.get("status") or {}).get("failing") or []
+        return bool(f) and f[0]["reason"] == reason
+    return ok
+
+
+def records(env, release):
+    items = env["kit"].core.list_namespaced_secret(
+        env["ns"], label_selector=f"owner=helm,name={release}").items
+    return sorted(items, key=lambda s: int(s.metadata.labels["version"]))
+
+
+def greeting(env, release):
+    try:
+        return env["kit"].core.read_namespaced_config_map(f"{release}-hello",
+                                                          env["ns"]).data["greeting"]
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def ledger(env, release):
+    try:
+        return env["kit"].core.read_namespaced_config_map(f"helm.{env['ns']}.{release}", SYSTEM)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def test_an_editors_chart_is_installed_as_the_editor_account_and_upgraded(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "web",
+                          "values": "greeting: hi ${{TEAM}}\n"},
+                    parameters=[{"name": "TEAM", "validation": "^[a-z]+$", "value": "x"}])
+    name = instance(env, "bob", tmpl, {"TEAM": "blue"})
+    obj = wait_ti(env, name, deployed(1), "the release deployed")
+    assert greeting(env, "web") == "hi blue"
+    rel = release_row(obj)
+    assert rel == {"name": "web", "status": "deployed", "revision": 1,
+                   "chartVersion": "0.1.0"}, rel
+    recs = records(env, "web")
+    assert len(recs) == 1 and len(recs[0].metadata.labels["landlord.dev/digest"]) == 60
+    # written by helm as the editor account, never as landlord
+    cm = kit.core.read_namespaced_config_map("web-hello", ns)
+    assert {m.manager for m in cm.metadata.managed_fields} == {"helm"}
+    led = ledger(env, "web")
+    assert led.data["owner"] == f"ti/{ns}/{name}", led.data
+    assert led.data["account"] == f"ti.{ns}.editor"
+    assert led.data["pending"] == "" and led.data["records"].startswith("1 ")
+    # the editor cannot write the ledger
+    assert kit.can_i("bob", "update", "configmaps", SYSTEM) is False
+    # new values: an upgrade, revision 2
+    env["kit"].custom.patch_namespaced_custom_object(
+        GROUP, VERSION, ns, TI, name,
+        {"spec": {"parameters": [{"name": "TEAM", "value": "green"}]}})
+    wait_ti(env, name, deployed(2), "the release upgraded")
+    assert greeting(env, "web") == "hi green"
+    # setValues too (--set-string)
+    patch_template(env, tmpl, {"resources": {"helm": {
+        "setValues": [{"name": "greeting", "value": "set ${{TEAM}}", "forceString": True}]}}})
+    wait_ti(env, name, deployed(3), "the release upgraded by setValues")
+    assert greeting(env, "web") == "set green"
+    # dropping the chart from the Template uninstalls the release
+    body = kit.custom.get_cluster_custom_object(GROUP, VERSION, TPL, tmpl)
+    body["spec"]["resources"] = {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                                                "metadata": {"name": "plain"},
+                                                "data": {"k": "v"}}]}
+    kit.custom.replace_cluster_custom_object(GROUP, VERSION, TPL, tmpl, body)
+    kit.cluster.wait_for(lambda: not records(env, "web") and ledger(env, "web") is None,
+                         TIMEOUT, what=f"the release uninstalled\n{kit.log_tail()}")
+    assert greeting(env, "web") is None
+
+
+def test_deleting_the_instance_uninstalls_its_release_first(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "gone"})
+    name = instance(env, "bob", tmpl)
+    wait_ti(env, name, deployed(1), "the release deployed")
+    kit.custom.delete_namespaced_custom_object(GROUP, VERSION, ns, TI, name)
+
+    def instance_gone():
+        try:
+            get_ti(env, name)
+            return False
+        except ApiException as e:
+            return e.status == 404
+    kit.cluster.wait_for(instance_gone, TIMEOUT, what=f"the instance gone\n{kit.log_tail()}")
+    assert records(env, "gone") == [] and ledger(env, "gone") is None
+    assert greeting(env, "gone") is None
+
+
+def test_a_release_landlord_did_not_install_is_never_taken_over(env, tmp_path):
+    kit, ns = env["kit"], env["ns"]
+    helm = Helm(tmp_path / "helm")
+    r = helm("upgrade", "--install", "theirs", CHARTS / "hello", "-n", ns, "--kubeconfig",
+             kit.cluster.kubeconfig("admin"), "--set", "greeting=mine")
+    assert r.returncode == 0
+    tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "theirs"})
+    name = instance(env, "bob", tmpl)
+    obj = wait_ti(env, name, failing("Conflict"), "a Conflict")
+    f = obj["status"]["failing"][0]
+    assert f["object"] == "Release/theirs" and "never taken over" in f["message"], f
+    assert greeting(env, "theirs") == "mine" and len(records(env, "theirs")) == 1
+    assert ledger(env, "theirs") is None
+
+
+def test_a_failed_install_shows_helms_message_and_is_retried_until_fixed(env, tmp_path):
+    kit = env["kit"]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "Chart.yaml").write_text("apiVersion: v2\nname: broken\nversion: 0.1.0\n")
+    (broken / "templates").mkdir()
+    (broken / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken}\n"
+        "data: {k: {{ required \"set value k\" .Values.k | quote }}}\n")
+    tmp_path.chmod(0o755)
+    tmpl = template(env, {"path": str(broken), "releaseName": "broken"})
+    name = instance(env, "bob", tmpl)
+    obj = wait_ti(env, name, failing("HelmFailed"), "HelmFailed")
+    assert "set value k" in obj["status"]["failing"][0]["message"], obj["status"]
+    assert ready_condition(obj)["status"] == "False"
+    patch_template(env, tmpl, {"resources": {"helm": {"values": "k: fixed\n"}}})
+    wait_ti(env, name, deployed(), "the release deployed once fixed")
+    assert kit.core.read_namespaced_config_map("broken", env["ns"]).data == {"k": "fixed"}
+
+
+def test_a_forged_release_record_stops_every_helm_command(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "forged",
+                          "values": "greeting: one\n"})
+    name = instance(env, "bob", tmpl)
+    wait_ti(env, name, deployed(1), "the release deployed")
+    # bob (an editor: he may write Secrets) forges a record of a next revision
+    rec = records(env, "forged")[0]
+    forged = k8s.V1Secret(
+        metadata=k8s.V1ObjectMeta(name="sh.helm.release.v1.forged.v2",
+                                  labels={**rec.metadata.labels, "version": "2"}),
+        type=rec.type, data=rec.data)
+    k8s.CoreV1Api(kit.client("bob")).create_namespaced_secret(ns, forged)
+    patch_template(env, tmpl, {"resources": {"helm": {"values": "greeting: two\n"}}})
+    obj = wait_ti(env, name, failing("ReleaseTampered"), "ReleaseTampered")
+    assert "revision 2" in obj["status"]["failing"][0]["message"], obj["status"]
+    assert greeting(env, "forged") == "one"  # no helm ran
+    # the forged record removed: landlord's ledger agrees again, and the upgrade runs
+    kit.core.delete_namespaced_secret("sh.helm.release.v1.forged.v2", ns)
+    wait_ti(env, name, deployed(2), "the release upgraded once the forgery is gone")
+    assert greeting(env, "forged") == "two"
