@@ -6,7 +6,8 @@ the test itself, and the pinned, real Helm to fill and read them:
   from a throwaway test CA (netns.throwaway_pki) and htpasswd (bcrypt) basic auth. Charts go in
   with `helm push` after `helm registry login`.
 - ChartRepo: a classic chart repository (index.yaml, written by `helm repo index`, and .tgz
-  files) behind HTTP basic auth, served by http.server from a thread.
+  files) behind HTTP basic auth, served by http.server from a thread; over TLS from a throwaway
+  test CA (ca_file) with tls=True.
 - Helm: the pinned helm (HELM_VERSION, tests/cluster/build-helm.sh) with private config, cache
   and data directories; package(), registry_login(), push(), pull_oci().
 - CHARTS: tests/e2e/charts, tiny charts to package (`hello`: one ConfigMap from a value).
@@ -283,23 +284,36 @@ class _RepoHandler(http.server.SimpleHTTPRequestHandler):
 
 
 class ChartRepo:
-    """A chart repository on http://127.0.0.1:<free port> behind basic auth (username,
-    password): the .tgz files given (and add()ed) in @directory and their index.yaml, written
-    by `helm repo index` with URLs relative to the repository's."""
+    """A chart repository on http://127.0.0.1:<free port> (https:// with @tls, its CA in
+    ca_file) behind basic auth (username, password): the .tgz files given (and add()ed) in
+    @directory and their index.yaml, written by `helm repo index` with URLs relative to the
+    repository's."""
 
-    def __init__(self, directory, charts=(), helm=None, username="chart-reader", password=None):
+    def __init__(self, directory, charts=(), helm=None, username="chart-reader", password=None,
+                 tls=False):
         self.dir = pathlib.Path(directory)
         self.charts = list(charts)
         self.helm = helm
         self.username = username
         self.password = password or secrets.token_hex(16)
+        self.tls = tls
+        self.ca_file = None
         self.requests = []
         self.server = None
         self.thread = None
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
+
+    def wrap_tls(self):
+        """Serve over TLS with a certificate for 127.0.0.1 from a throwaway CA (ca_file)."""
+        _, cert, key = throwaway_pki(self.dir.parent / f"{self.dir.name}-pki", ips=["127.0.0.1"])
+        self.ca_file = self.dir.parent / f"{self.dir.name}-pki" / "ca.crt"
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
 
     def index(self):
         (self.helm or Helm(self.dir.parent / f"{self.dir.name}-helm"))("repo", "index", self.dir)
@@ -318,6 +332,8 @@ class ChartRepo:
         self.server = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(handler, directory=str(self.dir)))
         self.server.daemon_threads = True
+        if self.tls:
+            self.wrap_tls()
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,),
                                        name="chart-repo", daemon=True)
         self.thread.start()
