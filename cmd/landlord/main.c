@@ -6,10 +6,10 @@
  * (LANDLORD_<FLAG>), and a flag given on the command line wins.
  */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -254,7 +254,8 @@ static size_t set_args(const struct helm_release *rel, struct helm_argv *a, size
 		if (n == HELM_SET_MAX)
 			return 0;
 		a->set[n] = xasprintf("%s=%s", name, value);
-		a->v[i++] = json_is_true(json_object_get(e, "forceString")) ? "--set-string" : "--set";
+		a->v[i++] =
+		        json_is_true(json_object_get(e, "forceString")) ? "--set-string" : "--set";
 		a->v[i++] = a->set[n++];
 	}
 	return i;

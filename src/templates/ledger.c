@@ -92,9 +92,10 @@ int helm_records_list(struct kc_client *kc, const char *ns, const char *release,
 
 	memset(out, 0, sizeof(*out));
 	snprintf(selector, sizeof(selector), "owner=helm,name=%s", release);
-	rc = kc_list(kc, &KC_SECRETS, ns,
-	             &(struct kc_list_opts){.label_selector = selector, .accept = KC_ACCEPT_METADATA},
-	             add_item, out, NULL, &resp, err);
+	rc = kc_list(
+	        kc, &KC_SECRETS, ns,
+	        &(struct kc_list_opts){.label_selector = selector, .accept = KC_ACCEPT_METADATA},
+	        add_item, out, NULL, &resp, err);
 	if (rc == 0 && !kc_resp_ok(&resp))
 		rc = ll_err_set(err, -EAGAIN, "listing helm release records in %s: %s", ns,
 		                resp.status.message);
@@ -154,9 +155,8 @@ static bool records_known(const char *text, long pending, bool uninstall,
 			         rec->revision);
 			return false;
 		}
-		if (strcmp(uid, rec->uid) != 0 ||
-		    (strcmp(rv, rec->rv) != 0 && !uninstall &&
-		     (pending == 0 || rec->revision >= pending))) {
+		if (strcmp(uid, rec->uid) != 0 || (strcmp(rv, rec->rv) != 0 && !uninstall &&
+		                                   (pending == 0 || rec->revision >= pending))) {
 			snprintf(why, 256, "the record of revision %ld was changed", rec->revision);
 			return false;
 		}

@@ -44,7 +44,7 @@ static struct ctrl_result backoff(struct rel_rec *r)
 	return CTRL_RESULT_AFTER(ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS);
 }
 
-/* A bearer token of ServiceAccount @account of landlord-system (*@token: zero and free it). */
+/* A bearer token of the ServiceAccount @account in landlord-system; *@token: zero, then free. */
 static int account_token(struct rel_rec *r, const char *account, char **token)
 {
 	struct kc_resp resp = {0};
@@ -54,7 +54,8 @@ static int account_token(struct rel_rec *r, const char *account, char **token)
 
 	if (rc != 0 || *token == NULL) {
 		rel_fail(r, "AccountFailed", "no token for ServiceAccount %s/%s: %s",
-		         LANDLORD_SYSTEM_NAMESPACE, account, err.msg[0] ? err.msg : resp.status.message);
+		         LANDLORD_SYSTEM_NAMESPACE, account,
+		         err.msg[0] ? err.msg : resp.status.message);
 		rc = -EAGAIN;
 	}
 	kc_resp_release(&resp);
@@ -170,7 +171,8 @@ static int pull(struct rel_rec *r, const json_t *helm)
 	if (rc == 0) {
 		rc = helm_pull(&r->h->pulls, &src, r->chart, &res);
 		if (rc != 0 && rc != -EBUSY && rc != -ECANCELED)
-			rel_fail(r, rc == -ENOENT ? "ChartNotFound" : "HelmFailed", "%s", res.message);
+			rel_fail(r, rc == -ENOENT ? "ChartNotFound" : "HelmFailed", "%s",
+			         res.message);
 	}
 	for (size_t i = 0; i < 3; i++) {
 		if (bufs[i].p != NULL)
@@ -400,7 +402,8 @@ struct ctrl_result rel_reconcile(struct rel_rec *r)
 	rc = removal ? 0 : claim(r);
 	if (rc == 0 && (rc = current_records(r, why)) == -EPERM) {
 		rel_fail(r, "ReleaseTampered",
-		         "Helm's records of release %s in %s are not what landlord left (%s); no helm "
+		         "Helm's records of release %s in %s are not what landlord left (%s); no "
+		         "helm "
 		         "command runs on them until they are (docs/helm.md)",
 		         r->release, r->ns, why);
 		return CTRL_RESULT_DONE;

@@ -70,14 +70,15 @@ static void state_of(const json_t *result, long long gen, struct release_state *
 /* A wish as stored: "helm" (and its values) only when the release is wanted installed. */
 static json_t *wish_json(const struct release_want *w)
 {
-	json_t *o = json_pack("{s:s,s:s}", "owner", w->owner, "account",
-	                      w->account ? w->account : "");
+	json_t *o =
+	        json_pack("{s:s,s:s}", "owner", w->owner, "account", w->account ? w->account : "");
 
 	if (w->helm != NULL) {
 		json_object_set(o, "helm", (json_t *)w->helm);
-		json_object_set_new(o, "values", w->values ? json_incref((json_t *)w->values)
-		                                           : json_object());
-		json_object_set_new(o, "set", w->set ? json_incref((json_t *)w->set) : json_array());
+		json_object_set_new(o, "values",
+		                    w->values ? json_incref((json_t *)w->values) : json_object());
+		json_object_set_new(o, "set",
+		                    w->set ? json_incref((json_t *)w->set) : json_array());
 	}
 	return o;
 }
@@ -88,7 +89,8 @@ static bool same_wish(const json_t *old, const json_t *now)
 	static const char *const fields[] = {"owner", "account", "helm", "values", "set"};
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		const json_t *a = json_object_get(old, fields[i]), *b = json_object_get(now, fields[i]);
+		const json_t *a = json_object_get(old, fields[i]),
+		             *b = json_object_get(now, fields[i]);
 
 		if (!(a == b || (a && b && json_equal(a, b))))
 			return false;
@@ -262,8 +264,8 @@ static int send_ledger(struct rel_rec *r, json_t *obj, bool create)
 	if (rc == 0 && kc_resp_ok(&resp)) {
 		remember(r, resp.body);
 	} else {
-		log_warn("cannot write a helm release ledger", "{s:s,s:s}", "ledger", r->ledger_name,
-		         "error", err.msg[0] ? err.msg : resp.status.message);
+		log_warn("cannot write a helm release ledger", "{s:s,s:s}", "ledger",
+		         r->ledger_name, "error", err.msg[0] ? err.msg : resp.status.message);
 		forget_mine(r); /* a conflict: read it again from the cache */
 		rc = -EAGAIN;
 	}
@@ -273,13 +275,13 @@ static int send_ledger(struct rel_rec *r, json_t *obj, bool create)
 
 int rel_ledger_create(struct rel_rec *r)
 {
-	json_t *obj = json_pack(
-	        "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}", "apiVersion",
-	        "v1", "kind", "ConfigMap", "metadata", "name", r->ledger_name, "namespace",
-	        LANDLORD_SYSTEM_NAMESPACE, "labels", LEDGER_LABEL, "true", LABEL_MANAGED_BY,
-	        MANAGED_BY_VALUE, "data", "owner", jx_str(r->want, "owner", NULL), "namespace",
-	        r->ns, "release", r->release, "account", jx_str(r->want, "account", NULL),
-	        "records", "", "pending", "1", "chartVersion", "");
+	json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}",
+	                        "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name",
+	                        r->ledger_name, "namespace", LANDLORD_SYSTEM_NAMESPACE, "labels",
+	                        LEDGER_LABEL, "true", LABEL_MANAGED_BY, MANAGED_BY_VALUE, "data",
+	                        "owner", jx_str(r->want, "owner", NULL), "namespace", r->ns,
+	                        "release", r->release, "account", jx_str(r->want, "account", NULL),
+	                        "records", "", "pending", "1", "chartVersion", "");
 	int rc = send_ledger(r, obj, true);
 
 	json_decref(obj);

@@ -32,22 +32,22 @@ struct templates;
 
 /* An owner's wish for one release. Strings and JSON borrowed for the call. */
 struct release_want {
-	const char *owner;   /* "ti/<namespace>/<name>" or "tgi/<name>" */
-	const char *ns;      /* the release's namespace */
-	const char *release; /* its name */
-	const char *account; /* the ServiceAccount of landlord-system helm runs as */
-	const json_t *helm;  /* the Template's spec.resources.helm; NULL: uninstall */
+	const char *owner;          /* "ti/<namespace>/<name>" or "tgi/<name>" */
+	const char *ns;             /* the release's namespace */
+	const char *release;        /* its name */
+	const char *account;        /* the ServiceAccount of landlord-system helm runs as */
+	const json_t *helm;         /* the Template's spec.resources.helm; NULL: uninstall */
 	const json_t *values, *set; /* rendered values and setValues (with @helm) */
 };
 
 /* What an owner's status shows of a release. */
 struct release_state {
-	bool ready;                 /* deployed from what is wanted now */
-	bool gone;                  /* uninstalled (a removal wanted), or never installed */
-	char status[32];            /* Helm's: deployed, failed, pending-upgrade... ("" unknown) */
-	long revision;              /* 0 when unknown */
-	char chart_version[129];    /* "" when unknown */
-	char reason[64];            /* "" when fine; HelmFailed, Conflict, ReleaseTampered... */
+	bool ready;              /* deployed from what is wanted now */
+	bool gone;               /* uninstalled (a removal wanted), or never installed */
+	char status[32];         /* Helm's: deployed, failed, pending-upgrade... ("" unknown) */
+	long revision;           /* 0 when unknown */
+	char chart_version[129]; /* "" when unknown */
+	char reason[64];         /* "" when fine; HelmFailed, Conflict, ReleaseTampered... */
 	char message[TPL_FAIL_MESSAGE_MAX];
 };
 

@@ -22,7 +22,8 @@ struct tpl_helm {
 	struct controller *c;
 	struct inf *records, *ledgers;
 	pthread_mutex_t lock; /* what follows */
-	json_t *wants;   /* key -> {owner, account, helm, values, set, gen}: replaced, never changed */
+	json_t *wants;   /* key -> {owner, account, helm, values, set, gen}: replaced, never changed
+	                  */
 	json_t *results; /* key -> {gen, ready, gone, status, revision, chartVersion, reason,
 	                  *         message, failures} */
 	json_t *mine;    /* key -> the ledger as landlord last wrote it (null: deleted) */
@@ -34,11 +35,11 @@ struct rel_rec {
 	struct templates *t;
 	struct tpl_helm *h;
 	char key[400], ns[256], release[64], ledger_name[400];
-	json_t *want;          /* the wish (a reference), or NULL */
-	json_t *ledger;        /* the ledger (a new reference), or NULL */
+	json_t *want;   /* the wish (a reference), or NULL */
+	json_t *ledger; /* the ledger (a new reference), or NULL */
 	struct helm_records recs;
-	json_t *result;        /* what this reconcile reports (new object) */
-	char chart[PATH_MAX];  /* the chart's file or directory */
+	json_t *result;       /* what this reconcile reports (new object) */
+	char chart[PATH_MAX]; /* the chart's file or directory */
 	char digest[HELM_DIGEST_LEN + 1];
 };
 

@@ -25,9 +25,9 @@
 #include "tenancy/render.h"
 #include "tenancy/tplorder.h"
 
-#define IDX_TEMPLATE    "template"
-#define RBAC_SETTLE_MS  1000 /* a new binding's rights reach the authorizer */
-#define NOT_READY_RETRY 30000
+#define IDX_TEMPLATE      "template"
+#define RBAC_SETTLE_MS    1000 /* a new binding's rights reach the authorizer */
+#define NOT_READY_RETRY   30000
 #define CHARTS_GONE_RETRY 5000 /* besides the release controller's word when one is gone */
 
 /* ---------- informers and events ---------- */

@@ -37,9 +37,10 @@ static bool others_gone(struct ti_rec *r, const char *owner, const char *keep)
 
 		if (strcmp(rel, keep) == 0)
 			continue;
-		releases_want(r->t,
-		              &(struct release_want){.owner = owner, .ns = r->ns_name, .release = rel},
-		              &st);
+		releases_want(
+		        r->t,
+		        &(struct release_want){.owner = owner, .ns = r->ns_name, .release = rel},
+		        &st);
 		gone = gone && st.gone;
 	}
 	json_decref(mine);

@@ -30,8 +30,8 @@ struct ti_rec {
 	bool unchanged; /* nothing applied: status only */
 	bool failed;
 	char reason[64], object[TPL_FAIL_OBJECT_MAX], message[TPL_FAIL_MESSAGE_MAX];
-	char release[64];          /* the Template's chart's release here, "" when none */
-	struct release_state rel;  /* what the release controller says of it */
+	char release[64];         /* the Template's chart's release here, "" when none */
+	struct release_state rel; /* what the release controller says of it */
 };
 
 /** ti_rec_load() - the instance @key from the caches. Return: 0, -ENOENT when it is gone. */

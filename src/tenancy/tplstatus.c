@@ -14,7 +14,7 @@ struct srow {
 	int32_t applied, rendered;
 	int32_t work[3][2]; /* deployments, statefulSets, daemonSets: ready, desired */
 	int32_t pods[5];    /* pending, running, succeeded, failed, unknown */
-	char release[TPL_RELEASE_MAX + 1], release_status[32], chart_version[TPL_VERSION_MAX + 1];
+	uint8_t release, release_status, chart_version; /* interned (struct tpl_status), 0: none */
 	int32_t revision;
 };
 
@@ -32,9 +32,14 @@ struct heap {
 	int (*cmp)(const void *a, const void *b);
 };
 
+/* Strings rows share (release names, Helm statuses, chart versions: a few per instance). */
+#define INTERNED_MAX 32
+
 struct tpl_status {
 	struct heap rows, failing;
 	size_t matched, ready, failures;
+	char interned[INTERNED_MAX][TPL_VERSION_MAX + 1]; /* [0] is "" */
+	size_t n_interned;
 };
 
 static const char *const WORK_KEYS[3] = {"deployments", "statefulSets", "daemonSets"};
@@ -210,6 +215,7 @@ struct tpl_status *tpl_status_new(void)
 {
 	struct tpl_status *s = xcalloc(1, sizeof(*s));
 
+	s->n_interned = 1; /* [0]: "" */
 	s->rows = (struct heap){.cap = TPL_ROWS_MAX, .elem = sizeof(struct srow), .cmp = row_cmp};
 	s->failing = (struct heap){
 	        .cap = TPL_FAILING_MAX, .elem = sizeof(struct sfail), .cmp = fail_cmp};
@@ -225,6 +231,25 @@ void tpl_status_free(struct tpl_status *s)
 	free(s);
 }
 
+/* @str clipped to @max bytes, interned: its index, or 0 ("") when NULL, empty or no room. */
+static uint8_t intern(struct tpl_status *s, const char *str, size_t max)
+{
+	char clipped[TPL_VERSION_MAX + 1];
+	size_t i;
+
+	if (str == NULL || *str == '\0')
+		return 0;
+	tpl_clip(clipped, max, str);
+	for (i = 1; i < s->n_interned; i++)
+		if (strcmp(s->interned[i], clipped) == 0)
+			return (uint8_t)i;
+	if (s->n_interned == INTERNED_MAX)
+		return 0;
+	memcpy(s->interned[i], clipped, sizeof(clipped));
+	s->n_interned++;
+	return (uint8_t)i;
+}
+
 void tpl_status_row(struct tpl_status *s, const struct tpl_row *row)
 {
 	const struct tpl_ready_desired *work[3] = {&row->deployments, &row->stateful_sets,
@@ -236,9 +261,9 @@ void tpl_status_row(struct tpl_status *s, const struct tpl_row *row)
 	memset(&r, 0, sizeof(r));
 	tpl_clip(r.ns, TPL_NAMESPACE_MAX, row->ns);
 	r.ready = row->ready;
-	tpl_clip(r.release, TPL_RELEASE_MAX, row->release);
-	tpl_clip(r.release_status, sizeof(r.release_status) - 1, row->release_status);
-	tpl_clip(r.chart_version, TPL_VERSION_MAX, row->chart_version);
+	r.release = intern(s, row->release, TPL_RELEASE_MAX);
+	r.release_status = intern(s, row->release_status, TPL_REASON_MAX);
+	r.chart_version = intern(s, row->chart_version, TPL_VERSION_MAX);
 	r.revision = clamp(row->revision);
 	r.applied = clamp(row->applied);
 	r.rendered = clamp(row->rendered);
@@ -269,20 +294,20 @@ void tpl_status_failing(struct tpl_status *s, const char *ns, const char *object
 
 /* ===== the JSON ===== */
 
-static json_t *release_json(const struct srow *r)
+static json_t *release_json(const struct tpl_status *s, const struct srow *r)
 {
-	json_t *o = json_pack("{s:s}", "name", r->release);
+	json_t *o = json_pack("{s:s}", "name", s->interned[r->release]);
 
-	if (r->release_status[0] != '\0')
-		json_object_set_new(o, "status", json_string(r->release_status));
+	if (r->release_status != 0)
+		json_object_set_new(o, "status", json_string(s->interned[r->release_status]));
 	if (r->revision > 0)
 		json_object_set_new(o, "revision", json_integer(r->revision));
-	if (r->chart_version[0] != '\0')
-		json_object_set_new(o, "chartVersion", json_string(r->chart_version));
+	if (r->chart_version != 0)
+		json_object_set_new(o, "chartVersion", json_string(s->interned[r->chart_version]));
 	return o;
 }
 
-static json_t *row_json(const struct srow *r)
+static json_t *row_json(const struct tpl_status *s, const struct srow *r)
 {
 	json_t *o = json_pack("{s:s, s:b, s:i, s:i}", "namespace", r->ns, "ready", r->ready,
 	                      "applied", (int)r->applied, "rendered", (int)r->rendered);
@@ -299,8 +324,8 @@ static json_t *row_json(const struct srow *r)
 	if (json_object_size(pods) > 0)
 		json_object_set(o, "pods", pods);
 	json_decref(pods);
-	if (r->release[0] != '\0')
-		json_object_set_new(o, "release", release_json(r));
+	if (r->release != 0)
+		json_object_set_new(o, "release", release_json(s, r));
 	return o;
 }
 
@@ -312,7 +337,7 @@ static json_t *rows_json(const struct tpl_status *s, size_t budget)
 	size_t bytes = 2; /* [] */
 
 	for (size_t i = 0; i < s->rows.len; i++) {
-		json_t *row = row_json(&rows[i]);
+		json_t *row = row_json(s, &rows[i]);
 		size_t n = json_dumpb(row, NULL, 0, JSON_COMPACT) + (i > 0);
 
 		if (bytes + n > budget) {

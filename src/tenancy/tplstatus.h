@@ -112,8 +112,9 @@ void tpl_status_failing(struct tpl_status *s, const char *ns, const char *object
  *    "namespaces": {"matched": N, "ready": N}}
  * In a row, namespace, ready, applied and rendered are always written; a workload kind only
  * when its ready or desired is not 0, and a phase only when not 0 (rows of namespaces without
- * workloads stay short); release only with a chart, and its fields only when known. Rows and failing entries are in their orders above. @s is unchanged:
- * more rows may follow and a later call gives the status with them.
+ * workloads stay short); release only with a chart, and its fields only when known. Rows and
+ * failing entries are in their orders above. @s is unchanged: more rows may follow and a later call
+ * gives the status with them.
  */
 json_t *tpl_status_json(const struct tpl_status *s);
 

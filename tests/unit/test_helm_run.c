@@ -142,9 +142,9 @@ static void test_helm_run__the_digest_is_stable_and_covers_chart_and_values(void
 
 static void test_helm_run__set_values_and_rollback_arguments(void **state)
 {
-	json_t *set = json_pack("[{s:s,s:s},{s:s,s:s,s:b},{s:s}]", "name", "image.tag", "value",
-	                        "v1,2", "name", "team", "value", "007", "forceString", 1, "name",
-	                        "skipped");
+	json_t *set =
+	        json_pack("[{s:s,s:s},{s:s,s:s,s:b},{s:s}]", "name", "image.tag", "value", "v1,2",
+	                  "name", "team", "value", "007", "forceString", 1, "name", "skipped");
 	struct helm_release rel = REL;
 	struct helm_argv a;
 	char *s;

@@ -116,6 +116,35 @@ static struct tpl_status *many(size_t n, size_t ready_every)
 	return s;
 }
 
+static void test_tplstatus__a_rows_release_is_shown_when_there_is_one(void **state)
+{
+	struct tpl_status *s = tpl_status_new();
+	struct tpl_row a = {.ns = "a",
+	                    .release = "web",
+	                    .release_status = "deployed",
+	                    .chart_version = "1.2.3",
+	                    .revision = 4};
+	struct tpl_row b = {.ns = "b", .release = "web"}, c = {.ns = "c"};
+	json_t *st, *rows;
+	char *text;
+
+	tpl_status_row(s, &a);
+	tpl_status_row(s, &b);
+	tpl_status_row(s, &c);
+	st = tpl_status_json(s);
+	rows = json_object_get(st, "rows");
+	text = json_dumps(json_object_get(json_array_get(rows, 0), "release"), JSON_SORT_KEYS);
+	assert_string_equal(text, "{\"chartVersion\": \"1.2.3\", \"name\": \"web\", "
+	                          "\"revision\": 4, \"status\": \"deployed\"}");
+	free(text);
+	text = json_dumps(json_object_get(json_array_get(rows, 1), "release"), JSON_SORT_KEYS);
+	assert_string_equal(text, "{\"name\": \"web\"}"); /* nothing known yet */
+	free(text);
+	assert_null(json_object_get(json_array_get(rows, 2), "release")); /* no chart */
+	json_decref(st);
+	tpl_status_free(s);
+}
+
 static void test_tplstatus__at_most_2000_rows_the_rest_counted(void **state)
 {
 	struct tpl_status *s = many(100000, 100), *small = many(TPL_ROWS_MAX, 100);
@@ -374,6 +403,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_tplstatus__an_empty_status),
 	        cmocka_unit_test(test_tplstatus__rows_not_ready_first_then_by_name),
+	        cmocka_unit_test(test_tplstatus__a_rows_release_is_shown_when_there_is_one),
 	        cmocka_unit_test(test_tplstatus__at_most_2000_rows_the_rest_counted),
 	        cmocka_unit_test(test_tplstatus__the_order_of_the_calls_does_not_matter),
 	        cmocka_unit_test(test_tplstatus__at_most_20_failing_entries),
