@@ -101,6 +101,7 @@ extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
 #define TI_MANAGER_PREFIX     "landlord/ti/"
 #define TGI_MANAGER_PREFIX    "landlord/tgi/"
 #define TI_ACCOUNT_FMT        "ti.%s.%s" /* namespace, writer role */
+#define TGI_ACCOUNT_FMT       "tgi.%s"   /* namespace: a TemplateGroupInstance's chart account */
 #define TI_ROLEBINDING_PREFIX "landlord-ti-"
 #define LABEL_TI_ACCOUNT      "landlord.dev/ti-account" /* editor or owner */
 

@@ -6,6 +6,9 @@
  * Both carry app.kubernetes.io/managed-by=landlord (the managed-objects policy guards them) and
  * landlord.dev/ti-account=<role>, which their informers select; not landlord.dev/tenant, so the
  * Tenant controller never sees them.
+ *
+ * A TemplateGroupInstance's chart runs as tgi.<ns> (label value "tgi"), bound in <ns> to
+ * landlord-templates by landlord-tgi: chart code never runs with landlord's own rights.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +39,17 @@ int ti_account_for(const char *ns, const json_t *ns_labels, const char *writer,
 	         LANDLORD_SYSTEM_NAMESPACE, out->sa);
 	snprintf(out->binding, sizeof(out->binding), TI_ROLEBINDING_PREFIX "%s", out->role);
 	return out->cluster_role[0] ? 0 : -EINVAL;
+}
+
+void tgi_account_for(const char *ns, struct ti_account *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->role = TGI_ACCOUNT_ROLE;
+	snprintf(out->cluster_role, sizeof(out->cluster_role), "%s", TEMPLATES_CLUSTERROLE);
+	snprintf(out->sa, sizeof(out->sa), TGI_ACCOUNT_FMT, ns);
+	snprintf(out->user, sizeof(out->user), "system:serviceaccount:%s:%s",
+	         LANDLORD_SYSTEM_NAMESPACE, out->sa);
+	snprintf(out->binding, sizeof(out->binding), "landlord-tgi");
 }
 
 static json_t *labels(const char *role)

@@ -489,9 +489,10 @@ static int run_step(struct helm_pull_cache *c, enum helm_pull_step step,
 	bool login = step == HELM_PULL_LOGIN;
 	int rc = helm_pull_build_argv(step, src, dir, &a);
 
-	if (rc != 0)
+	if (rc != 0) {
 		ll_err_set(&err, rc, "helm pull: the private directory's path is too long");
-	else
+	} else {
+		helm_runner_gauge(c->runner, 1);
 		rc = proc_run(&(struct proc_spec){.path = c->runner->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,
@@ -504,6 +505,8 @@ static int run_step(struct helm_pull_cache *c, enum helm_pull_step step,
 		                                  .err_tail = true,
 		                                  .group = &c->runner->group},
 		              &pr, &err);
+		helm_runner_gauge(c->runner, -1);
+	}
 	rc = judge(rc, &pr, &err, res);
 	proc_result_release(&pr);
 	return rc;

@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/mem.h"
+#include "base/metrics.h"
 #include "kube/kubeconfig.h"
 #include "tenancy/tplstatus.h"
 
@@ -402,6 +403,12 @@ int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg 
 	r->tls_server_name = xstrdup(cfg->tls_server_name);
 	r->timeout_ms = timeout_ms;
 	proc_group_init(&r->group, concurrency);
+	pthread_mutex_init(&r->gauge, NULL);
+	metrics_describe("landlord_helm_processes", METRIC_GAUGE,
+	                 "helm processes running or starting now", NULL, 0);
+	metrics_describe("landlord_helm_processes_peak", METRIC_GAUGE,
+	                 "the most helm processes at once since landlord started", NULL, 0);
+	metrics_describe("landlord_helm_runs_total", METRIC_COUNTER, "helm commands run", NULL, 0);
 	return 0;
 }
 
@@ -413,6 +420,7 @@ void helm_runner_release(struct helm_runner *r)
 	proc_group_kill_all(&r->group);
 	proc_group_wait_idle(&r->group, INT64_MAX);
 	proc_group_release(&r->group);
+	pthread_mutex_destroy(&r->gauge);
 	free(r->helm);
 	free(r->server);
 	free(r->ca_pem);
@@ -538,6 +546,29 @@ static int judge(int rc, struct proc_result *pr, const struct ll_err *err, struc
 	return -EIO;
 }
 
+void helm_runner_gauge(struct helm_runner *r, int delta)
+{
+	pthread_mutex_lock(&r->gauge);
+	r->running += delta;
+	if (r->running > r->peak)
+		r->peak = r->running;
+	metrics_set("landlord_helm_processes", "", r->running);
+	metrics_set("landlord_helm_processes_peak", "", r->peak);
+	pthread_mutex_unlock(&r->gauge);
+}
+
+static void count_run(enum helm_verb verb, const struct helm_result *res)
+{
+	static const char *const verbs[] = {"upgrade", "status", "uninstall", "rollback"};
+	static const char *const outcomes[] = {"ok", "failed", "timed-out", "not-started"};
+	char labels[96];
+
+	metrics_add("landlord_helm_runs_total",
+	            metrics_labels(labels, sizeof(labels), "verb", verbs[verb], "outcome",
+	                           outcomes[res->outcome], NULL),
+	            1);
+}
+
 /* One helm command in a private directory, removed afterwards. */
 static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_release *rel,
                struct helm_result *res)
@@ -556,6 +587,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		ll_err_set(&err, rc, "helm: the private directory's path is too long");
 	else if ((rc = prepare(r, verb, rel, dir, &err)) == 0) {
 		helm_environment(dir, env);
+		helm_runner_gauge(r, 1);
 		rc = proc_run(&(struct proc_spec){.path = r->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,
@@ -566,6 +598,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		                                  .err_tail = true,
 		                                  .group = &r->group},
 		              &pr, &err);
+		helm_runner_gauge(r, -1);
 		helm_env_free(env);
 	}
 	helm_argv_release(&a);
@@ -573,6 +606,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		helm_remove_dir(dir);
 	free(dir);
 	rc = judge(rc, &pr, &err, res);
+	count_run(verb, res);
 	proc_result_release(&pr);
 	return rc;
 }

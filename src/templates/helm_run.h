@@ -27,6 +27,10 @@
  * - Output is capped (HELM_OUTPUT_MAX each of stdout and stderr; stderr keeps its tail, where
  *   Helm's "Error:" line is); a result's message is at most HELM_MESSAGE_MAX bytes of valid UTF-8.
  *
+ * Metrics: landlord_helm_processes (helm processes running or starting now),
+ * landlord_helm_processes_peak (the most at once since start), landlord_helm_runs_total{verb,
+ * outcome}.
+ *
  * Thread-safety: a runner is shared by many threads once initialised; each run is independent.
  */
 #ifndef LANDLORD_HELM_RUN_H
@@ -34,6 +38,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +66,8 @@ struct helm_runner {
 	char *tls_server_name;   /* or NULL */
 	int64_t timeout_ms;      /* each run is killed after it */
 	struct proc_group group; /* every run; at most the concurrency at once */
+	pthread_mutex_t gauge;   /* guards what follows */
+	int running, peak;       /* helm processes now, and at most at once since start */
 };
 
 /* One release and the identity it runs as. Everything borrowed for the call. */
@@ -103,6 +110,8 @@ struct helm_release_status {
  */
 int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg *cfg,
                      int concurrency, int64_t timeout_ms, struct ll_err *err);
+/** helm_runner_gauge() - a helm process of @r starting (@delta 1) or ended (-1): the gauges. */
+void helm_runner_gauge(struct helm_runner *r, int delta);
 /** helm_runner_release() - kill what still runs, wait for it, free. */
 void helm_runner_release(struct helm_runner *r);
 

@@ -142,6 +142,10 @@ struct ti_account {
  */
 int ti_account_for(const char *ns, const json_t *ns_labels, const char *writer,
                    struct ti_account *out /* OUT */);
+#define TGI_ACCOUNT_ROLE      "tgi"
+#define TEMPLATES_CLUSTERROLE "landlord-templates"
+/** tgi_account_for() - tgi.<ns>, the account TemplateGroupInstances' charts run as in @ns. */
+void tgi_account_for(const char *ns, struct ti_account *out /* OUT */);
 /**
  * ti_account_ensure() - create the ServiceAccount and apply the RoleBinding unless the caches
  * show them as wanted. *@changed says whether anything was written (RBAC then needs a moment

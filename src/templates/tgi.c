@@ -40,8 +40,9 @@
 #include "tenancy/tplorder.h"
 #include "tenancy/tplstatus.h"
 
-#define IDX_TEMPLATE    "template"
-#define NOT_READY_RETRY 30000
+#define IDX_TEMPLATE      "template"
+#define NOT_READY_RETRY   30000
+#define CHARTS_GONE_RETRY 5000 /* besides the release controller's word when one is gone */
 
 /* landlord's quotas in tenant namespaces: the Tenant controller's informer (tenant.c, OWN_RQ);
  * the same options share it. */
@@ -606,6 +607,7 @@ static struct ctrl_result converge(struct tgi_rec *r)
 	rc = clean_leftovers(r, r->selected);
 	if (rc != 0)
 		r->retry = true;
+	tgi_charts_leftover(r, false); /* the release controller says when each is gone */
 	if (r->retry)
 		return tgi_finish(r, CTRL_RESULT_RETRY);
 	return tgi_finish(r, r->failed ? CTRL_RESULT_AFTER(NOT_READY_RETRY) : CTRL_RESULT_DONE);
@@ -621,6 +623,10 @@ static struct ctrl_result teardown(struct tgi_rec *r)
 	if (!tgi_has_finalizer(r)) {
 		json_decref(none);
 		return CTRL_RESULT_DONE;
+	}
+	if (!tgi_charts_leftover(r, true)) { /* helm uninstall first, as tgi.<ns> */
+		json_decref(none);
+		return CTRL_RESULT_AFTER(CHARTS_GONE_RETRY);
 	}
 	rc = clean_leftovers(r, none);
 	json_decref(none);

@@ -9,6 +9,7 @@
 #ifndef LANDLORD_TGI_INTERNAL_H
 #define LANDLORD_TGI_INTERNAL_H
 
+#include "templates/releases.h"
 #include "templates/templates_internal.h"
 #include "tenancy/landlordconfig.h"
 
@@ -53,6 +54,18 @@ int tgi_set_finalizer(struct tgi_rec *r, bool present);
 bool tgi_has_finalizer(const struct tgi_rec *r);
 /** tgi_target() - landlord writing the instance's objects into @ns. */
 void tgi_target(const struct tgi_rec *r, const char *ns, struct tpl_target *out /* OUT */);
+/**
+ * tgi_chart() - the Template's chart in @row's namespace, whose manifests are applied: its
+ * release (name into @release) wanted as tgi.<ns>; @row shows it, is ready only when it is,
+ * and a failure is counted (tgi_helm.c). No chart: nothing.
+ */
+void tgi_chart(struct tgi_rec *r, struct tpl_row *row, char release[64],
+               struct release_state *st /* OUT */);
+/**
+ * tgi_charts_leftover() - the instance's releases in namespaces no longer selected, of another
+ * name, or (@all) every one, wanted gone. Return: whether all of those are gone.
+ */
+bool tgi_charts_leftover(struct tgi_rec *r, bool all);
 /** tgi_row() - count namespace @ns in status: ready or not, @applied of @rendered. */
 void tgi_row(struct tgi_rec *r, const char *ns, bool ready, size_t applied, size_t rendered);
 

@@ -111,8 +111,12 @@ void tgi_row(struct tgi_rec *r, const char *ns, bool ready, size_t applied, size
 	                      .ready = ready,
 	                      .applied = (long long)applied,
 	                      .rendered = (long long)rendered};
+	struct release_state st;
+	char release[64];
 
-	if (!tpl_rollup_group(r->t, ns, r->name, &row) && ready) {
+	if (ready) /* the chart goes after the manifests */
+		tgi_chart(r, &row, release, &st);
+	if (!tpl_rollup_group(r->t, ns, r->name, &row) && row.ready) {
 		row.ready = false; /* applied; its workloads are not ready yet */
 		r->workloads = true;
 	}

@@ -103,17 +103,19 @@ static enum tm_verdict sa_verdict(struct jval tenant, const struct lcfg *cfg,
 
 /*
  * The account a TemplateInstance in @binding_ns applies as (landlord-system's
- * ti.<binding_ns>.editor or .owner): a member of the namespace's tenant, bound there only.
+ * ti.<binding_ns>.editor or .owner), or a TemplateGroupInstance's chart runs as there
+ * (tgi.<binding_ns>): a member of the namespace's tenant, bound there only.
  */
 static bool is_apply_account(const char *ns, const char *name, const char *binding_ns)
 {
-	char editor[300], owner[300];
+	char editor[300], owner[300], group[300];
 
 	if (ns == NULL || binding_ns == NULL || strcmp(ns, LANDLORD_SYSTEM_NAMESPACE) != 0)
 		return false;
 	snprintf(editor, sizeof(editor), TI_ACCOUNT_FMT, binding_ns, WRITER_EDITOR);
 	snprintf(owner, sizeof(owner), TI_ACCOUNT_FMT, binding_ns, WRITER_OWNER);
-	return strcmp(name, editor) == 0 || strcmp(name, owner) == 0;
+	snprintf(group, sizeof(group), TGI_ACCOUNT_FMT, binding_ns);
+	return strcmp(name, editor) == 0 || strcmp(name, owner) == 0 || strcmp(name, group) == 0;
 }
 
 enum tm_verdict tm_subject_verdict(struct jval tenant, const struct lcfg *cfg,

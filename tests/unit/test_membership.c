@@ -103,6 +103,19 @@ static void test_membership__service_accounts_of_tenant_namespaces_are_members(v
 	assert_int_equal(verdict(e, "{\"kind\":\"User\","
 	                            "\"name\":\"system:serviceaccount:globex-dev:x\"}"),
 	                 TM_OUTSIDER);
+	/* the template accounts of this namespace, in landlord-system; not another namespace's */
+	assert_int_equal(verdict(e, "{\"kind\":\"ServiceAccount\",\"namespace\":"
+	                            "\"landlord-system\",\"name\":\"ti.acme-dev.editor\"}"),
+	                 TM_MEMBER);
+	assert_int_equal(verdict(e, "{\"kind\":\"ServiceAccount\",\"namespace\":"
+	                            "\"landlord-system\",\"name\":\"tgi.acme-dev\"}"),
+	                 TM_MEMBER);
+	assert_int_equal(verdict(e, "{\"kind\":\"ServiceAccount\",\"namespace\":"
+	                            "\"landlord-system\",\"name\":\"tgi.acme-prod\"}"),
+	                 TM_OUTSIDER);
+	assert_int_equal(verdict(e, "{\"kind\":\"ServiceAccount\",\"namespace\":"
+	                            "\"landlord-system\",\"name\":\"landlord\"}"),
+	                 TM_OUTSIDER);
 }
 
 static void test_membership__privileged_subjects_are_exceptions(void **state)
