@@ -558,6 +558,10 @@ struct inf *inf_new(struct kc_client *c, const struct inf_opts *opts)
 	describe_metrics();
 	for (size_t i = 0; opts->indexes && opts->indexes[i].name; i++)
 		inf_add_index(inf, opts->indexes[i].name, opts->indexes[i].fn, opts->indexes[i].ud);
+	if (opts->handler != NULL)
+		inf_add_handler(inf, opts->handler);
+	if (opts->relist != NULL)
+		inf_add_relist_handler(inf, opts->relist);
 	return inf;
 }
 

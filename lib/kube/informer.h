@@ -73,6 +73,11 @@ struct inf_opts {
 	 * manager shares an informer only between callers naming the same indexes */
 	const struct inf_index_def *indexes;
 	bool no_store; /* cache nothing: handlers keep their own state (see above) */
+	/* a handler and list brackets added by inf_new(), or NULL: for a store-less informer
+	 * that starts as it is made (its ud must outlive it); the manager shares an informer
+	 * made with them only with callers giving the same */
+	const struct inf_handler *handler;
+	const struct inf_relist_handler *relist;
 };
 
 struct inf_handler {

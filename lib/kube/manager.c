@@ -120,6 +120,8 @@ static char *informer_signature(const struct inf_opts *o)
 	/* an informer made without an index a caller asks for would answer it with nothing */
 	for (size_t i = 0; o->indexes && o->indexes[i].name; i++)
 		buf_appendf(&b, "|index:%s", o->indexes[i].name);
+	if (o->handler != NULL) /* its handler is its caller's own */
+		buf_appendf(&b, "|handler:%p", o->handler->ud);
 	return buf_detach(&b);
 }
 

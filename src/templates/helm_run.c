@@ -238,6 +238,8 @@ static size_t upgrade_args(const struct helm_release *rel, struct helm_argv *a, 
 	v[i++] = "10";
 	v[i++] = "--labels";
 	v[i++] = a->labels;
+	if (rel->force)
+		v[i++] = "--force-conflicts";
 	return i;
 }
 

@@ -79,6 +79,7 @@ struct helm_release {
 	const json_t *set;    /* helm_upgrade(): [{name, value, forceString}] (--set), or NULL */
 	const char *digest;   /* helm_upgrade(): helm_release_digest() of the above */
 	long revision;        /* helm_rollback(): the revision to return to */
+	bool force;           /* helm_upgrade(): --force-conflicts (take fields back: drift) */
 	const char *token;    /* the identity's bearer token: a secret */
 };
 

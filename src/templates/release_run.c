@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/api.h"
 #include "base/buf.h"
@@ -85,17 +86,35 @@ static int current_records(struct rel_rec *r, char why[256])
 	return helm_records_match(text, pending, &r->recs, why) ? 0 : -EPERM;
 }
 
-/* Re-read the records after a run and write them in the ledger, nothing pending. */
-static int settle(struct rel_rec *r, const char *chart_version)
+/*
+ * What the latest record says (when @learn): its chart's version into @version, and its
+ * objects watched (release_sync.c). Return: 0, or -EAGAIN when the record cannot be read.
+ */
+static int learn(struct rel_rec *r, char version[129])
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs);
+	json_t *release = latest ? rel_read_record(r, latest) : NULL;
+	int rc = release != NULL ? rel_sync_learn(r, release, r->run_started) : -EAGAIN;
+
+	snprintf(version, 129, "%s", jx_str(release, "chart", "metadata", "version", NULL) ?: "");
+	json_decref(release);
+	return rc;
+}
+
+/* Re-read the records after a run and write them in the ledger, nothing pending; after a
+ * run that succeeded (@learn), what the release holds now. */
+static int settle(struct rel_rec *r, bool learned)
 {
 	struct ll_err err = {{0}};
-	char *text;
+	char *text, version[129] = "";
 	int rc = helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err);
 
 	if (rc != 0)
 		return rel_fail(r, "HelmFailed", "%s", err.msg), rc;
+	if (learned && learn(r, version) != 0)
+		log_warn("cannot watch a helm release's objects", "{s:s}", "release", r->key);
 	text = helm_records_text(&r->recs);
-	rc = rel_ledger_write(r, LEDGER_PENDING_NONE, text, chart_version);
+	rc = rel_ledger_write(r, LEDGER_PENDING_NONE, text, learned ? version : NULL);
 	free(text);
 	return rc;
 }
@@ -243,7 +262,7 @@ static int recover(struct rel_rec *r, struct helm_release *rel, const char *toke
 		              : helm_uninstall(&r->h->runner, rel, &res);
 	rc = judge(r, rc == -ENOENT ? 0 : rc, &res, deployed ? "rollback" : "uninstall");
 	helm_result_release(&res);
-	if (settle(r, NULL) != 0 && rc == 0)
+	if (settle(r, false) != 0 && rc == 0)
 		rc = -EAGAIN;
 	if (rc == 0) {
 		log_info("helm release recovered", "{s:s,s:s}", "release", r->key, "how", msg);
@@ -253,35 +272,23 @@ static int recover(struct rel_rec *r, struct helm_release *rel, const char *toke
 	return rc;
 }
 
-/* helm status of the release just installed: its chart's version. */
-static void chart_version(struct rel_rec *r, struct helm_release *rel, char out[129])
-{
-	struct helm_release_status st;
-	struct helm_result res = {0};
-
-	out[0] = '\0';
-	if (helm_status(&r->h->runner, rel, &st, &res) == 0)
-		snprintf(out, 129, "%s", st.chart_version);
-	helm_result_release(&res);
-}
-
 /* helm upgrade --install, as the wish's account. */
 static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *token)
 {
 	const struct helm_record *latest = helm_records_latest(&r->recs);
 	struct helm_result res = {0};
-	char pending[24], version[129] = "";
+	char pending[24];
 	int rc;
 
 	snprintf(pending, sizeof(pending), "%ld", latest ? latest->revision + 1 : 1);
 	rel->token = token;
+	rel->force = r->force;
+	r->run_started = (long long)time(NULL) - 1; /* managedFields times are whole seconds */
 	rc = rel_ledger_write(r, pending, NULL, NULL);
 	if (rc == 0)
 		rc = judge(r, helm_upgrade(&r->h->runner, rel, &res), &res, "upgrade");
 	helm_result_release(&res);
-	if (rc == 0)
-		chart_version(r, rel, version);
-	if (settle(r, rc == 0 ? version : NULL) != 0 && rc == 0)
+	if (settle(r, rc == 0) != 0 && rc == 0)
 		rc = -EAGAIN;
 	return rc;
 }
@@ -316,6 +323,25 @@ static bool up_to_date(const struct rel_rec *r)
 	       strcmp(rel_ledger_str(r, "pending"), LEDGER_PENDING_NONE) == 0;
 }
 
+/*
+ * Up to date: is a repair due (sync, an object drifted, none forced in 30 s)? Objects not known
+ * yet (a restart) are learned from Helm's record, with no helm run.
+ */
+static bool repair_due(struct rel_rec *r)
+{
+	char version[129];
+
+	if (!rel_sync_known(r) && learn(r, version) != 0)
+		log_warn("cannot watch a helm release's objects", "{s:s}", "release", r->key);
+	if (!json_is_true(json_object_get(r->want, "sync")))
+		return false;
+	r->force = rel_sync_drifted(r, &r->wait_ms);
+	if (r->force)
+		log_info("helm release drifted; upgrading with --force-conflicts", "{s:s}",
+		         "release", r->key);
+	return r->force;
+}
+
 static int install(struct rel_rec *r)
 {
 	struct helm_release rel = {.name = r->release, .ns = r->ns};
@@ -323,14 +349,14 @@ static int install(struct rel_rec *r)
 	char *token = NULL;
 	int rc = resolve_chart(r, &rel);
 
-	if (rc == 0 && up_to_date(r))
+	if (rc == 0 && up_to_date(r) && !repair_due(r))
 		return 0; /* the common case: no helm, no token */
 	if (rc == 0)
 		rc = account_token(r, rel_ledger_str(r, "account"), &token);
 	latest = helm_records_latest(&r->recs);
 	if (rc == 0 && latest != NULL && helm_status_pending(latest->status))
 		rc = recover(r, &rel, token);
-	if (rc == 0 && !up_to_date(r))
+	if (rc == 0 && (!up_to_date(r) || r->force))
 		rc = upgrade(r, &rel, token);
 	drop_token(token);
 	return rc;
@@ -350,10 +376,12 @@ static int uninstall(struct rel_rec *r)
 		rc = judge(r, helm_uninstall(&r->h->runner, &rel, &res), &res, "uninstall");
 	helm_result_release(&res);
 	drop_token(token);
-	if (rc == 0 || rc == -ENOENT)
+	if (rc == 0 || rc == -ENOENT) {
+		rel_sync_forget(r);
 		rc = rel_ledger_delete(r);
-	else
-		settle(r, NULL);
+	} else {
+		settle(r, false);
+	}
 	return rc;
 }
 
@@ -378,7 +406,7 @@ static struct ctrl_result outcome(struct rel_rec *r, int rc)
 		return CTRL_RESULT_AFTER(BUSY_RETRY_MS);
 	if (rc != 0)
 		return backoff(r);
-	return CTRL_RESULT_DONE;
+	return r->wait_ms > 0 ? CTRL_RESULT_AFTER(r->wait_ms) : CTRL_RESULT_DONE;
 }
 
 struct ctrl_result rel_reconcile(struct rel_rec *r)
@@ -412,8 +440,10 @@ struct ctrl_result rel_reconcile(struct rel_rec *r)
 		rc = removal ? uninstall(r) : install(r);
 	if (rc == 0 && removal)
 		json_object_set_new(r->result, "gone", json_true());
-	if (!removal)
+	if (!removal) {
 		report_release(r, rel_ledger_str(r, "chartVersion"));
+		rel_sync_counts(r->h, r->key, r->result);
+	}
 	if (rc == 0 && !removal)
 		json_object_set_new(r->result, "ready", json_true());
 	return rc == -EEXIST ? CTRL_RESULT_DONE : outcome(r, rc);

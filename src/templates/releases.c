@@ -33,6 +33,17 @@ void releases_owner_tgi(const char *name, char *out, size_t cap)
 	snprintf(out, cap, "tgi/%s", name);
 }
 
+void release_state_counts(const struct release_state *st, struct tpl_row *row)
+{
+	struct tpl_ready_desired *rd[3] = {&row->deployments, &row->stateful_sets,
+	                                   &row->daemon_sets};
+
+	for (size_t k = 0; k < 3; k++) {
+		rd[k]->ready += st->workloads_ready[k];
+		rd[k]->desired += st->workloads_desired[k];
+	}
+}
+
 bool releases_on(const struct templates *t)
 {
 	return t->helm != NULL;
@@ -65,6 +76,13 @@ static void state_of(const json_t *result, long long gen, struct release_state *
 	         jx_str(result, "chartVersion", NULL) ?: "");
 	snprintf(st->reason, sizeof(st->reason), "%s", jx_str(result, "reason", NULL) ?: "");
 	snprintf(st->message, sizeof(st->message), "%s", jx_str(result, "message", NULL) ?: "");
+	for (size_t k = 0; k < 3; k++) {
+		static const char *const fields[] = {"deployments", "statefulSets", "daemonSets"};
+		const json_t *w = json_object_get(result, fields[k]);
+
+		st->workloads_ready[k] = json_integer_value(json_object_get(w, "ready"));
+		st->workloads_desired[k] = json_integer_value(json_object_get(w, "desired"));
+	}
 }
 
 /* A wish as stored: "helm" (and its values) only when the release is wanted installed. */
@@ -79,6 +97,7 @@ static json_t *wish_json(const struct release_want *w)
 		                    w->values ? json_incref((json_t *)w->values) : json_object());
 		json_object_set_new(o, "set",
 		                    w->set ? json_incref((json_t *)w->set) : json_array());
+		json_object_set_new(o, "sync", json_boolean(w->sync));
 	}
 	return o;
 }
@@ -86,7 +105,7 @@ static json_t *wish_json(const struct release_want *w)
 /* Is @old the same wish as @now (generation aside)? */
 static bool same_wish(const json_t *old, const json_t *now)
 {
-	static const char *const fields[] = {"owner", "account", "helm", "values", "set"};
+	static const char *const fields[] = {"owner", "account", "helm", "values", "set", "sync"};
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const json_t *a = json_object_get(old, fields[i]),
@@ -461,6 +480,11 @@ int templates_enable_helm(struct templates *t, const char *helm, const struct kc
 	h->wants = json_object();
 	h->results = json_object();
 	h->mine = json_object();
+	h->synced = json_object();
+	h->objects = json_object();
+	h->drifted = json_object();
+	h->forced_ms = json_object();
+	h->watched = json_object();
 	proc_group_set_open(&h->runner.group, false); /* until this replica leads */
 	t->helm = h;
 	return 0;
@@ -477,6 +501,7 @@ void releases_free(struct tpl_helm *h)
 	json_decref(h->wants);
 	json_decref(h->results);
 	json_decref(h->mine);
+	releases_sync_free(h);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

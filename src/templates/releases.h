@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "templates/apply.h"
+#include "tenancy/tplstatus.h"
 
 struct templates;
 
@@ -38,6 +39,7 @@ struct release_want {
 	const char *account;        /* the ServiceAccount of landlord-system helm runs as */
 	const json_t *helm;         /* the Template's spec.resources.helm; NULL: uninstall */
 	const json_t *values, *set; /* rendered values and setValues (with @helm) */
+	bool sync;                  /* the instance's spec.sync: drift is repaired */
 };
 
 /* What an owner's status shows of a release. */
@@ -49,6 +51,8 @@ struct release_state {
 	char chart_version[129]; /* "" when unknown */
 	char reason[64];         /* "" when fine; HelmFailed, Conflict, ReleaseTampered... */
 	char message[TPL_FAIL_MESSAGE_MAX];
+	/* the release's workloads: Deployments, StatefulSets, DaemonSets */
+	long long workloads_ready[3], workloads_desired[3];
 };
 
 /**
@@ -63,6 +67,8 @@ int releases_want(struct templates *t, const struct release_want *w,
  * "<namespace>/<release>" (in @ns only, unless NULL).
  */
 json_t *releases_of(struct templates *t, const char *owner, const char *ns);
+/** release_state_counts() - add the release's workloads to @row's (before the roll-up). */
+void release_state_counts(const struct release_state *st, struct tpl_row *row);
 /** releases_on() - whether helm is configured (--helm-binary). */
 bool releases_on(const struct templates *t);
 /** releases_owner_ti(), releases_owner_tgi() - an owner's name, into @out. */

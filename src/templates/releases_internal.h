@@ -28,6 +28,13 @@ struct tpl_helm {
 	                  *         message, failures} */
 	json_t *mine;    /* key -> the ledger as landlord last wrote it (null: deleted) */
 	long long gen;
+	/* release_sync.c: the releases' objects, their watches and drift */
+	json_t *synced;    /* key -> {objkey: {kind, base, now}} */
+	json_t *objects;   /* objkey -> key */
+	json_t *drifted;   /* key -> true: an object drifted since the last run */
+	json_t *forced_ms; /* key -> when its last forced upgrade ran (monotonic ms) */
+	json_t *watched;   /* "apiVersion/Kind" -> true */
+	struct sync_watch *watches;
 };
 
 /* One reconcile of one release. */
@@ -41,6 +48,9 @@ struct rel_rec {
 	json_t *result;       /* what this reconcile reports (new object) */
 	char chart[PATH_MAX]; /* the chart's file or directory */
 	char digest[HELM_DIGEST_LEN + 1];
+	bool force;            /* repair drift: --force-conflicts */
+	long long run_started; /* when this reconcile's helm run started (epoch s), or 0 */
+	long wait_ms;          /* look again after this long (a repair held back), or 0 */
 };
 
 /** rel_load() - @key's wish and ledger. Return: 0, or -EINVAL for a malformed key. */
@@ -64,6 +74,35 @@ int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records
 int rel_ledger_delete(struct rel_rec *r);
 /** rel_ledger_str() - a field of the ledger's data, or "" . */
 const char *rel_ledger_str(const struct rel_rec *r, const char *field);
+
+/* ---- release_sync.c ---- */
+
+/**
+ * rel_read_record() - Helm's record @rec of the release, read by landlord and decoded (the
+ * release: manifest, chart, info), only when it is still the record of @rec's uid and
+ * resourceVersion (which the ledger vouched for). Return: a new object, or NULL.
+ */
+json_t *rel_read_record(struct rel_rec *r, const struct helm_record *rec);
+/**
+ * rel_sync_learn() - the objects of @release's manifest watched and their baselines taken (one
+ * GET each); drift noted before is dropped, and an object another manager than Helm wrote at
+ * or after @since (seconds since the epoch: the run's start) is drift now.
+ * Return: 0, or -EAGAIN when a baseline is missing.
+ */
+int rel_sync_learn(struct rel_rec *r, const json_t *release, long long since);
+/** rel_sync_forget() - the release is gone: nothing of it watched. */
+void rel_sync_forget(struct rel_rec *r);
+/** rel_sync_known() - whether the release's objects are known (rel_sync_learn() ran). */
+bool rel_sync_known(struct rel_rec *r);
+/**
+ * rel_sync_drifted() - whether an object of the release drifted and a repair may run now (at
+ * most once per 30 s: otherwise false, and *@wait_ms says when).
+ */
+bool rel_sync_drifted(struct rel_rec *r, long *wait_ms /* OUT */);
+/** rel_sync_counts() - the release's workloads, ready and desired, into @result. */
+void rel_sync_counts(struct tpl_helm *h, const char *key, json_t *result);
+/** releases_sync_free() - the watches' contexts (after the manager). */
+void releases_sync_free(struct tpl_helm *h);
 
 /** rel_reconcile() - one release made what its wish says (release_run.c). */
 struct ctrl_result rel_reconcile(struct rel_rec *r);

@@ -71,7 +71,8 @@ static int want(struct tgi_rec *r, const char *ns, const json_t *helm, const cha
 		                                          .account = account.sa,
 		                                          .helm = helm,
 		                                          .values = vals,
-		                                          .set = set},
+		                                          .set = set,
+		                                          .sync = r->sync},
 		                   st);
 	}
 	json_decref(vals);
@@ -101,6 +102,7 @@ void tgi_chart(struct tgi_rec *r, struct tpl_row *row, char release[64], struct 
 	row->chart_version = st->chart_version;
 	row->revision = st->revision;
 	row->ready = row->ready && st->ready;
+	release_state_counts(st, row);
 	if (st->reason[0] != '\0' && strcmp(st->reason, "ReleaseRecovered") != 0) {
 		snprintf(object, sizeof(object), "Release/%s", release);
 		tgi_fail(r, row->ns, st->reason, object, st->message);

@@ -78,13 +78,16 @@ void ti_charts(struct ti_rec *r)
 	} else if (helm != NULL && r->synced && !r->failed && values(r, &vals, &set) == 0) {
 		release_name(r, r->release);
 		if (releases_want(r->t,
-		                  &(struct release_want){.owner = owner,
-		                                         .ns = r->ns_name,
-		                                         .release = r->release,
-		                                         .account = r->account.sa,
-		                                         .helm = helm,
-		                                         .values = vals,
-		                                         .set = set},
+		                  &(struct release_want){
+		                          .owner = owner,
+		                          .ns = r->ns_name,
+		                          .release = r->release,
+		                          .account = r->account.sa,
+		                          .helm = helm,
+		                          .values = vals,
+		                          .set = set,
+		                          .sync = jval_bool(jval_path(r->ti, "spec", "sync", NULL),
+		                                            false)},
 		                  &r->rel) != 0 ||
 		    (r->rel.reason[0] != '\0' && strcmp(r->rel.reason, "ReleaseRecovered") != 0)) {
 			snprintf(object, sizeof(object), "Release/%s", r->release);

@@ -180,6 +180,8 @@ static json_t *status_of(const struct ti_rec *r)
 	row.applied = r->unchanged ? jval_int(jval_get(last, "applied"), 0) : (long long)r->applied;
 	row.rendered = r->unchanged ? jval_int(jval_get(last, "rendered"), 0)
 	                            : (long long)(r->objects ? json_array_size(r->objects) : 0);
+	if (r->release[0] != '\0')
+		release_state_counts(&r->rel, &row); /* the chart's workloads, in the roll-up */
 	workloads_ready = tpl_rollup(r->t, r->ns_name, r->name, &row);
 	row.ready = !r->failed && r->synced && workloads_ready &&
 	            (r->release[0] == '\0' || r->rel.ready);

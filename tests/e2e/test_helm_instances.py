@@ -260,3 +260,58 @@ def test_a_forged_release_record_stops_every_helm_command(env):
     kit.core.delete_namespaced_secret("sh.helm.release.v1.forged.v2", ns)
     wait_ti(env, name, deployed(2), "the release upgraded once the forgery is gone")
     assert greeting(env, "forged") == "two"
+
+
+def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, {"path": str(CHARTS / "web"), "releaseName": "drift"})
+    name = instance(env, "bob", tmpl)
+
+    def deployed_with_workloads(obj):
+        rows = (obj.get("status") or {}).get("rows") or []
+        return (bool(rows) and rows[0].get("release", {}).get("status") == "deployed" and
+                rows[0].get("deployments") == {"ready": 0, "desired": 1})
+    obj = wait_ti(env, name, deployed_with_workloads, "deployed, its Deployment counted")
+    # no kubelet: the chart's Deployment never gets ready, and the instance says so
+    assert ready_condition(obj)["reason"] == "WorkloadsNotReady", ready_condition(obj)
+    revision = release_row(obj)["revision"]
+    # a deleted object of the release comes back (helm upgrade --force-conflicts)
+    kit.core.delete_namespaced_config_map("drift-config", ns)
+    kit.cluster.wait_for(lambda: greeting_of(env, "drift-config") == "hello", TIMEOUT,
+                         what=f"the ConfigMap back\n{kit.log_tail()}")
+    # an edited field Helm applied comes back too (at most one repair per 30 s)
+    apps = k8s.AppsV1Api(kit.client("bob"))
+    apps.patch_namespaced_deployment("drift-web", ns, {"spec": {"template": {"spec": {
+        "containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}})
+
+    def image():
+        return kit.apps.read_namespaced_deployment("drift-web", ns).spec.template.spec \
+            .containers[0].image if hasattr(kit, "apps") else k8s.AppsV1Api(
+                kit.client("admin")).read_namespaced_deployment("drift-web", ns) \
+            .spec.template.spec.containers[0].image
+    try:
+        kit.cluster.wait_for(lambda: image() == "registry.k8s.io/pause:3.9", TIMEOUT,
+                             what=f"the image back\n{kit.log_tail()}")
+    except BaseException:
+        print(json.dumps(get_ti(env, name).get("status"), indent=1))
+        raise
+    obj = wait_ti(env, name, lambda o: release_row(o).get("revision", 0) >= revision + 2,
+                  "two repairs, two revisions")
+    # ignore-updates on an object: its edits stay
+    kit.core.patch_namespaced_config_map("drift-config", ns, {
+        "metadata": {"labels": {"landlord.dev/ignore-updates": "true"}},
+        "data": {"greeting": "mine"}})
+    before = release_row(get_ti(env, name))["revision"]
+    import time
+    time.sleep(5)
+    assert greeting_of(env, "drift-config") == "mine"
+    assert release_row(get_ti(env, name))["revision"] == before
+
+
+def greeting_of(env, cm):
+    try:
+        return env["kit"].core.read_namespaced_config_map(cm, env["ns"]).data["greeting"]
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
