@@ -346,6 +346,9 @@ def test_no_process_holds_the_password_or_the_token_while_helm_runs(env, silent_
     token = json.loads(kubeconfig.read_text())["users"][0]["user"]["token"].encode()
     size = len(token)  # apart: pytest would print the token in len(token)
     assert size > 100 and token.startswith(b"eyJ"), size
+    claims = token.split(b".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(claims + b"=" * (-len(claims) % 4)))
+    assert claims["sub"] == f"system:serviceaccount:{SYSTEM}:ti.{env['ns']}.editor", claims["sub"]
     for _ in range(5):
         helms = helm_children(landlord)
         assert len(helms) >= 2, helms.keys()
