@@ -356,7 +356,14 @@ void helm_error_message(const char *err, size_t len, char out[HELM_MESSAGE_MAX +
 		line = last, end = last_end;
 	while (end != NULL && end > line && (end[-1] == '\r' || end[-1] == ' '))
 		end--;
-	copy = line != NULL ? xstrndup(line, (size_t)(end - line)) : NULL;
+	if (line != NULL && (size_t)(end - line) > HELM_MESSAGE_KEPT) {
+		line = end - (HELM_MESSAGE_KEPT - 3); /* its end: the innermost cause */
+		while (line < end && ((unsigned char)*line & 0xc0) == 0x80)
+			line++; /* on a character boundary */
+		copy = xasprintf("...%.*s", (int)(end - line), line);
+	} else {
+		copy = line != NULL ? xstrndup(line, (size_t)(end - line)) : NULL;
+	}
 	tpl_clip(out, HELM_MESSAGE_MAX, copy);
 	free(copy);
 }

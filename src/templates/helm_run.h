@@ -53,6 +53,7 @@ struct ll_err;
 #define HELM_TIMEOUT_MS_DEFAULT  (5 * 60 * 1000)
 #define HELM_OUTPUT_MAX          (64u << 10) /* bytes kept of each of stdout and stderr */
 #define HELM_MESSAGE_MAX         256         /* bytes of a result's message */
+#define HELM_MESSAGE_KEPT        240         /* of Helm's own: room for "helm uninstall: " */
 #define HELM_DIGEST_LEN          60          /* hex: a label value holds at most 63 */
 #define HELM_LABEL_DIGEST        "landlord.dev/digest"
 #define HELM_CHART_BYTES_MAX     (64u << 20) /* a chart's files, hashed, at most */
@@ -181,7 +182,10 @@ int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const c
 void helm_argv_release(struct helm_argv *a);
 /**
  * helm_error_message() - Helm's message in its stderr @err (@len bytes): the text of its last
- * line starting "Error: ", else its last non-blank line, clipped as tpl_clip() does.
+ * line starting "Error: ", else its last non-blank line, valid UTF-8 as tpl_clip() makes it.
+ * Helm nests its causes ("UPGRADE FAILED: ...: <the API server's or a webhook's words>"), so a
+ * line longer than HELM_MESSAGE_KEPT bytes keeps its end, the innermost cause: "..." and its last
+ * bytes, HELM_MESSAGE_KEPT in all (a caller's "helm <verb>: " still fits a status message).
  */
 void helm_error_message(const char *err, size_t len, char out[HELM_MESSAGE_MAX + 1]);
 /** helm_parse_status() - `helm get metadata -o json` output into @st. Return: 0 or -EPROTO. */

@@ -203,7 +203,7 @@ static void expect_message(const char *err, const char *want)
 static void test_helm_run__helms_message_is_its_last_error_line(void **state)
 {
 	char *lng = xasprintf("Error: %0300d\n", 7), out[HELM_MESSAGE_MAX + 1];
-	char utf[400] = "Error: ";
+	char utf[400] = "Error: ", as[221] = "", nested[300], want[300];
 
 	expect_message("walk.go:75: found symbolic link\nError: INSTALL FAILED: clusterroles is "
 	               "forbidden\n",
@@ -212,14 +212,21 @@ static void test_helm_run__helms_message_is_its_last_error_line(void **state)
 	expect_message("no error line here\nlast words  \n\n", "last words");
 	expect_message("", "");
 	expect_message(" \n\t\n", "");
+	/* a long message keeps its end, the innermost cause, after "..." */
 	helm_error_message(lng, strlen(lng), out);
-	assert_int_equal(strlen(out), HELM_MESSAGE_MAX);
-	assert_string_equal(out + HELM_MESSAGE_MAX - 3, "...");
+	assert_int_equal(strlen(out), HELM_MESSAGE_KEPT);
+	assert_memory_equal(out, "...000", 6);
+	assert_string_equal(out + HELM_MESSAGE_KEPT - 2, "07");
+	memset(as, 'a', 220);
+	snprintf(nested, sizeof(nested), "Error: UPGRADE FAILED: %s: is forbidden\n", as);
+	snprintf(want, sizeof(want), "...D: %s: is forbidden", as); /* 250 bytes: the last 237 */
+	expect_message(nested, want);
 	for (size_t i = strlen(utf); i + 3 < sizeof(utf) - 1; i += 2)
 		memcpy(utf + i, "\xc3\xa9", 2); /* é */
 	helm_error_message(utf, strlen(utf), out);
-	assert_true(strlen(out) <= HELM_MESSAGE_MAX);
-	assert_memory_equal(out + strlen(out) - 5, "\xc3\xa9...", 5);
+	assert_true(strlen(out) <= HELM_MESSAGE_KEPT && strlen(out) >= HELM_MESSAGE_KEPT - 1);
+	assert_memory_equal(out, "...\xc3\xa9", 5); /* cut on a character boundary */
+	assert_memory_equal(out + strlen(out) - 2, "\xc3\xa9", 2);
 	free(lng);
 }
 
