@@ -229,13 +229,18 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	mgr_add_controller(m, &tenant);
 	mgr_add_controller(m, &plan);
 	mgr_add_controller(m, &reservations);
-	mgr_add_controller(m, &ti);
-	mgr_add_controller(m, &tgi);
+	/*
+	 * The release controller before the instances': controllers start in this order, and a
+	 * release an instance wants is queued only when its wish changes (releases_want()), into
+	 * a queue that must exist by then (a key queued before it does is dropped).
+	 */
 	if (cfg->helm_binary != NULL && *cfg->helm_binary != '\0') {
 		struct controller_def helm = helm_controller_def(tpl);
 
 		mgr_add_controller(m, &helm);
 	}
+	mgr_add_controller(m, &ti);
+	mgr_add_controller(m, &tgi);
 	return m;
 }
 

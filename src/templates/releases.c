@@ -439,7 +439,12 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	return res;
 }
 
-/* Only the leader runs helm: a replica that stops leading kills what still runs. */
+/*
+ * Only the leader runs helm: a replica that stops leading kills what still runs. A term starts
+ * with no wish known (called before any worker runs): the instances' first reconciles then
+ * queue every release again, into this term's queue (the last term's was dropped with what it
+ * held, and an unchanged wish is never queued again).
+ */
 static void leading(bool lead, void *ud)
 {
 	struct templates *t = ud;
@@ -447,6 +452,11 @@ static void leading(bool lead, void *ud)
 	proc_group_set_open(&t->helm->runner.group, lead);
 	if (!lead)
 		proc_group_kill_all(&t->helm->runner.group);
+	if (lead) {
+		pthread_mutex_lock(&t->helm->lock);
+		json_object_clear(t->helm->wants);
+		pthread_mutex_unlock(&t->helm->lock);
+	}
 }
 
 struct controller_def helm_controller_def(struct templates *t)
