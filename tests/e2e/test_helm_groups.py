@@ -35,6 +35,11 @@ def env(kit, created):
             if ex.status != 404:
                 raise
 
+    def gone():
+        items = kit.custom.list_cluster_custom_object(GROUP, VERSION, TGI)["items"]
+        return not any(i["metadata"]["name"] in e["instances"] for i in items)
+    kit.cluster.wait_for(gone, TIMEOUT, what=f"instances gone\n{kit.log_tail()}")
+
 
 def template(env, helm):
     kit = env["kit"]

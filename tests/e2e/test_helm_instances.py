@@ -93,6 +93,12 @@ def wait_ti(env, name, predicate, what):
         env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"{what}\n{env['kit'].log_tail()}")
     except BaseException:
         print(json.dumps(get_ti(env, name).get("status"), indent=1))
+        d = k8s.AppsV1Api(kit.client("admin")).read_namespaced_deployment("drift-web", ns)
+        print("IMAGE", d.spec.template.spec.containers[0].image, d.metadata.generation)
+        for m in d.metadata.managed_fields:
+            print("MF", m.manager, m.operation, m.time, m.subresource)
+        for r in records(env, "drift"):
+            print("REC", r.metadata.name, r.metadata.labels)
         raise
     return get_ti(env, name)
 
@@ -294,6 +300,12 @@ def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
                              what=f"the image back\n{kit.log_tail()}")
     except BaseException:
         print(json.dumps(get_ti(env, name).get("status"), indent=1))
+        d = k8s.AppsV1Api(kit.client("admin")).read_namespaced_deployment("drift-web", ns)
+        print("IMAGE", d.spec.template.spec.containers[0].image, d.metadata.generation)
+        for m in d.metadata.managed_fields:
+            print("MF", m.manager, m.operation, m.time, m.subresource)
+        for r in records(env, "drift"):
+            print("REC", r.metadata.name, r.metadata.labels)
         raise
     obj = wait_ti(env, name, lambda o: release_row(o).get("revision", 0) >= revision + 2,
                   "two repairs, two revisions")
