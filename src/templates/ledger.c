@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -12,9 +13,13 @@
 #include "base/json.h"
 #include "kube/informer.h"
 #include "kube/kube.h"
+#include "kube/yamljson.h"
+#include "pki/pki.h"
+#include "templates/apply.h"
 #include "tenancy/tplstatus.h"
 
 #define IDX_RELEASE "release"
+#define RECORD_MAX  (16u << 20) /* bytes of a decoded release record */
 
 static void copy(char *dst, size_t cap, const char *src)
 {
@@ -216,4 +221,87 @@ const struct helm_record *helm_records_deployed(const struct helm_records *r)
 bool helm_status_pending(const char *status)
 {
 	return strncmp(status, "pending-", 8) == 0;
+}
+
+/* ---------- a release's record ---------- */
+
+/* gunzip @in (@len bytes) into @out, at most RECORD_MAX bytes. Return: 0 or -EINVAL. */
+static int gunzip(const unsigned char *in, size_t len, struct buf *out)
+{
+	z_stream z = {0};
+	unsigned char chunk[16384];
+	int zr, rc = 0;
+
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = inflate(&z, Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END)
+			rc = -EINVAL;
+		else if (buf_append(out, chunk, sizeof(chunk) - z.avail_out) != 0)
+			rc = -EFBIG;
+	} while (rc == 0 && zr != Z_STREAM_END && z.avail_in + z.avail_out > 0 &&
+	         !(z.avail_in == 0 && z.avail_out != 0));
+	if (rc == 0 && zr != Z_STREAM_END)
+		rc = -EINVAL;
+	inflateEnd(&z);
+	return rc;
+}
+
+json_t *helm_record_decode(const char *data)
+{
+	struct buf once = BUF_INIT(RECORD_MAX), twice = BUF_INIT(RECORD_MAX),
+	           json = BUF_INIT(RECORD_MAX);
+	json_t *release = NULL;
+
+	if (data != NULL && pki_b64_decode(data, &once) == 0 &&
+	    pki_b64_decode(buf_cstr(&once), &twice) == 0 &&
+	    gunzip((const unsigned char *)twice.p, twice.len, &json) == 0)
+		release = json_loadb(json.p, json.len, 0, NULL);
+	buf_release(&once);
+	buf_release(&twice);
+	buf_release(&json);
+	return release;
+}
+
+/* ---------- a release's manifest ---------- */
+
+/* "<apiVersion>/<Kind>" and "<apiVersion>/<Kind>/<ns>/<name>" of a manifest document. */
+static bool object_keys(const json_t *doc, const char *ns, char kind[TPL_FAIL_OBJECT_MAX],
+                        char *objkey, size_t cap)
+{
+	const char *av = jx_str(doc, "apiVersion", NULL), *k = jx_str(doc, "kind", NULL),
+	           *name = jx_str(doc, "metadata", "name", NULL),
+	           *ons = jx_str(doc, "metadata", "namespace", NULL);
+
+	if (av == NULL || k == NULL || name == NULL)
+		return false;
+	snprintf(kind, TPL_FAIL_OBJECT_MAX, "%s/%s", av, k);
+	snprintf(objkey, cap, "%s/%s/%s", kind, ons ? ons : ns, name);
+	return true;
+}
+
+json_t *helm_manifest_objects(const char *manifest, const char *ns)
+{
+	json_t *out = json_object();
+	const char *p = manifest, *end;
+	char kind[TPL_FAIL_OBJECT_MAX], objkey[1024];
+
+	while (p != NULL && *p != '\0') {
+		const char *sep = strstr(p, "\n---");
+		json_t *doc = NULL;
+
+		end = sep != NULL ? sep + 1 : p + strlen(p);
+		if (yaml_to_json(p, (size_t)(end - p), &doc, NULL) == 0 && json_is_object(doc) &&
+		    object_keys(doc, ns, kind, objkey, sizeof(objkey)))
+			json_object_set_new(out, objkey, json_string(kind));
+		json_decref(doc);
+		p = sep != NULL ? strchr(sep + 1, '\n') : NULL;
+		p = p != NULL ? p + 1 : NULL;
+	}
+	return out;
 }

@@ -86,4 +86,19 @@ const struct helm_record *helm_records_deployed(const struct helm_records *r);
 /** helm_status_pending() - a pending-install, pending-upgrade or pending-rollback status. */
 bool helm_status_pending(const char *status);
 
+/**
+ * helm_record_decode() - a record's data.release (as the API server gives it: base64 of Helm's
+ * base64 of gzip of the release's JSON) decoded, at most 16 MiB of JSON: a new object (the
+ * release: manifest, chart, info...), or NULL when it is not one. Pure.
+ */
+json_t *helm_record_decode(const char *data);
+/**
+ * helm_manifest_objects() - the objects of a release's @manifest (valid UTF-8, as a JSON string
+ * is; YAML documents separated by
+ * "---" lines; one that does not parse, or lacks apiVersion, kind or metadata.name, is skipped)
+ * as a new object {"<apiVersion>/<Kind>/<namespace>/<name>": "<apiVersion>/<Kind>"}, the
+ * namespace @ns where a document names none. Pure.
+ */
+json_t *helm_manifest_objects(const char *manifest, const char *ns);
+
 #endif

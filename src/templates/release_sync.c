@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #include <openssl/evp.h>
 
@@ -29,12 +28,9 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "kube/discovery.h"
-#include "kube/yamljson.h"
-#include "pki/pki.h"
 #include "templates/releases_internal.h"
 
-#define RECORD_MAX   (16u << 20) /* bytes of a decoded release record */
-#define REPAIR_EVERY 30000       /* ms: at most one forced upgrade per release */
+#define REPAIR_EVERY 30000 /* ms: at most one forced upgrade per release */
 
 /* Annotations controllers write on a chart's objects: not drift. */
 static const char *const CONTROLLER_ANNOTATIONS[] = {"deployment.kubernetes.io/revision", NULL};
@@ -47,50 +43,6 @@ struct sync_watch {
 };
 
 /* ---------- the record ---------- */
-
-/* gunzip @in (@len bytes) into @out, at most RECORD_MAX bytes. Return: 0 or -EINVAL. */
-static int gunzip(const unsigned char *in, size_t len, struct buf *out)
-{
-	z_stream z = {0};
-	unsigned char chunk[16384];
-	int zr, rc = 0;
-
-	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (unsigned char *)in;
-	z.avail_in = (uInt)len;
-	do {
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		zr = inflate(&z, Z_NO_FLUSH);
-		if (zr != Z_OK && zr != Z_STREAM_END)
-			rc = -EINVAL;
-		else if (buf_append(out, chunk, sizeof(chunk) - z.avail_out) != 0)
-			rc = -EFBIG;
-	} while (rc == 0 && zr != Z_STREAM_END && z.avail_in + z.avail_out > 0 &&
-	         !(z.avail_in == 0 && z.avail_out != 0));
-	if (rc == 0 && zr != Z_STREAM_END)
-		rc = -EINVAL;
-	inflateEnd(&z);
-	return rc;
-}
-
-/* Helm's record (Secret data.release: base64 of gzip of the release's JSON) decoded. */
-static json_t *decode_record(const char *data)
-{
-	struct buf once = BUF_INIT(RECORD_MAX), twice = BUF_INIT(RECORD_MAX),
-	           json = BUF_INIT(RECORD_MAX);
-	json_t *release = NULL;
-
-	if (data != NULL && pki_b64_decode(data, &once) == 0 &&
-	    pki_b64_decode(buf_cstr(&once), &twice) == 0 &&
-	    gunzip((const unsigned char *)twice.p, twice.len, &json) == 0)
-		release = json_loadb(json.p, json.len, 0, NULL);
-	buf_release(&once);
-	buf_release(&twice);
-	buf_release(&json);
-	return release;
-}
 
 json_t *rel_read_record(struct rel_rec *r, const struct helm_record *rec)
 {
@@ -106,52 +58,13 @@ json_t *rel_read_record(struct rel_rec *r, const struct helm_record *rec)
 		/* the record the ledger vouched for, not one put in its place since */
 		if (strcmp(jx_str(meta, "uid", NULL) ?: "", rec->uid) == 0 &&
 		    strcmp(jx_str(meta, "resourceVersion", NULL) ?: "", rec->rv) == 0)
-			release = decode_record(jx_str(resp.body, "data", "release", NULL));
+			release = helm_record_decode(jx_str(resp.body, "data", "release", NULL));
 	}
 	if (release == NULL)
 		log_warn("cannot read a helm release record", "{s:s,s:s,s:s}", "namespace", r->ns,
 		         "record", name, "error", err.msg[0] ? err.msg : resp.status.message);
 	kc_resp_release(&resp);
 	return release;
-}
-
-/* ---------- the manifest's objects ---------- */
-
-/* "<apiVersion>/<Kind>" and "<apiVersion>/<Kind>/<ns>/<name>" of a manifest document. */
-static bool object_keys(const json_t *doc, const char *ns, char kind[TPL_FAIL_OBJECT_MAX],
-                        char *objkey, size_t cap)
-{
-	const char *av = jx_str(doc, "apiVersion", NULL), *k = jx_str(doc, "kind", NULL),
-	           *name = jx_str(doc, "metadata", "name", NULL),
-	           *ons = jx_str(doc, "metadata", "namespace", NULL);
-
-	if (av == NULL || k == NULL || name == NULL)
-		return false;
-	snprintf(kind, TPL_FAIL_OBJECT_MAX, "%s/%s", av, k);
-	snprintf(objkey, cap, "%s/%s/%s", kind, ons ? ons : ns, name);
-	return true;
-}
-
-/* The documents of @manifest (YAML separated by "---" lines) as {objkey: kind}. */
-static json_t *manifest_objects(const char *manifest, const char *ns)
-{
-	json_t *out = json_object();
-	const char *p = manifest, *end;
-	char kind[TPL_FAIL_OBJECT_MAX], objkey[1024];
-
-	while (p != NULL && *p != '\0') {
-		const char *sep = strstr(p, "\n---");
-		json_t *doc = NULL;
-
-		end = sep != NULL ? sep + 1 : p + strlen(p);
-		if (yaml_to_json(p, (size_t)(end - p), &doc, NULL) == 0 && json_is_object(doc) &&
-		    object_keys(doc, ns, kind, objkey, sizeof(objkey)))
-			json_object_set_new(out, objkey, json_string(kind));
-		json_decref(doc);
-		p = sep != NULL ? strchr(sep + 1, '\n') : NULL;
-		p = p != NULL ? p + 1 : NULL;
-	}
-	return out;
 }
 
 /* ---------- baselines and events ---------- */
@@ -437,7 +350,8 @@ int rel_sync_learn(struct rel_rec *r, const json_t *release, long long since)
 {
 	struct tpl_helm *h = r->h;
 	bool drift = false;
-	json_t *objs = manifest_objects(jx_str(release, "manifest", NULL), r->ns), *entries, *v;
+	json_t *objs = helm_manifest_objects(jx_str(release, "manifest", NULL), r->ns), *entries,
+	       *v;
 	const char *objkey;
 	int rc = 0;
 

@@ -13,7 +13,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
+#include "base/json.h"
+#include "pki/pki.h"
 #include "templates/ledger.h"
 
 /* Add a record of @rev with uid u<rev>, resourceVersion @rv and @status. */
@@ -114,6 +117,56 @@ static void test_ledger__a_pending_uninstall_may_change_and_remove_but_not_add(v
 	assert_false(helm_records_match(ledger, LEDGER_PENDING_UNINS, &r, why));
 }
 
+/* A record's data.release as the API server gives it, from the release's JSON @json. */
+static char *record_data(const char *json)
+{
+	unsigned char gz[4096];
+	z_stream z = {0};
+	char *once, *twice;
+
+	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+	                 Z_OK);
+	z.next_in = (unsigned char *)json;
+	z.avail_in = (uInt)strlen(json);
+	z.next_out = gz;
+	z.avail_out = sizeof(gz);
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	once = pki_b64_encode(gz, sizeof(gz) - z.avail_out);
+	deflateEnd(&z);
+	twice = pki_b64_encode(once, strlen(once));
+	free(once);
+	return twice;
+}
+
+static void test_ledger__a_record_is_decoded_and_its_manifest_read(void **state)
+{
+	const char *manifest =
+	        "---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\n"
+	        "metadata:\n  name: web-config\n---\n# Source: web/templates/d.yaml\n"
+	        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+	        "  namespace: other\n---\nnot: [an object\n---\nkind: NoVersion\n";
+	json_t *rel = json_pack("{s:s,s:{s:{s:s}}}", "manifest", manifest, "chart", "metadata",
+	                        "version", "1.2.3");
+	char *json = json_dumps(rel, JSON_COMPACT), *data = record_data(json), *text;
+	json_t *back = helm_record_decode(data), *objs;
+
+	assert_non_null(back);
+	assert_string_equal(jx_str(back, "chart", "metadata", "version", NULL), "1.2.3");
+	objs = helm_manifest_objects(jx_str(back, "manifest", NULL), "team-a");
+	text = json_dumps(objs, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(text, "{\"apps/v1/Deployment/other/web\":\"apps/v1/Deployment\","
+	                          "\"v1/ConfigMap/team-a/web-config\":\"v1/ConfigMap\"}");
+	assert_null(helm_record_decode("bm90IGd6aXA=")); /* base64, not gzip */
+	assert_null(helm_record_decode("!"));
+	assert_null(helm_record_decode(NULL));
+	free(text);
+	json_decref(objs);
+	json_decref(back);
+	free(data);
+	free(json);
+	json_decref(rel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +176,7 @@ int main(void)
 	                test_ledger__a_pending_run_may_add_its_revision_and_supersede_older_ones),
 	        cmocka_unit_test(
 	                test_ledger__a_pending_uninstall_may_change_and_remove_but_not_add),
+	        cmocka_unit_test(test_ledger__a_record_is_decoded_and_its_manifest_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
