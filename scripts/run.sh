@@ -11,6 +11,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?state dir}
 bin=build/release/landlord
+# Helm (docs/helm.md): the pinned Helm 4 that `make deps` builds, and a Template of the sample
+# chart (its path is on this machine, where landlord runs)
+helm_bin="$HOME/.cache/landlord/helm/$(. tests/cluster/versions.env; echo "$HELM_VERSION")/helm"
+helm_args=()
+[[ -x $helm_bin ]] && helm_args=(--helm-binary "$helm_bin")
+chart_template() {
+	cat <<EOF
+apiVersion: landlord.dev/v1alpha1
+kind: Template
+metadata: {name: greeting}
+spec:
+  parameters: [{name: WORDS, value: hello, validation: "^[a-z ]{1,40}\$"}]
+  instantiableIn: {matchExpressions: [{key: landlord.dev/tenant, operator: Exists}]}
+  resources:
+    helm:
+      path: $PWD/samples/charts/greeting
+      values: "greeting: \${{WORDS}}"
+EOF
+}
 
 if [[ -n ${KUBECONFIG:-} ]]; then
 	kubectl=(kubectl)
@@ -25,7 +44,8 @@ if [[ -n ${KUBECONFIG:-} ]]; then
 		sleep 1
 	done
 	"${kubectl[@]}" apply -f samples/
-	exec "$bin" run --kubeconfig "$KUBECONFIG" --probe-addr 127.0.0.1:8081
+	chart_template | "${kubectl[@]}" apply -f -
+	exec "$bin" run --kubeconfig "$KUBECONFIG" --probe-addr 127.0.0.1:8081 "${helm_args[@]}"
 fi
 
 scripts/cluster-up.sh "$dir"
@@ -34,6 +54,7 @@ source "$dir/env"
 # maps: landlord rejects a configuration naming a role it may not bind (docs/config.md)
 scripts/render-rbac.py samples/landlordconfig.yaml | "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG" apply -f - >/dev/null
 "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG" apply -f samples/ >/dev/null
+chart_template | "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG" apply -f - >/dev/null
 cat <<MSG
 
 landlord is starting against the local control plane ($API_URL).
@@ -73,8 +94,20 @@ applied with her rights, never landlord's, and kept in sync:
   EOF
   kubectl -n acme-dev get ti,configmap/team-settings   # Ready; the ConfigMap it rendered
 
+Helm charts (docs/helm.md; on when 'make deps' built the pinned helm): the Template "greeting"
+carries a chart, installed by helm as acme's editor account, never as landlord:
+
+  kubectl --kubeconfig $KUBECONFIG_DIR/alice.kubeconfig -n acme-dev apply -f - <<EOF
+  apiVersion: landlord.dev/v1alpha1
+  kind: TemplateInstance
+  metadata: {name: hi}
+  spec: {template: greeting, sync: true, parameters: [{name: WORDS, value: good morning}]}
+  EOF
+  kubectl -n acme-dev get ti hi -o jsonpath='{.status.rows[0].release}'   # deployed, revision 1
+  kubectl -n acme-dev delete configmap greeting-greeting     # drift: helm puts it back
+
 Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
 
 MSG
 exec "$bin" run --kubeconfig "$KUBECONFIG_DIR/landlord.kubeconfig" --probe-addr 127.0.0.1:8081 \
-	--webhook-addr 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443
+	--webhook-addr 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443 "${helm_args[@]}"

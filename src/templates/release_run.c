@@ -190,8 +190,11 @@ static int pull(struct rel_rec *r, const json_t *helm)
 	if (rc == 0) {
 		rc = helm_pull(&r->h->pulls, &src, r->chart, &res);
 		if (rc != 0 && rc != -EBUSY && rc != -ECANCELED)
-			rel_fail(r, rc == -ENOENT ? "ChartNotFound" : "HelmFailed", "%s",
-			         res.message);
+			rel_fail(r,
+			         rc == -ENOENT   ? "ChartNotFound"
+			         : rc == -EACCES ? "Forbidden"
+			                         : "HelmFailed",
+			         "%s", res.message);
 	}
 	for (size_t i = 0; i < 3; i++) {
 		if (bufs[i].p != NULL)
@@ -229,13 +232,26 @@ static int resolve_chart(struct rel_rec *r, struct helm_release *rel)
 /* ---------- runs ---------- */
 
 /* What a run's @rc means for the result; a run that did not start is retried soon. */
+/*
+ * The reason of a failed run: Forbidden when the API server (RBAC) or an admission webhook or
+ * policy refused what the chart asked, so the status says who said no.
+ */
+static const char *failure_reason(int rc, const char *message)
+{
+	if (rc == -ETIMEDOUT)
+		return "HelmTimedOut";
+	if (strstr(message, "is forbidden:") != NULL ||
+	    strstr(message, "denied the request") != NULL)
+		return "Forbidden";
+	return "HelmFailed";
+}
+
 static int judge(struct rel_rec *r, int rc, const struct helm_result *res, const char *what)
 {
 	if (rc == -EBUSY || rc == -ECANCELED)
 		return -EBUSY;
 	if (rc != 0 && rc != -ENOENT)
-		rel_fail(r, rc == -ETIMEDOUT ? "HelmTimedOut" : "HelmFailed", "helm %s: %s", what,
-		         res->message);
+		rel_fail(r, failure_reason(rc, res->message), "helm %s: %s", what, res->message);
 	return rc;
 }
 

@@ -165,7 +165,8 @@ def test_a_groups_chart_cannot_read_another_namespaces_secret(env, tmp_path):
     def forbidden(obj):
         f = [x for x in (obj.get("status") or {}).get("failing") or []
              if x["namespace"] == dev]
-        return bool(f) and f[0]["object"] == "Release/peek" and "forbidden" in f[0]["message"]
+        return (bool(f) and f[0]["object"] == "Release/peek" and f[0]["reason"] == "Forbidden"
+                and "forbidden" in f[0]["message"])
     obj = wait(env, name, forbidden, "Forbidden by RBAC")
     msg = [x for x in obj["status"]["failing"] if x["namespace"] == dev][0]["message"]
     assert f"tgi.{dev}" in msg and "kube-system" in msg, msg

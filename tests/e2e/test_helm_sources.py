@@ -277,10 +277,10 @@ def test_charts_from_a_repository_and_an_oci_registry_with_credentials(env, repo
     obj = wait_ti(env, tis["oci-missing"], failing("ChartNotFound"), "ChartNotFound")
     assert "/charts/hello:9.9.9: not found" in failure(obj)["message"], obj["status"]
 
-    # a refused password: Helm's message (the pull's EACCES is reported as HelmFailed)
-    obj = wait_ti(env, tis["repo-denied"], failing("HelmFailed"), "the repository's refusal")
+    # a refused password: Helm's message (the pull's EACCES: Forbidden)
+    obj = wait_ti(env, tis["repo-denied"], failing("Forbidden"), "the repository's refusal")
     assert "401 Unauthorized" in failure(obj)["message"], obj["status"]
-    obj = wait_ti(env, tis["oci-denied"], failing("HelmFailed"), "the registry's refusal")
+    obj = wait_ti(env, tis["oci-denied"], failing("Forbidden"), "the registry's refusal")
     msg = failure(obj)["message"]
     assert "401" in msg and "unauthorized" in msg, obj["status"]
     for release in ("repo-missing", "oci-missing", "repo-denied", "oci-denied"):
@@ -380,13 +380,13 @@ def test_an_editors_chart_cannot_do_what_the_editor_cannot(env):
     tis = [instance(env, "bob", t) for t in (image, bind, cluster_role)]
     account = f"system:serviceaccount:{SYSTEM}:ti.{ns}.editor"
 
-    obj = wait_ti(env, tis[0], failing("HelmFailed"), "the image refused")
+    obj = wait_ti(env, tis[0], failing("Forbidden"), "the image refused")
     msg = failure(obj)["message"]
     assert "docker.io/evil/miner:1" in msg and "not from a registry allowed" in msg, msg
     assert "admission webhook" in msg and "denied the request" in msg, msg
     assert absent(k8s.AppsV1Api(kit.admin).read_namespaced_deployment, "image-app", ns)
 
-    obj = wait_ti(env, tis[1], failing("HelmFailed"), "the RoleBinding refused")
+    obj = wait_ti(env, tis[1], failing("Forbidden"), "the RoleBinding refused")
     msg = failure(obj)["message"]
     # the editor account may not even read RoleBindings: Helm's look at the object before
     # creating it fails with the API server's refusal
@@ -394,7 +394,7 @@ def test_an_editors_chart_cannot_do_what_the_editor_cannot(env):
             '"rolebindings" in API group "rbac.authorization.k8s.io"' in msg), msg
     assert absent(kit.rbac.read_namespaced_role_binding, "bind-grab-admin", ns)
 
-    obj = wait_ti(env, tis[2], failing("HelmFailed"), "the ClusterRole refused")
+    obj = wait_ti(env, tis[2], failing("Forbidden"), "the ClusterRole refused")
     msg = failure(obj)["message"]
     assert (f'"{ns}-cr-grab" is forbidden: User "{account}" cannot get resource '
             '"clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope'

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,9 @@ static long long seen_count(struct seen *s, const char *key)
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }
+
+/* leading(true) and leading(false) calls, and the reconciles done when the last came */
+static int lead_calls[2], reconciles_at_lead_false = -1;
 
 struct fixture {
 	struct kcfg cfg;
@@ -170,11 +174,27 @@ static int live_teardown(void **state)
 	return 0;
 }
 
+static void leading(bool lead, void *ud)
+{
+	struct fixture *f = ud;
+
+	lead_calls[lead]++;
+	if (!lead) {
+		pthread_mutex_lock(&f->seen.mu);
+		reconciles_at_lead_false = (int)json_object_size(f->seen.counts);
+		pthread_mutex_unlock(&f->seen.mu);
+	}
+}
+
 static void test_manager__wires_events_requeues_by_timer_and_stops(void **state)
 {
 	struct fixture *f = *state;
-	struct controller_def def = {
-	        .name = "test", .workers = 2, .setup = setup, .reconcile = reconcile, .ud = f};
+	struct controller_def def = {.name = "test",
+	                             .workers = 2,
+	                             .setup = setup,
+	                             .reconcile = reconcile,
+	                             .leading = leading,
+	                             .ud = f};
 	char key[160], *owner_uid, *uid;
 	struct kc_resp resp = {0};
 	json_t *patch;
@@ -191,6 +211,9 @@ static void test_manager__wires_events_requeues_by_timer_and_stops(void **state)
 	assert_true(wait_count(&f->seen, key, 1));
 	assert_true(mgr_is_leader(f->m));
 	assert_true(mgr_probe_port(f->m) > 0);
+	/* told it leads before its workers started, once */
+	assert_int_equal(lead_calls[1], 1);
+	assert_int_equal(lead_calls[0], 0);
 
 	/* A child change reaches its owner (owned) and the fixed key (mapped). */
 	uid = create(f, configmap("child", "child", owner_uid, "owner"));
@@ -218,6 +241,9 @@ static void test_manager__wires_events_requeues_by_timer_and_stops(void **state)
 	mgr_request_stop(f->m);
 	assert_int_equal(pthread_join(f->runner, NULL), 0);
 	assert_false(mgr_is_leader(f->m));
+	/* told it no longer leads when it stopped, once */
+	assert_int_equal(lead_calls[0], 1);
+	assert_true(reconciles_at_lead_false >= 3);
 	mgr_free(f->m);
 	free(owner_uid);
 	free(uid);
