@@ -329,28 +329,6 @@ static bool cached(const char *path)
 	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* @len bytes of @data into @dir/@name, a new file of mode 0600. Return: 0 or -errno. */
-static int write_private(const char *dir, const char *name, const void *data, size_t len)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int rc = fd < 0 ? -errno : 0;
-	size_t done = 0;
-
-	while (rc == 0 && done < len) {
-		ssize_t n = write(fd, (const char *)data + done, len - done);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			done += (size_t)n;
-	}
-	if (fd >= 0 && close(fd) != 0 && rc == 0)
-		rc = -errno;
-	free(path);
-	return rc;
-}
-
 /* Copy @in to @out, at most @max bytes (-EFBIG beyond). Return: 0 or -errno. */
 static int copy_fd(int in, int out, size_t max)
 {
@@ -519,7 +497,7 @@ static int prepare(const struct helm_source *src, const char *dir, struct ll_err
 	int rc = mkdir(out, 0700) == 0 ? 0 : -errno;
 
 	if (rc == 0 && src->ca_pem != NULL)
-		rc = write_private(dir, "ca.crt", src->ca_pem, src->ca_pem_len);
+		rc = helm_write_private(dir, "ca.crt", src->ca_pem, src->ca_pem_len);
 	free(out);
 	return rc != 0 ? ll_err_set(err, rc, "helm pull: cannot write its files in %s: %s", dir,
 	                            strerror(-rc))

@@ -437,8 +437,7 @@ void helm_runner_release(struct helm_runner *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* @len bytes of @data into @dir/@name, a new file of mode 0600. Return: 0 or -errno. */
-static int write_private(const char *dir, const char *name, const void *data, size_t len)
+int helm_write_private(const char *dir, const char *name, const void *data, size_t len)
 {
 	char *path = xasprintf("%s/%s", dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -475,7 +474,7 @@ static json_t *cluster_entry(const struct helm_runner *r, const char *dir, int *
 	if (r->ca_pem != NULL) {
 		char *ca = xasprintf("%s/ca.crt", dir);
 
-		*rc = write_private(dir, "ca.crt", r->ca_pem, r->ca_pem_len);
+		*rc = helm_write_private(dir, "ca.crt", r->ca_pem, r->ca_pem_len);
 		json_object_set_new(cluster, "certificate-authority", json_string(ca));
 		free(ca);
 	}
@@ -500,7 +499,8 @@ static int write_kubeconfig(const struct helm_runner *r, const char *dir, const 
 	char *text = cfg != NULL ? json_dumps(cfg, JSON_COMPACT) : NULL;
 
 	if (rc == 0)
-		rc = text != NULL ? write_private(dir, "kubeconfig", text, strlen(text)) : -ENOMEM;
+		rc = text != NULL ? helm_write_private(dir, "kubeconfig", text, strlen(text))
+		                  : -ENOMEM;
 	zero_string(text);
 	free(text);
 	zero_string(json_string_value(json_object_get(user, "token")));
@@ -519,7 +519,7 @@ static int prepare(const struct helm_runner *r, enum helm_verb verb, const struc
 
 	if (rc == 0 && verb == HELM_UPGRADE) {
 		values = canonical_values(rel->values);
-		rc = values != NULL ? write_private(dir, "values.json", values, strlen(values))
+		rc = values != NULL ? helm_write_private(dir, "values.json", values, strlen(values))
 		                    : -EINVAL;
 	}
 	zero_string(values);

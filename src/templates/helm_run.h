@@ -197,6 +197,11 @@ int helm_parse_status(const char *json, size_t len, struct helm_release_status *
 char *helm_private_dir(void);
 /** helm_remove_dir() - remove @dir and everything in it (symbolic links not followed). */
 void helm_remove_dir(const char *dir);
+/**
+ * helm_write_private() - @len bytes of @data into @dir/@name, a new file of mode 0600 (never
+ * through a symbolic link, never over an existing file). Return: 0 or -errno.
+ */
+int helm_write_private(const char *dir, const char *name, const void *data, size_t len);
 /** helm_environment() - a run's whole environment, its strings in @dir; helm_env_free(). */
 void helm_environment(const char *dir, char *env[6] /* OUT */);
 void helm_env_free(char *env[6]);
