@@ -367,8 +367,10 @@ static int install(struct rel_rec *r)
 
 	if (rc == 0 && up_to_date(r) && !repair_due(r))
 		return 0; /* the common case: no helm, no token */
+	/* as the instance's writer now: an editor's edit of an owner's instance runs as the editor
+	 */
 	if (rc == 0)
-		rc = account_token(r, rel_ledger_str(r, "account"), &token);
+		rc = account_token(r, jx_str(r->want, "account", NULL), &token);
 	latest = helm_records_latest(&r->recs);
 	if (rc == 0 && latest != NULL && helm_status_pending(latest->status))
 		rc = recover(r, &rel, token);
@@ -378,6 +380,7 @@ static int install(struct rel_rec *r)
 	return rc;
 }
 
+/* As the account that ran the release last (the ledger's): the removal's wish names none. */
 static int uninstall(struct rel_rec *r)
 {
 	struct helm_release rel = {.name = r->release, .ns = r->ns};
@@ -446,9 +449,8 @@ struct ctrl_result rel_reconcile(struct rel_rec *r)
 	rc = removal ? 0 : claim(r);
 	if (rc == 0 && (rc = current_records(r, why)) == -EPERM) {
 		rel_fail(r, "ReleaseTampered",
-		         "Helm's records of release %s in %s are not what landlord left (%s); no "
-		         "helm "
-		         "command runs on them until they are (docs/helm.md)",
+		         "Helm's records of release %s in %s are not what landlord left (%s); "
+		         "no helm command runs on them until they are (docs/helm.md)",
 		         r->release, r->ns, why);
 		return CTRL_RESULT_DONE;
 	}

@@ -311,6 +311,7 @@ int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records
                      const char *chart_version)
 {
 	json_t *obj = json_deep_copy(r->ledger), *data = json_object_get(obj, "data");
+	const char *account = jx_str(r->want, "account", NULL);
 	int rc;
 
 	json_object_set_new(data, "pending", json_string(pending));
@@ -318,6 +319,8 @@ int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records
 		json_object_set_new(data, "records", json_string(records));
 	if (chart_version != NULL)
 		json_object_set_new(data, "chartVersion", json_string(chart_version));
+	if (json_object_get(r->want, "helm") != NULL && account != NULL && *account != '\0')
+		json_object_set_new(data, "account", json_string(account)); /* who runs it now */
 	rc = data != NULL ? send_ledger(r, obj, false) : -EAGAIN;
 	json_decref(obj);
 	return rc;

@@ -17,8 +17,8 @@
  *   owner's row Conflict; a ledger names one owner, and another owner's want is Conflict too.
  * - The ledger (ledger.h) is created before helm first runs, so a crash at any line leaves a
  *   release landlord can find, roll back or uninstall.
- * - helm runs as the owner's account, never as landlord: uninstall too runs as the account that
- *   installed (the ledger's).
+ * - helm runs as the owner's account of now (its last writer's), never as landlord; an uninstall
+ *   runs as the account that ran the release last (the ledger's).
  */
 #ifndef LANDLORD_RELEASES_H
 #define LANDLORD_RELEASES_H

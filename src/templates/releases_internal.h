@@ -66,7 +66,8 @@ void rel_fail(struct rel_rec *r, const char *reason, const char *fmt, ...)
 int rel_ledger_create(struct rel_rec *r);
 /**
  * rel_ledger_write() - the ledger with @pending and, unless NULL, @records (a text) and
- * @chart_version. Return: 0 or -EAGAIN.
+ * @chart_version; for an install, the wish's account (who runs the release now). Return: 0 or
+ * -EAGAIN.
  */
 int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records,
                      const char *chart_version);
