@@ -7,14 +7,11 @@ uninstall the release there.
 """
 
 import pytest
-from kubernetes.client.rest import ApiException
 
 from charts import CHARTS, pinned
+from helm_env import (SYSTEM, TGI, TIMEOUT, all_deployed, configmap, delete_tgis, ledger,
+                      records, template, tgi, tgi_rows, wait_tgi)
 from kube import GROUP, VERSION
-
-TGI, TPL = "templategroupinstances", "templates"
-SYSTEM = "landlord-system"
-TIMEOUT = 90
 
 
 @pytest.fixture
@@ -28,103 +25,21 @@ def env(kit, created):
     kit.wait_ready(t, [f"{t}-dev", f"{t}-qa"])
     e = {"kit": kit, "t": t, "created": created, "instances": []}
     yield e
-    for name in e["instances"]:  # their finalizers uninstall while landlord runs
-        try:
-            kit.custom.delete_cluster_custom_object(GROUP, VERSION, TGI, name)
-        except ApiException as ex:
-            if ex.status != 404:
-                raise
-
-    def gone():
-        items = kit.custom.list_cluster_custom_object(GROUP, VERSION, TGI)["items"]
-        return not any(i["metadata"]["name"] in e["instances"] for i in items)
-    kit.cluster.wait_for(gone, TIMEOUT, what=f"instances gone\n{kit.log_tail()}")
-
-
-def template(env, helm):
-    kit = env["kit"]
-    name = kit.name("tpl")
-    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
-            "spec": {"resources": {"helm": helm}}}
-
-    def create():  # the webhook answers 503 while landlord's caches load
-        try:
-            kit.custom.create_cluster_custom_object(GROUP, VERSION, TPL, body)
-            return True
-        except ApiException as e:
-            if e.status != 503:
-                raise
-            return False
-    kit.cluster.wait_for(create, TIMEOUT, what=f"Template {name} admitted")
-    env["created"].append((TPL, name))
-    return name
-
-
-def tgi(env, tmpl, selector):
-    name = env["kit"].name("tgi")
-    env["kit"].custom.create_cluster_custom_object(GROUP, VERSION, TGI, {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateGroupInstance",
-        "metadata": {"name": name},
-        "spec": {"template": tmpl, "sync": True, "selector": selector}})
-    env["instances"].append(name)
-    return name
-
-
-def get(env, name):
-    return env["kit"].custom.get_cluster_custom_object(GROUP, VERSION, TGI, name)
-
-
-def wait(env, name, predicate, what):
-    last = {}
-
-    def ok():
-        last["obj"] = get(env, name)
-        return predicate(last["obj"])
-    try:
-        env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"{name}: {what}")
-    except BaseException:
-        print((last.get("obj") or {}).get("status"), env["kit"].log_tail())
-        raise
-    return last["obj"]
-
-
-def rows(obj):
-    return {r["namespace"]: r for r in (obj.get("status") or {}).get("rows") or []}
-
-
-def all_deployed(namespaces):
-    def ok(obj):
-        rs = rows(obj)
-        return set(rs) == set(namespaces) and all(
-            r["ready"] and r.get("release", {}).get("status") == "deployed" for r in rs.values())
-    return ok
-
-
-def records(kit, ns, release):
-    return kit.core.list_namespaced_secret(
-        ns, label_selector=f"owner=helm,name={release}").items
-
-
-def configmap(kit, ns, name):
-    try:
-        return kit.core.read_namespaced_config_map(name, ns)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
+    delete_tgis(kit, e["instances"])  # their finalizers uninstall while landlord runs
 
 
 def test_a_groups_chart_runs_as_its_namespace_account_everywhere_it_selects(env):
     kit, t = env["kit"], env["t"]
     dev, qa = f"{t}-dev", f"{t}-qa"
     tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "site",
-                          "values": "greeting: hi ${namespace}\n"})
-    name = tgi(env, tmpl, {"matchLabels": {"landlord.dev/tenant": t}})
-    obj = wait(env, name, all_deployed([dev, qa]), "deployed in both namespaces")
-    assert rows(obj)[dev]["release"]["revision"] == 1
+                          "values": "greeting: hi ${namespace}\n"}, instantiable=False)
+    name = tgi(kit, tmpl, {"matchLabels": {"landlord.dev/tenant": t}})
+    env["instances"].append(name)
+    obj = wait_tgi(kit, name, all_deployed([dev, qa]), "deployed in both namespaces")
+    assert tgi_rows(obj)[dev]["release"]["revision"] == 1
     for ns in (dev, qa):
-        assert configmap(kit, ns, "site-hello").data == {"greeting": f"hi {ns}"}
-        led = kit.core.read_namespaced_config_map(f"helm.{ns}.site", SYSTEM)
+        assert configmap(env, "site-hello", ns).data == {"greeting": f"hi {ns}"}
+        led = ledger(env, "site", ns)
         assert led.data["owner"] == f"tgi/{name}" and led.data["account"] == f"tgi.{ns}"
         rb = kit.rbac.read_namespaced_role_binding("landlord-tgi", ns)
         assert rb.role_ref.name == "landlord-templates"
@@ -135,15 +50,15 @@ def test_a_groups_chart_runs_as_its_namespace_account_everywhere_it_selects(env)
     kit.custom.patch_cluster_custom_object(GROUP, VERSION, TGI, name, {"spec": {"selector": {
         "matchLabels": {"landlord.dev/tenant": t},
         "matchExpressions": [{"key": "stage", "operator": "DoesNotExist"}]}}})
-    kit.cluster.wait_for(lambda: not records(kit, qa, "site"), TIMEOUT,
+    kit.cluster.wait_for(lambda: not records(env, "site", qa), TIMEOUT,
                          what=f"the release in {qa} uninstalled\n{kit.log_tail()}")
-    assert configmap(kit, qa, "site-hello") is None
-    assert len(records(kit, dev, "site")) == 1
+    assert configmap(env, "site-hello", qa) is None
+    assert len(records(env, "site", dev)) == 1
     # deleting the instance uninstalls the rest
     kit.custom.delete_cluster_custom_object(GROUP, VERSION, TGI, name)
-    kit.cluster.wait_for(lambda: not records(kit, dev, "site"), TIMEOUT,
+    kit.cluster.wait_for(lambda: not records(env, "site", dev), TIMEOUT,
                          what=f"the release in {dev} uninstalled\n{kit.log_tail()}")
-    assert configmap(kit, dev, "site-hello") is None
+    assert configmap(env, "site-hello", dev) is None
 
 
 def test_a_groups_chart_cannot_read_another_namespaces_secret(env, tmp_path):
@@ -159,15 +74,16 @@ def test_a_groups_chart_cannot_read_another_namespaces_secret(env, tmp_path):
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: peek}\n"
         "data: {n: {{ len $s | quote }}}\n")
     tmp_path.chmod(0o755)
-    tmpl = template(env, {"path": str(chart), "releaseName": "peek"})
-    name = tgi(env, tmpl, {"matchLabels": {"landlord.dev/tenant": t}})
+    tmpl = template(env, {"path": str(chart), "releaseName": "peek"}, instantiable=False)
+    name = tgi(kit, tmpl, {"matchLabels": {"landlord.dev/tenant": t}})
+    env["instances"].append(name)
 
     def forbidden(obj):
         f = [x for x in (obj.get("status") or {}).get("failing") or []
              if x["namespace"] == dev]
         return (bool(f) and f[0]["object"] == "Release/peek" and f[0]["reason"] == "Forbidden"
                 and "forbidden" in f[0]["message"])
-    obj = wait(env, name, forbidden, "Forbidden by RBAC")
+    obj = wait_tgi(kit, name, forbidden, "Forbidden by RBAC")
     msg = [x for x in obj["status"]["failing"] if x["namespace"] == dev][0]["message"]
     assert f"tgi.{dev}" in msg and "kube-system" in msg, msg
-    assert configmap(kit, dev, "peek") is None
+    assert configmap(env, "peek", dev) is None

@@ -8,19 +8,16 @@ message and is retried until fixed; a forged release record stops every helm com
 release (ReleaseTampered).
 """
 
-import base64
 import json
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
 from charts import CHARTS, Helm, pinned
-from kube import GROUP, VERSION, message
-
-TI, TPL = "templateinstances", "templates"
-SYSTEM = "landlord-system"
-TIMEOUT = 90
+from helm_env import (SYSTEM, TI, TIMEOUT, TPL, absent, deployed, failing, get_ti, greeting,
+                      instance, ledger, patch_template, ready_condition, records, release_row,
+                      template, wait_ti)
+from kube import GROUP, VERSION
 
 
 @pytest.fixture
@@ -34,118 +31,6 @@ def env(kit, created):
     kit.wait_ready(t, [f"{t}-dev"])
     kit.wait_can_i("bob", "create", "templateinstances.landlord.dev", f"{t}-dev")
     yield {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
-
-
-def template(env, helm, manifests=None, parameters=None):
-    name = env["kit"].name("tpl")
-    spec = {"resources": {"helm": helm},
-            "instantiableIn": {"matchExpressions": [
-                {"key": "landlord.dev/tenant", "operator": "Exists"}]}}
-    if manifests:
-        spec["resources"]["manifests"] = manifests
-    if parameters:
-        spec["parameters"] = parameters
-    env["kit"].custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
-        "spec": spec})
-    env["created"].append((TPL, name))
-    return name
-
-
-def patch_template(env, name, spec):
-    env["kit"].custom.patch_cluster_custom_object(GROUP, VERSION, TPL, name, {"spec": spec})
-
-
-def instance(env, user, tmpl, params=None, name=None):
-    name = name or env["kit"].name("ti")
-    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateInstance",
-            "metadata": {"name": name},
-            "spec": {"template": tmpl, "sync": True,
-                     "parameters": [{"name": k, "value": v} for k, v in (params or {}).items()]}}
-    api = k8s.CustomObjectsApi(env["kit"].client(user))
-
-    def create():
-        try:
-            return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
-        except ApiException as e:
-            if e.status == 403 and f'Template \\"{tmpl}\\" does not exist' in e.body:
-                return None
-            raise
-    env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
-    return name
-
-
-def get_ti(env, name):
-    return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
-
-
-def ready_condition(obj):
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c["type"] == "Ready":
-            return c
-    return None
-
-
-def wait_ti(env, name, predicate, what):
-    def ok():
-        return predicate(get_ti(env, name))
-    try:
-        env["kit"].cluster.wait_for(ok, TIMEOUT, what=f"{what}\n{env['kit'].log_tail()}")
-    except BaseException:
-        print(json.dumps(get_ti(env, name).get("status"), indent=1))
-        d = k8s.AppsV1Api(kit.client("admin")).read_namespaced_deployment("drift-web", ns)
-        print("IMAGE", d.spec.template.spec.containers[0].image, d.metadata.generation)
-        for m in d.metadata.managed_fields:
-            print("MF", m.manager, m.operation, m.time, m.subresource)
-        for r in records(env, "drift"):
-            print("REC", r.metadata.name, r.metadata.labels)
-        raise
-    return get_ti(env, name)
-
-
-def release_row(obj):
-    rows = (obj.get("status") or {}).get("rows") or []
-    return (rows[0].get("release") or {}) if rows else {}
-
-
-def deployed(revision=None):
-    def ok(obj):
-        c, rel = ready_condition(obj), release_row(obj)
-        return (c and c["status"] == "True" and rel.get("status") == "deployed" and
-                (revision is None or rel.get("revision") == revision))
-    return ok
-
-
-def failing(reason):
-    def ok(obj):
-        f = (obj.get("status") or {}).get("failing") or []
-        return bool(f) and f[0]["reason"] == reason
-    return ok
-
-
-def records(env, release):
-    items = env["kit"].core.list_namespaced_secret(
-        env["ns"], label_selector=f"owner=helm,name={release}").items
-    return sorted(items, key=lambda s: int(s.metadata.labels["version"]))
-
-
-def greeting(env, release):
-    try:
-        return env["kit"].core.read_namespaced_config_map(f"{release}-hello",
-                                                          env["ns"]).data["greeting"]
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-
-
-def ledger(env, release):
-    try:
-        return env["kit"].core.read_namespaced_config_map(f"helm.{env['ns']}.{release}", SYSTEM)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
 
 
 def test_an_editors_chart_is_installed_as_the_editor_account_and_upgraded(env):
@@ -198,14 +83,8 @@ def test_deleting_the_instance_uninstalls_its_release_first(env):
     name = instance(env, "bob", tmpl)
     wait_ti(env, name, deployed(1), "the release deployed")
     kit.custom.delete_namespaced_custom_object(GROUP, VERSION, ns, TI, name)
-
-    def instance_gone():
-        try:
-            get_ti(env, name)
-            return False
-        except ApiException as e:
-            return e.status == 404
-    kit.cluster.wait_for(instance_gone, TIMEOUT, what=f"the instance gone\n{kit.log_tail()}")
+    kit.cluster.wait_for(lambda: absent(get_ti, env, name), TIMEOUT,
+                         what=f"the instance gone\n{kit.log_tail()}")
     assert records(env, "gone") == [] and ledger(env, "gone") is None
     assert greeting(env, "gone") is None
 
@@ -283,7 +162,7 @@ def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
     revision = release_row(obj)["revision"]
     # a deleted object of the release comes back (helm upgrade --force-conflicts)
     kit.core.delete_namespaced_config_map("drift-config", ns)
-    kit.cluster.wait_for(lambda: greeting_of(env, "drift-config") == "hello", TIMEOUT,
+    kit.cluster.wait_for(lambda: greeting(env, "drift", "config") == "hello", TIMEOUT,
                          what=f"the ConfigMap back\n{kit.log_tail()}")
     # an edited field Helm applied comes back too (at most one repair per 30 s)
     apps = k8s.AppsV1Api(kit.client("bob"))
@@ -316,14 +195,6 @@ def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
     before = release_row(get_ti(env, name))["revision"]
     import time
     time.sleep(5)
-    assert greeting_of(env, "drift-config") == "mine"
+    assert greeting(env, "drift", "config") == "mine"
     assert release_row(get_ti(env, name))["revision"] == before
 
-
-def greeting_of(env, cm):
-    try:
-        return env["kit"].core.read_namespaced_config_map(cm, env["ns"]).data["greeting"]
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise

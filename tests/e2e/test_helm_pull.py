@@ -10,7 +10,6 @@ import json
 import os
 import pathlib
 import secrets
-import socket
 import subprocess
 import threading
 import time
@@ -18,6 +17,8 @@ import time
 import pytest
 
 from charts import CHARTS, ChartRepo, Helm, Registry, pinned
+from helm_env import helm_running, holders
+from helm_env import silent_server  # noqa: F401 (a fixture of this module's tests)
 from procs import BUILD
 
 DRIVE = BUILD / "helm_drive"
@@ -173,58 +174,6 @@ def test_many_threads_one_helm_pull(registry, repo, tgz, tmp_path):
                password=repo.password, parallel=8)
     assert out["rcs"] == [0] * 8, out
     assert len([r for r in repo.requests if r[1] == f"/{tgz.name}"]) == fetched + 1
-
-
-def holders(needle):
-    """PIDs (and their program names) whose arguments or environment hold @needle."""
-    found = []
-    for p in pathlib.Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        for what in ("cmdline", "environ"):
-            try:
-                if needle in (p / what).read_bytes():
-                    found.append((p.name, what, (p / "comm").read_text().strip()))
-            except OSError:
-                pass
-    return found
-
-
-def helm_running():
-    helm = os.path.realpath(pinned("helm"))
-    for p in pathlib.Path("/proc").iterdir():
-        try:
-            if p.name.isdigit() and os.readlink(p / "exe") == helm:
-                return True
-        except OSError:
-            pass
-    return False
-
-
-@pytest.fixture
-def silent_server():
-    """A TCP listener on 127.0.0.1 that accepts connections and never answers: a login to it
-    hangs until the runner's time-out."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    held, stop = [], threading.Event()
-
-    def accept():
-        srv.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(srv.accept()[0])
-            except OSError:
-                pass
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    t.join(5)
-    for c in held:
-        c.close()
-    srv.close()
 
 
 @pytest.mark.parametrize("kind", ["oci", "repo"])

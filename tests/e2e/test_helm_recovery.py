@@ -15,19 +15,18 @@ waits for hook Jobs even without --wait, so the upgrade hangs with the release p
 """
 
 import json
-import os
 import time
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
+import helm_env
 from charts import CHARTS, Helm, pinned
+from helm_env import (TI, TIMEOUT, all_deployed, delete_tgis, deployed, failing, get_tgi,
+                      greeting, helm_processes, instance, ledger, release_row, template, tgi,
+                      wait_ti)
 from kube import GROUP, VERSION
 
-TI, TGI, TPL = "templateinstances", "templategroupinstances", "templates"
-SYSTEM = "landlord-system"
-TIMEOUT = 90
 HOOKED = str(CHARTS / "hooked")
 
 
@@ -39,21 +38,7 @@ def start(kit, *flags):
 
 def helm_children(pid):
     """PIDs of live (not zombie) helm processes whose parent is @pid."""
-    helm, found = os.path.realpath(pinned("helm")), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if fields[0] == "Z" or int(fields[1]) != pid:
-                continue
-            exe = os.readlink(f"/proc/{entry}/exe")
-        except (OSError, IndexError):
-            continue
-        if exe == helm:
-            found.append(int(entry))
-    return found
+    return list(helm_processes(pid))
 
 
 def alive(pid):
@@ -101,82 +86,19 @@ def values(greeting, hook):
     return f"greeting: {greeting}\nhook: {'true' if hook else 'false'}\n"
 
 
-def template(env, release, vals):
-    name = env["kit"].name("tpl")
-    env["kit"].custom.create_cluster_custom_object(GROUP, VERSION, TPL, {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
-        "spec": {"resources": {"helm": {"path": HOOKED, "releaseName": release,
-                                        "values": vals}},
-                 "instantiableIn": {"matchExpressions": [
-                     {"key": "landlord.dev/tenant", "operator": "Exists"}]}}})
-    env["created"].append((TPL, name))
-    return name
+def hooked(env, release, vals):
+    """A Template of the hooked chart as release @release with the values @vals."""
+    return template(env, {"path": HOOKED, "releaseName": release, "values": vals})
 
 
 def set_values(env, tmpl, vals):
-    env["kit"].custom.patch_cluster_custom_object(
-        GROUP, VERSION, TPL, tmpl, {"spec": {"resources": {"helm": {"values": vals}}}})
-
-
-def instance(env, tmpl):
-    name = env["kit"].name("ti")
-    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateInstance",
-            "metadata": {"name": name}, "spec": {"template": tmpl}}
-    api = k8s.CustomObjectsApi(env["kit"].client("bob"))
-
-    def create():
-        try:
-            return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
-        except ApiException as e:
-            if e.status == 403 and f'Template \\"{tmpl}\\" does not exist' in e.body:
-                return None
-            raise
-    env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
-    return name
-
-
-def get_ti(env, name):
-    return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
-
-
-def wait_ti(env, name, predicate, what, timeout=TIMEOUT):
-    kit = env["kit"]
-    try:
-        kit.cluster.wait_for(lambda: predicate(get_ti(env, name)), timeout,
-                             what=f"{what}\n{kit.log_tail()}")
-    except BaseException:
-        print(json.dumps(get_ti(env, name).get("status"), indent=1))
-        raise
-    return get_ti(env, name)
-
-
-def release_row(obj):
-    rows = (obj.get("status") or {}).get("rows") or []
-    return (rows[0].get("release") or {}) if rows else {}
-
-
-def deployed(revision=None):
-    def ok(obj):
-        conds = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-        rel = release_row(obj)
-        return (conds.get("Ready", {}).get("status") == "True" and
-                rel.get("status") == "deployed" and
-                (revision is None or rel.get("revision") == revision))
-    return ok
-
-
-def failing(reason):
-    def ok(obj):
-        f = (obj.get("status") or {}).get("failing") or []
-        return bool(f) and f[0]["reason"] == reason
-    return ok
+    helm_env.patch_template(env, tmpl, {"resources": {"helm": {"values": vals}}})
 
 
 def records(env, release):
     """Helm's release records {revision: status}."""
-    items = env["kit"].core.list_namespaced_secret(
-        env["ns"], label_selector=f"owner=helm,name={release}").items
-    return {int(s.metadata.labels["version"]): s.metadata.labels["status"] for s in items}
+    return {int(s.metadata.labels["version"]): s.metadata.labels["status"]
+            for s in helm_env.records(env, release)}
 
 
 def wait_pending(env, release, after):
@@ -195,21 +117,6 @@ def wait_pending(env, release, after):
                 GROUP, VERSION, env["ns"], TI)["items"]:
             print(json.dumps(ti.get("status"), indent=1))
         raise
-
-
-def greeting(env, release):
-    try:
-        return env["kit"].core.read_namespaced_config_map(f"{release}-hooked",
-                                                          env["ns"]).data["greeting"]
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-
-
-def ledger(env, release):
-    return env["kit"].core.read_namespaced_config_map(f"helm.{env['ns']}.{release}",
-                                                      SYSTEM).data
 
 
 def helm_admin(env, tmp_path, *args):
@@ -236,7 +143,7 @@ def assert_settled(env, tmp_path, name, release, revision, interrupted):
     assert len(recs) <= 10, recs
     assert {r for r, st in recs.items() if st.startswith("pending-")} == {
         r for r in interrupted if r >= min(recs)}, recs
-    assert ledger(env, release)["pending"] == ""
+    assert ledger(env, release).data["pending"] == ""
     listed = json.loads(helm_admin(env, tmp_path, "list", "--pending", "-o", "json"))
     assert listed == [], listed
     listed = json.loads(helm_admin(env, tmp_path, "list", "-o", "json"))
@@ -248,8 +155,8 @@ def assert_settled(env, tmp_path, name, release, revision, interrupted):
 def test_helm_killed_with_landlord_mid_upgrade_is_rolled_back_then_upgraded(tenant, tmp_path):
     env, kit = tenant, tenant["kit"]
     ready(env)
-    tmpl = template(env, "stuck", values("one", False))
-    name = instance(env, tmpl)
+    tmpl = hooked(env, "stuck", values("one", False))
+    name = instance(env, "bob", tmpl, sync=None)
     wait_ti(env, name, deployed(1), "the release deployed")
     # the hook: helm upgrade hangs on the Job, the release pending-upgrade at revision 2
     set_values(env, tmpl, values("two", True))
@@ -263,11 +170,11 @@ def test_helm_killed_with_landlord_mid_upgrade_is_rolled_back_then_upgraded(tena
     set_values(env, tmpl, values("three", False))
     kill_landlord(kit)
     assert records(env, "stuck") == {1: "deployed", 2: "pending-upgrade"}
-    assert ledger(env, "stuck")["pending"] == "2"
+    assert ledger(env, "stuck").data["pending"] == "2"
     # the next landlord: revision 3 rolls back to 1, revision 4 upgrades to what is wanted now
     ready(env)
     obj = assert_settled(env, tmp_path, name, "stuck", 4, [2])
-    assert greeting(env, "stuck") == "three"
+    assert greeting(env, "stuck", "hooked") == "three"
     assert release_row(obj) == {"name": "stuck", "status": "deployed", "revision": 4,
                                 "chartVersion": "0.1.0"}, release_row(obj)
     hist = history(env, "stuck", tmp_path)
@@ -284,8 +191,8 @@ def test_a_crash_loop_during_upgrades_converges(tenant, tmp_path):
     upgrade; then restarted once the hook is gone: deployed, nothing pending."""
     env, kit = tenant, tenant["kit"]
     ready(env)
-    tmpl = template(env, "loop", values("start", False))
-    name = instance(env, tmpl)
+    tmpl = hooked(env, "loop", values("start", False))
+    name = instance(env, "bob", tmpl, sync=None)
     wait_ti(env, name, deployed(1), "the release deployed")
     revision, interrupted = 1, []
     for n in (1, 2, 3):
@@ -304,7 +211,7 @@ def test_a_crash_loop_during_upgrades_converges(tenant, tmp_path):
             ready(env)
         revision += 2  # rolled back, then upgraded
         assert_settled(env, tmp_path, name, "loop", revision, interrupted)
-        assert greeting(env, "loop") == f"done{n}"
+        assert greeting(env, "loop", "hooked") == f"done{n}"
         hist = history(env, "loop", tmp_path)
         assert hist[-2]["description"].startswith("Rollback to "), hist
 
@@ -314,8 +221,8 @@ def test_a_hung_helm_times_out_as_a_failed_release_then_recovers(tenant, tmp_pat
     as a failed upgrade (HelmFailed, Helm's message), well before the runner kills helm."""
     env, kit = tenant, tenant["kit"]
     ready(env, "--helm-timeout", "20s")
-    tmpl = template(env, "slow", values("one", False))
-    name = instance(env, tmpl)
+    tmpl = hooked(env, "slow", values("one", False))
+    name = instance(env, "bob", tmpl, sync=None)
     wait_ti(env, name, deployed(1), "the release deployed")
     t0 = time.monotonic()
     set_values(env, tmpl, values("two", True))
@@ -332,7 +239,7 @@ def test_a_hung_helm_times_out_as_a_failed_release_then_recovers(tenant, tmp_pat
     # fixed: the hook gone, the next upgrade deploys
     set_values(env, tmpl, values("three", False))
     obj = wait_ti(env, name, deployed(), "deployed once the hook is gone", 60)
-    assert greeting(env, "slow") == "three"
+    assert greeting(env, "slow", "hooked") == "three"
     assert not (obj["status"].get("failing") or []), obj["status"]
     recs = records(env, "slow")
     assert recs[max(recs)] == "deployed" and "failed" in recs.values(), recs
@@ -353,37 +260,17 @@ def test_twenty_namespaces_never_run_more_helms_than_the_concurrency(kit, create
         kit.expect_namespace(ns)
     landlord = start(kit, "--helm-concurrency", "2")
     kit.wait_ready(t, namespaces)
-    tmpl = kit.name("tpl")
-    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": tmpl},
-            "spec": {"resources": {"helm": {"path": HOOKED, "releaseName": "wide",
-                                            "values": "greeting: hi ${namespace}\n"}}}}
-
-    def create():  # the webhook answers 503 while landlord's caches load
-        try:
-            kit.custom.create_cluster_custom_object(GROUP, VERSION, TPL, body)
-            return True
-        except ApiException as e:
-            if e.status != 503:
-                raise
-            return False
-    kit.cluster.wait_for(create, TIMEOUT, what=f"Template {tmpl} admitted")
-    created.append((TPL, tmpl))
-    name = kit.name("tgi")
-    kit.custom.create_cluster_custom_object(GROUP, VERSION, TGI, {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateGroupInstance",
-        "metadata": {"name": name},
-        "spec": {"template": tmpl, "selector": {"matchLabels": {"landlord.dev/tenant": t}}}})
+    tmpl = template({"kit": kit, "created": created},
+                    {"path": HOOKED, "releaseName": "wide",
+                     "values": "greeting: hi ${namespace}\n"}, instantiable=False)
+    name = tgi(kit, tmpl, {"matchLabels": {"landlord.dev/tenant": t}}, sync=None)
     seen = []
 
-    def all_deployed():
+    def deployed_everywhere():
         seen.append(landlord.metric("landlord_helm_processes"))
-        obj = kit.custom.get_cluster_custom_object(GROUP, VERSION, TGI, name)
-        rows = {r["namespace"]: r for r in (obj.get("status") or {}).get("rows") or []}
-        return set(rows) == set(namespaces) and all(
-            r["ready"] and r.get("release", {}).get("status") == "deployed"
-            for r in rows.values())
+        return all_deployed(namespaces)(get_tgi(kit, name))
     try:
-        kit.cluster.wait_for(all_deployed, 120, interval=0.05,
+        kit.cluster.wait_for(deployed_everywhere, 120, interval=0.05,
                              what=f"deployed in {WIDE} namespaces\n{kit.log_tail()}")
         for ns in namespaces:
             cm = kit.core.read_namespaced_config_map("wide-hooked", ns)
@@ -392,12 +279,4 @@ def test_twenty_namespaces_never_run_more_helms_than_the_concurrency(kit, create
         assert landlord.metric("landlord_helm_processes_peak") == 2
         assert landlord.metric("landlord_helm_runs_total", verb="upgrade", outcome="ok") == WIDE
     finally:  # its finalizer uninstalls everywhere while landlord runs
-        kit.custom.delete_cluster_custom_object(GROUP, VERSION, TGI, name)
-
-        def gone():
-            try:
-                kit.custom.get_cluster_custom_object(GROUP, VERSION, TGI, name)
-                return False
-            except ApiException as e:
-                return e.status == 404
-        kit.cluster.wait_for(gone, TIMEOUT, what=f"{name} uninstalled everywhere")
+        delete_tgis(kit, [name])

@@ -7,7 +7,6 @@ in the result."""
 
 import json
 import os
-import pathlib
 import subprocess
 import threading
 
@@ -15,6 +14,7 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from charts import CHARTS, pinned
+from helm_env import helm_running, holders
 from procs import BUILD
 
 DRIVE = BUILD / "helm_drive"
@@ -126,32 +126,6 @@ spec:
       restartPolicy: Never
       containers: [{name: wait, image: registry.k8s.io/pause:3.10}]
 """
-
-
-def holders(needle):
-    """PIDs (and their program names) whose arguments or environment hold @needle."""
-    found = []
-    for p in pathlib.Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        for what in ("cmdline", "environ"):
-            try:
-                if needle in (p / what).read_bytes():
-                    found.append((p.name, what, (p / "comm").read_text().strip()))
-            except OSError:
-                pass
-    return found
-
-
-def helm_running():
-    helm = os.path.realpath(pinned("helm"))
-    for p in pathlib.Path("/proc").iterdir():
-        try:
-            if p.name.isdigit() and os.readlink(p / "exe") == helm:
-                return True
-        except OSError:
-            pass
-    return False
 
 
 def test_the_token_is_in_no_process_arguments_or_environment(cluster, namespace, tmp_path):

@@ -19,23 +19,23 @@ end on the real control plane with the pinned Helm 4, as the real users:
 import base64
 import gzip
 import json
-import os
 import pathlib
 import secrets
-import socket
-import threading
 import time
 
 import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+import helm_env
 import procs
 from charts import CHARTS, ChartRepo, Helm, Registry, pinned
+from helm_env import (SYSTEM, TPL, absent, failing, get_ti, greeting, helm_processes, holders,
+                      instance, ledger, patch_template, records, release_row, template,
+                      template_body)
+from helm_env import silent_server  # noqa: F401 (a fixture of this module's tests)
 from kube import GROUP, VERSION
 
-TI, TPL = "templateinstances", "templates"
-SYSTEM = "landlord-system"
 TIMEOUT = 60
 HELM_TIMEOUT = "12s"  # the runner's; helm's own --timeout is half of it (6 s)
 KNOBS = CHARTS / "knobs"
@@ -74,31 +74,6 @@ def repo(tgzs, tmp_path_factory):
         yield r
 
 
-@pytest.fixture
-def silent_server():
-    """A TCP listener on 127.0.0.1 that accepts connections and never answers."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    held, stop = [], threading.Event()
-
-    def accept():
-        srv.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(srv.accept()[0])
-            except OSError:
-                pass
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    t.join(5)
-    for c in held:
-        c.close()
-    srv.close()
-
-
 # ---------- the tenant and landlord ----------
 
 @pytest.fixture
@@ -134,101 +109,16 @@ def credentials(env, username, password, ca_file=None):
     return {"secretRef": {"namespace": env["platform"], "name": name}}
 
 
-def template_body(name, helm):
-    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Template", "metadata": {"name": name},
-            "spec": {"resources": {"helm": helm},
-                     "instantiableIn": {"matchExpressions": [
-                         {"key": "landlord.dev/tenant", "operator": "Exists"}]}}}
-
-
-def template(env, helm):
-    name = env["kit"].name("tpl")
-    env["kit"].custom.create_cluster_custom_object(GROUP, VERSION, TPL, template_body(name, helm))
-    env["created"].append((TPL, name))
-    return name
-
-
-def patch_template(env, name, spec):
-    env["kit"].custom.patch_cluster_custom_object(GROUP, VERSION, TPL, name, {"spec": spec})
-
-
-def instance(env, user, tmpl):
-    name = env["kit"].name("ti")
-    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateInstance",
-            "metadata": {"name": name}, "spec": {"template": tmpl, "sync": True}}
-    api = k8s.CustomObjectsApi(env["kit"].client(user))
-
-    def create():
-        try:
-            return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
-        except ApiException as e:
-            if e.status == 403 and f'Template \\"{tmpl}\\" does not exist' in e.body:
-                return None
-            raise
-    env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
-    return name
-
-
-def get_ti(env, name):
-    return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
-
-
 def wait_ti(env, name, predicate, what, timeout=TIMEOUT):
-    try:
-        env["kit"].cluster.wait_for(lambda: predicate(get_ti(env, name)), timeout,
-                                    what=f"{what} ({name})\n{env['kit'].log_tail()}")
-    except BaseException:
-        print(json.dumps(get_ti(env, name).get("status"), indent=1))
-        raise
-    return get_ti(env, name)
-
-
-def release_row(obj):
-    rows = (obj.get("status") or {}).get("rows") or []
-    return (rows[0].get("release") or {}) if rows else {}
+    return helm_env.wait_ti(env, name, predicate, what, timeout)
 
 
 def deployed(obj):
     return release_row(obj).get("status") == "deployed"
 
 
-def failing(reason):
-    def ok(obj):
-        f = (obj.get("status") or {}).get("failing") or []
-        return bool(f) and f[0]["reason"] == reason
-    return ok
-
-
 def failure(obj):
     return obj["status"]["failing"][0]
-
-
-def records(env, release):
-    items = env["kit"].core.list_namespaced_secret(
-        env["ns"], label_selector=f"owner=helm,name={release}").items
-    return sorted(items, key=lambda s: int(s.metadata.labels["version"]))
-
-
-def ledger(env, release):
-    return env["kit"].core.read_namespaced_config_map(f"helm.{env['ns']}.{release}", SYSTEM)
-
-
-def greeting(env, release):
-    try:
-        return env["kit"].core.read_namespaced_config_map(f"{release}-hello",
-                                                          env["ns"]).data["greeting"]
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-
-
-def absent(read, *args):
-    try:
-        read(*args)
-    except ApiException as e:
-        return e.status == 404
-    return False
 
 
 # ---------- 1. sources ----------
@@ -289,37 +179,6 @@ def test_charts_from_a_repository_and_an_oci_registry_with_credentials(env, repo
 
 # ---------- 2. no secret in a process's arguments or environment ----------
 
-def holders(needle, pids=None):
-    """(pid, file, program) of the processes (all, or @pids) whose arguments or environment
-    hold @needle. Never the needle itself."""
-    found = []
-    for p in pathlib.Path("/proc").iterdir():
-        if not p.name.isdigit() or (pids is not None and p.name not in pids):
-            continue
-        for what in ("cmdline", "environ"):
-            try:
-                if needle in (p / what).read_bytes():
-                    found.append((p.name, what, (p / "comm").read_text().strip()))
-            except OSError:
-                pass
-    return found
-
-
-def helm_children(pid):
-    """{pid: argv} of the pinned helm processes whose parent is @pid."""
-    helm, out = os.path.realpath(pinned("helm")), {}
-    for p in pathlib.Path("/proc").iterdir():
-        try:
-            if not p.name.isdigit() or os.readlink(p / "exe") != helm:
-                continue
-            ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid == pid:
-                out[p.name] = (p / "cmdline").read_bytes().split(b"\0")
-        except (OSError, IndexError, ValueError):
-            pass
-    return out
-
-
 def test_no_process_holds_the_password_or_the_token_while_helm_runs(env, silent_server):
     """Two helms of landlord hang at once: a pull from a repository that never answers (its
     password went to `helm repo add` on stdin), and an install whose pre-install hook Job never
@@ -334,7 +193,7 @@ def test_no_process_holds_the_password_or_the_token_while_helm_runs(env, silent_
     landlord = kit.landlord.popen.pid
 
     def both_running():
-        argvs = list(helm_children(landlord).values())
+        argvs = list(helm_processes(landlord).values())
         return (any(b"repo" in a and b"add" in a for a in argvs) and
                 any(b"upgrade" in a for a in argvs))
     kit.cluster.wait_for(both_running, 30, 0.05, f"both helms running\n{kit.log_tail()}")
@@ -350,7 +209,7 @@ def test_no_process_holds_the_password_or_the_token_while_helm_runs(env, silent_
     claims = json.loads(base64.urlsafe_b64decode(claims + b"=" * (-len(claims) % 4)))
     assert claims["sub"] == f"system:serviceaccount:{SYSTEM}:ti.{env['ns']}.editor", claims["sub"]
     for _ in range(5):
-        helms = helm_children(landlord)
+        helms = helm_processes(landlord)
         assert len(helms) >= 2, helms.keys()
         assert holders(password.encode()) == []
         assert holders(token) == []

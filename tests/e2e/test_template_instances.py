@@ -16,7 +16,9 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from kube import GROUP, VERSION, message
+from helm_env import configmap as read_cm  # the ConfigMap of env's namespace, or None
+from helm_env import get_ti, instance
+from kube import GROUP, VERSION
 from tenants import restricted_pod
 
 TI, TPL = "templateinstances", "templates"
@@ -60,30 +62,6 @@ def configmap(name, data):
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
-def instance(env, user, tmpl, params=None, sync=True, name=None):
-    name = name or env["kit"].name("ti")
-    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TemplateInstance",
-            "metadata": {"name": name},
-            "spec": {"template": tmpl, "sync": sync,
-                     "parameters": [{"name": k, "value": v} for k, v in (params or {}).items()]}}
-    api = k8s.CustomObjectsApi(env["kit"].client(user))
-
-    def create():
-        # the webhook learns of a new Template through its watch: a moment after it is made
-        try:
-            return api.create_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, body)
-        except ApiException as e:
-            if e.status == 403 and f'Template "{tmpl}" does not exist' in message(e):
-                return None
-            raise
-    env["kit"].cluster.wait_for(create, 10, what=f"the webhook knows Template {tmpl}")
-    return name
-
-
-def get_ti(env, name):
-    return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
-
-
 def condition(obj, ctype):
     for c in (obj.get("status") or {}).get("conditions") or []:
         if c["type"] == ctype:
@@ -102,15 +80,6 @@ def wait_ti(env, name, status, reason=None):
         print(json.dumps(get_ti(env, name).get("status"), indent=1))
         raise
     return get_ti(env, name)
-
-
-def read_cm(env, name):
-    try:
-        return env["kit"].core.read_namespaced_config_map(name, env["ns"])
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
 
 
 def wait_cm(env, name, predicate, what):
