@@ -12,6 +12,7 @@
 
 #include "api/api.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -42,7 +43,30 @@ static struct ctrl_result backoff(struct rel_rec *r)
 	json_object_set_new(r->result, "failures", json_integer(n + 1));
 	while (n-- > 0 && ms < RETRY_MAX_MS)
 		ms *= 2;
-	return CTRL_RESULT_AFTER(ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS);
+	ms = ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS;
+	json_object_set_new(r->result, "retryAt", json_integer(clock_mono_ms() + ms));
+	return CTRL_RESULT_AFTER(ms);
+}
+
+/*
+ * Did this very wish fail, with its retry not due yet? Then nothing runs: events (the failed
+ * run's own records) do not hasten a retry. r->result keeps what was reported.
+ */
+static bool held_back(struct rel_rec *r)
+{
+	int64_t now = clock_mono_ms(), at = 0;
+	const json_t *old;
+
+	pthread_mutex_lock(&r->h->lock);
+	old = json_object_get(r->h->results, r->key);
+	if (old != NULL &&
+	    json_integer_value(json_object_get(old, "gen")) ==
+	            json_integer_value(json_object_get(r->want, "gen")) &&
+	    (at = json_integer_value(json_object_get(old, "retryAt"))) > now)
+		json_object_update(r->result, (json_t *)old);
+	pthread_mutex_unlock(&r->h->lock);
+	r->wait_ms = at > now ? (long)(at - now) : 0;
+	return at > now;
 }
 
 /* A bearer token of the ServiceAccount @account in landlord-system; *@token: zero, then free. */
@@ -191,10 +215,11 @@ static int pull(struct rel_rec *r, const json_t *helm)
 		rc = helm_pull(&r->h->pulls, &src, r->chart, &res);
 		if (rc != 0 && rc != -EBUSY && rc != -ECANCELED)
 			rel_fail(r,
-			         rc == -ENOENT   ? "ChartNotFound"
-			         : rc == -EACCES ? "Forbidden"
-			                         : "HelmFailed",
-			         "%s", res.message);
+			         rc == -ENOENT      ? "ChartNotFound"
+			         : rc == -EACCES    ? "Forbidden"
+			         : rc == -ETIMEDOUT ? "HelmTimedOut"
+			                            : "HelmFailed",
+			         "helm pull: %s", res.message);
 	}
 	for (size_t i = 0; i < 3; i++) {
 		if (bufs[i].p != NULL)
@@ -446,6 +471,8 @@ struct ctrl_result rel_reconcile(struct rel_rec *r)
 		json_object_set_new(r->result, "gone", json_true());
 		return CTRL_RESULT_DONE;
 	}
+	if (held_back(r))
+		return CTRL_RESULT_AFTER(r->wait_ms);
 	rc = removal ? 0 : claim(r);
 	if (rc == 0 && (rc = current_records(r, why)) == -EPERM) {
 		rel_fail(r, "ReleaseTampered",

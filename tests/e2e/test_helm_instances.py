@@ -198,3 +198,28 @@ def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
     assert greeting(env, "drift", "config") == "mine"
     assert release_row(get_ti(env, name))["revision"] == before
 
+
+
+def test_an_editors_edit_of_an_owners_instance_runs_helm_as_the_editor(env):
+    """alice (owner) instantiates a chart with a RoleBinding to admin: it installs as the owner
+    account. bob (editor) then edits her instance: the upgrade runs as the editor account and
+    is refused, and the owner's RoleBinding stays as she made it."""
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, {"path": str(CHARTS / "knobs"), "releaseName": "esc",
+                          "values": "bindAdmin: ${{WHO}}\n"},
+                    parameters=[{"name": "WHO", "validation": "^[a-z]+$", "value": "x"}])
+    name = instance(env, "alice", tmpl, {"WHO": "alice"})
+    wait_ti(env, name, deployed(1), "installed as the owner account")
+    assert ledger(env, "esc").data["account"] == f"ti.{ns}.owner"
+    subjects = [s.name for s in kit.rbac.read_namespaced_role_binding("esc-grab-admin",
+                                                                      ns).subjects]
+    assert subjects == ["alice"]
+    k8s.CustomObjectsApi(kit.client("bob")).patch_namespaced_custom_object(
+        GROUP, VERSION, ns, TI, name, {"spec": {"parameters": [{"name": "WHO", "value": "bob"}]}})
+    obj = wait_ti(env, name, failing("Forbidden"), "the editor's upgrade refused")
+    msg = obj["status"]["failing"][0]["message"]
+    assert f"system:serviceaccount:{SYSTEM}:ti.{ns}.editor" in msg, msg
+    subjects = [s.name for s in kit.rbac.read_namespaced_role_binding("esc-grab-admin",
+                                                                      ns).subjects]
+    assert subjects == ["alice"]  # never bob
+    assert release_row(obj)["revision"] >= 2 and release_row(obj)["status"] == "failed"

@@ -221,7 +221,9 @@ def test_no_process_holds_the_password_or_the_token_while_helm_runs(env, silent_
     obj = wait_ti(env, hook_ti, failing("HelmFailed"), "the hook's time-out", 30)
     assert "pre-install" in failure(obj)["message"], obj["status"]
     assert not kubeconfig.exists()  # the run's directory is gone
-    obj = wait_ti(env, pull_ti, failing("HelmFailed"), "the pull's time-out", 30)
+    obj = wait_ti(env, pull_ti, failing("HelmTimedOut"), "the pull's time-out", 30)
+    msg = failure(obj)["message"]  # killed by the runner, at --helm-timeout
+    assert msg.startswith("helm pull: killed by SIG") and "timed out" in msg, msg
     assert password not in json.dumps(obj["status"])
 
 
