@@ -66,7 +66,7 @@ def make_namespaces(api, n):
                "metadata": {"name": f"{p}-{i}", "labels": {SELECTOR_KEY: p},
                             **({"annotations": {"landlord.dev/bench": "helm"}} if p == "hb"
                                else {})}}
-              for p in ("hb", "hf") for i in range(n)]
+              for p in ("hb", "hf", "hs") for i in range(n)]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda b: api.call("POST", "/api/v1/namespaces", b), bodies))
 
@@ -152,40 +152,52 @@ def digest_label():
     return "landlord.dev/digest=" + "0" * 60
 
 
-def floor(cluster, args, helm, tmp, run):
-    """(a): N `helm upgrade --install` as admin, P at once; returns the measures."""
+def children_cpu_seconds(pid):
+    """CPU time (utime+stime) of @pid's children it waited for: its helm processes."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # cutime, cstime
+
+
+def floor(cluster, args, helm, tmp, run, prefix="hf", status=False):
+    """(a): N `helm upgrade --install` as admin, P at once (each followed by landlord's `helm get
+    metadata` with @status); returns the measures."""
     home = pathlib.Path(tempfile.mkdtemp(prefix="helm-floor-", dir=tmp))
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "HELM_CACHE_HOME": str(home / "cache"),
            "HELM_CONFIG_HOME": str(home / "config"), "HELM_DATA_HOME": str(home / "data")}
     values = home / "values"
     values.mkdir()
     for i in range(args.namespaces):  # the rendered values, one file per namespace
-        (values / f"hf-{i}.yaml").write_text(VALUES.replace("${namespace}", f"hf-{i}"))
+        (values / f"{prefix}-{i}.yaml").write_text(
+            VALUES.replace("${namespace}", f"{prefix}-{i}"))
     if run > 0:  # the second floor run: a fresh set of releases
         for i in range(args.namespaces):
-            cluster.kubectl("delete", "secret", "-n", f"hf-{i}", "-l", "owner=helm",
+            cluster.kubectl("delete", "secret", "-n", f"{prefix}-{i}", "-l", "owner=helm",
                             "--wait=true")
-            cluster.kubectl("delete", "configmap", "-n", f"hf-{i}", f"{RELEASE}-hello",
+            cluster.kubectl("delete", "configmap", "-n", f"{prefix}-{i}", f"{RELEASE}-hello",
                             "--ignore-not-found")
     failures = []
 
     def one(i):
-        ns = f"hf-{i}"
+        ns = f"{prefix}-{i}"
+        kc = ["-n", ns, "--kubeconfig", cluster.kubeconfig("admin")]
         p = subprocess.run([str(helm), "upgrade", "--install", RELEASE, str(CHART), "-f",
                             str(values / f"{ns}.yaml"), "--timeout", f"{TIMEOUT_MS}ms",
-                            "--history-max", "10", "--labels", digest_label(), "-n", ns,
-                            "--kubeconfig", cluster.kubeconfig("admin")],
+                            "--history-max", "10", "--labels", digest_label(), *kc],
                            env=env, capture_output=True, text=True, cwd=home)
+        if p.returncode == 0 and status:
+            p = subprocess.run([str(helm), "get", "metadata", RELEASE, "-o", "json", *kc],
+                               env=env, capture_output=True, text=True, cwd=home)
         if p.returncode != 0:
             failures.append((ns, p.stderr[-300:]))
 
     sampler = HelmSampler(helm, {os.getpid()}, args.sample_ms / 1000)
     sampler.start()
-    t0 = time.monotonic()
+    cpu0, t0 = children_cpu_seconds("self"), time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(args.concurrency) as pool:
         list(pool.map(one, range(args.namespaces)))
     seconds = time.monotonic() - t0
-    res = {"seconds": seconds, "failures": failures, "helm_rss": sampler.result()}
+    res = {"seconds": seconds, "failures": failures, "helm_rss": sampler.result(),
+           "helm_cpu_s": children_cpu_seconds("self") - cpu0}
     if failures:
         raise SystemExit(f"the floor's helm failed: {failures[:3]}")
     return res
@@ -252,6 +264,7 @@ def landlord_install(cluster, args, api, proc, helm):
     w.start()
     w.ready.wait(30)
     runs0, cpu0 = helm_runs(proc), cpu_seconds(proc.pid)
+    hcpu0 = children_cpu_seconds(proc.pid)
     sampler = HelmSampler(helm, {proc.pid}, args.sample_ms / 1000)
     sampler.start()
     t0 = time.monotonic()
@@ -276,7 +289,9 @@ def landlord_install(cluster, args, api, proc, helm):
     t_rows = wait_rows(api, args.namespaces, deadline)
     helm_rss = sampler.result()
     runs1, cpu1 = helm_runs(proc), cpu_seconds(proc.pid)
-    return {"records_s": records[-1] - t0, "first_record_s": records[0] - t0,
+    hcpu1 = children_cpu_seconds(proc.pid)
+    return {"helm_cpu_s": hcpu1 - hcpu0, "records_s": records[-1] - t0,
+            "first_record_s": records[0] - t0,
             "rows_s": t_rows - t0, "landlord_cpu_s": cpu1 - cpu0, "helm_rss": helm_rss,
             "helm_runs": {k: v - runs0.get(k, 0) for k, v in runs1.items()
                           if v != runs0.get(k, 0)},
@@ -293,30 +308,48 @@ def record_versions(cluster):
     return sorted(ln for ln in out.splitlines() if ln.startswith("hb-"))
 
 
+def activity(proc):
+    """(reconciles of helmrelease, of templategroupinstance, their queues' depth)."""
+    m = proc.metrics()
+    get = lambda n, c: sum(v for (name, lab), v in m.items()  # noqa: E731
+                           if name == n and dict(lab).get("controller", dict(lab).get("name"))
+                           == c)
+    return (get("landlord_reconcile_duration_seconds_count", "helmrelease"),
+            get("landlord_reconcile_duration_seconds_count", "templategroupinstance"),
+            get("landlord_workqueue_depth", "helmrelease") +
+            get("landlord_workqueue_depth", "templategroupinstance"))
+
+
 def resync(cluster, args, api, proc, helm, log):
-    """(d): landlord restarted; to every release reconciled, and no helm run."""
+    """(d): landlord restarted; to quiescence (both controllers have reconciled, their queues
+    are empty and no reconcile ran for --quiet seconds, the rows all deployed), and no helm
+    run. A restarted landlord's rows were already `deployed` (written by the one before): the
+    measure is when its controllers stopped working."""
     before = record_versions(cluster)
     proc.stop()
     t0 = time.monotonic()
     proc = start_landlord(args, cluster, helm, log)
     t_ready = time.monotonic()
-    deadline = t0 + args.timeout
-    while reconciles(proc, "helmrelease")[0] < args.namespaces:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"helmrelease reconciled {reconciles(proc, 'helmrelease')} only")
-        time.sleep(0.1)
-    t_rel = time.monotonic()
-    t_rows = wait_rows(api, args.namespaces, deadline)
+    deadline, last, t_last = t0 + args.timeout, None, t_ready
+    while True:
+        now, a = time.monotonic(), activity(proc)
+        if a != last:
+            last, t_last = a, now
+        elif (a[0] >= 1 and a[1] >= 1 and a[2] == 0 and now - t_last >= args.quiet and
+              rows_deployed(api, args.namespaces)[0] == args.namespaces):
+            break
+        if now > deadline:
+            raise SystemExit(f"landlord did not settle after the restart: {a}")
+        time.sleep(0.05)
     runs_at = helm_runs(proc)
     time.sleep(args.settle)
     runs_after = helm_runs(proc)
     after = record_versions(cluster)
-    return proc, {"ready_s": t_ready - t0, "releases_reconciled_s": t_rel - t0,
-                  "rows_s": t_rows - t0, "helm_runs": runs_at, "helm_runs_later": runs_after,
+    return proc, {"ready_s": t_ready - t0, "settled_s": t_last - t0,
+                  "helm_runs": runs_at, "helm_runs_later": runs_after,
                   "helm_runs_total": sum(runs_after.values()), "settle_s": args.settle,
                   "helm_processes_peak": proc.metric("landlord_helm_processes_peak"),
-                  "reconciles": {c: reconciles(proc, c) for c in ("templategroupinstance",
-                                                                 "helmrelease")},
+                  "reconciles": {"helmrelease": last[0], "templategroupinstance": last[1]},
                   "records": len(after), "records_unchanged": before == after}
 
 
@@ -340,13 +373,16 @@ def run(args, tmp):
             proc, res["resync"] = resync(cluster, args, api, proc, helm,
                                          tmp / "landlord-resync.log")
             res["landlord_rss_kib_resync"] = proc_status_kib(proc.pid, "VmRSS")
-            print(f"resync: {res['resync']['releases_reconciled_s']:.2f} s, helm runs "
+            print(f"resync: {res['resync']['settled_s']:.2f} s, helm runs "
                   f"{res['resync']['helm_runs_total']:.0f}", flush=True)
             res["errors"] = [r for r in proc.records() if r.get("level") == "error"][:5]
         finally:
             proc.stop()
         res["floor_after"] = floor(cluster, args, helm, tmp, 1)
         print(f"floor again: {res['floor_after']['seconds']:.2f} s", flush=True)
+        res["floor_status"] = floor(cluster, args, helm, tmp, 0, "hs", status=True)
+        print(f"floor with landlord's `helm get metadata` after each upgrade: "
+              f"{res['floor_status']['seconds']:.2f} s", flush=True)
     return res
 
 
@@ -359,14 +395,20 @@ def summarize(res, args):
         "floor_s": fl, "floor_before_s": fb["seconds"], "floor_after_s": fa["seconds"],
         "ratio": ll["records_s"] / fl, "ratio_rows": ll["rows_s"] / fl,
         "helm_runs": runs,
+        "floor_status_s": res["floor_status"]["seconds"],
+        "ratio_floor_status": ll["records_s"] / res["floor_status"]["seconds"],
+        "first_record_s": ll["first_record_s"],
+        "helm_cpu_s": ll["helm_cpu_s"], "landlord_cpu_s": ll["landlord_cpu_s"],
+        "floor_helm_cpu_s": fb["helm_cpu_s"], "floor_after_helm_cpu_s": fa["helm_cpu_s"],
+        "floor_status_helm_cpu_s": res["floor_status"]["helm_cpu_s"],
         "landlord_rss_kib": res["landlord_rss_kib"],
         "helm_peak_total_kib": ll["helm_rss"]["peak_total_kib"],
         "helm_processes_at_peak": ll["helm_rss"]["processes_at_peak"],
         "helm_max_processes": ll["helm_rss"]["max_processes"],
         "floor_helm_peak_total_kib": max(fb["helm_rss"]["peak_total_kib"],
                                          fa["helm_rss"]["peak_total_kib"]),
-        "resync_s": res["resync"]["releases_reconciled_s"],
-        "resync_rows_s": res["resync"]["rows_s"],
+        "resync_s": res["resync"]["settled_s"],
+        "resync_ready_s": res["resync"]["ready_s"],
         "resync_helm_runs": res["resync"]["helm_runs_total"],
         "resync_records_unchanged": res["resync"]["records_unchanged"],
     }
@@ -380,6 +422,8 @@ def main():
     ap.add_argument("--sample-ms", type=float, default=50)
     ap.add_argument("--settle", type=float, default=5.0,
                     help="seconds after the resync before helm runs are read again")
+    ap.add_argument("--quiet", type=float, default=2.0,
+                    help="seconds without a reconcile that end the resync")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--landlord", default=str(BUILD / "landlord"))
     ap.add_argument("--deploy", default=str(REPO / "deploy"),
@@ -395,6 +439,7 @@ def main():
     res["summary"] = s = summarize(res, args)
     res["versions"] = versions(args)
     print(json.dumps(s, indent=1))
+    (tmp / "helm.json").write_text(json.dumps(res, indent=1) + "\n")  # raw, also unrecorded
     if s["resync_helm_runs"] != 0 or not s["resync_records_unchanged"]:
         print("the resync ran helm or changed a release record", flush=True)
     if args.no_record:
@@ -437,8 +482,9 @@ after it stops, the faster counted.
 | peak total VmRSS of helm processes (sampled every {args.sample_ms:g} ms) | \
 {mib(s['helm_peak_total_kib'])} ({s['helm_processes_at_peak']} running; at most \
 {s['helm_max_processes']} seen) | {mib(s['floor_helm_peak_total_kib'])} | |
-| resync: landlord restarted, to {args.namespaces} releases reconciled | {s['resync_s']:.2f} s \
-(status rows all deployed: {s['resync_rows_s']:.2f} s) | | |
+| resync: landlord restarted, to its last reconcile ({args.namespaces} releases; \
+{rs['reconciles']['helmrelease']:.0f} release, {rs['reconciles']['templategroupinstance']:.0f} \
+TGI reconciles) | {s['resync_s']:.2f} s (ready: {s['resync_ready_s']:.2f} s) | | |
 | helm processes started by the resync ({rs['settle_s']:g} s after it too) | \
 {s['resync_helm_runs']:.0f} | | target 0: {ok(s['resync_helm_runs'] == 0)}; records unchanged: \
 {s['resync_records_unchanged']} |
