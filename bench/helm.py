@@ -80,6 +80,8 @@ class HelmSampler(threading.Thread):
         self.helm, self.parents, self.period = str(helm), set(parents), period
         self.stop, self.samples = threading.Event(), 0
         self.peak_kib, self.peak_n, self.max_n, self.max_one_kib = 0, 0, 0, 0
+        self.by_verb = {}  # helm's first argument: samples seen running
+        self.first, self.last = None, None  # samples with any helm running
 
     def scan(self):
         total, n = 0, 0
@@ -97,6 +99,11 @@ class HelmSampler(threading.Thread):
                 continue
             rss = int(f["VmRSS"][0])
             total, n = total + rss, n + 1
+            try:
+                verb = pathlib.Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")[1].decode()
+            except (OSError, IndexError):
+                verb = "?"
+            self.by_verb[verb] = self.by_verb.get(verb, 0) + 1
             self.max_one_kib = max(self.max_one_kib, rss)
         return total, n
 
@@ -104,6 +111,9 @@ class HelmSampler(threading.Thread):
         while not self.stop.is_set():
             total, n = self.scan()
             self.samples += 1
+            if n:
+                self.first = self.samples if self.first is None else self.first
+                self.last = self.samples
             if total > self.peak_kib:
                 self.peak_kib, self.peak_n = total, n
             self.max_n = max(self.max_n, n)
@@ -114,7 +124,11 @@ class HelmSampler(threading.Thread):
         self.join()
         return {"peak_total_kib": self.peak_kib, "processes_at_peak": self.peak_n,
                 "max_processes": self.max_n, "max_one_kib": self.max_one_kib,
-                "samples": self.samples}
+                "samples": self.samples,
+                # mean helm processes running, by verb, from the first sample with one running
+                # to the last: how busy the P slots were
+                "mean_running": {v: n / max(1, (self.last or 0) - (self.first or 0) + 1)
+                                 for v, n in self.by_verb.items()}}
 
 
 class Records(threading.Thread):
@@ -401,6 +415,8 @@ def summarize(res, args):
         "helm_cpu_s": ll["helm_cpu_s"], "landlord_cpu_s": ll["landlord_cpu_s"],
         "floor_helm_cpu_s": fb["helm_cpu_s"], "floor_after_helm_cpu_s": fa["helm_cpu_s"],
         "floor_status_helm_cpu_s": res["floor_status"]["helm_cpu_s"],
+        "mean_running": ll["helm_rss"]["mean_running"],
+        "floor_mean_running": fb["helm_rss"]["mean_running"],
         "landlord_rss_kib": res["landlord_rss_kib"],
         "helm_peak_total_kib": ll["helm_rss"]["peak_total_kib"],
         "helm_processes_at_peak": ll["helm_rss"]["processes_at_peak"],
