@@ -334,24 +334,39 @@ def activity(proc):
             get("landlord_workqueue_depth", "templategroupinstance"))
 
 
-def resync(cluster, args, api, proc, helm, log):
+def lost_rows(api, proc):
+    """What a resync that did not settle left: the rows not deployed, and the release queue's
+    adds (a key never added is a wish never reconciled)."""
+    st = rows_deployed(api, 0)[2]
+    return {"rows_not_deployed": [r["namespace"] for r in st.get("rows") or []
+                                  if not r.get("ready")],
+            "conditions": st.get("conditions"),
+            "helmrelease_adds": metric_by(proc, "landlord_workqueue_adds_total", "name").get(
+                "helmrelease")}
+
+
+def resync(cluster, args, api, procs, helm, log):
     """(d): landlord restarted; to quiescence (both controllers have reconciled, their queues
     are empty and no reconcile ran for --quiet seconds, the rows all deployed), and no helm
     run. A restarted landlord's rows were already `deployed` (written by the one before): the
     measure is when its controllers stopped working."""
     before = record_versions(cluster)
-    proc.stop()
+    procs[-1].stop()
     t0 = time.monotonic()
     proc = start_landlord(args, cluster, helm, log)
+    procs.append(proc)
     t_ready = time.monotonic()
     deadline, last, t_last = t0 + args.timeout, None, t_ready
     while True:
         now, a = time.monotonic(), activity(proc)
         if a != last:
             last, t_last = a, now
-        elif (a[0] >= 1 and a[1] >= 1 and a[2] == 0 and now - t_last >= args.quiet and
-              rows_deployed(api, args.namespaces)[0] == args.namespaces):
-            break
+        elif a[0] >= 1 and a[1] >= 1 and a[2] == 0 and now - t_last >= args.quiet:
+            if rows_deployed(api, args.namespaces)[0] == args.namespaces:
+                break
+            if now - t_last >= 30:  # idle with rows left behind: they stay so
+                raise SystemExit(f"landlord settled after the restart with rows not deployed "
+                                 f"(reconciles {a[:2]}): {json.dumps(lost_rows(api, proc))}")
         if now > deadline:
             raise SystemExit(f"landlord did not settle after the restart: {a}")
         time.sleep(0.05)
@@ -359,7 +374,7 @@ def resync(cluster, args, api, proc, helm, log):
     time.sleep(args.settle)
     runs_after = helm_runs(proc)
     after = record_versions(cluster)
-    return proc, {"ready_s": t_ready - t0, "settled_s": t_last - t0,
+    return {"ready_s": t_ready - t0, "settled_s": t_last - t0,
                   "helm_runs": runs_at, "helm_runs_later": runs_after,
                   "helm_runs_total": sum(runs_after.values()), "settle_s": args.settle,
                   "helm_processes_peak": proc.metric("landlord_helm_processes_peak"),
@@ -378,20 +393,23 @@ def run(args, tmp):
         print(f"floor: {args.namespaces} releases in {res['floor_before']['seconds']:.2f} s",
               flush=True)
         proc = start_landlord(args, cluster, helm, tmp / "landlord.log")
+        procs = [proc]
         try:
             res["landlord"] = landlord_install(cluster, args, api, proc, helm)
             res["landlord_rss_kib"] = proc_status_kib(proc.pid, "VmRSS")
             print(f"landlord: {args.namespaces} releases deployed in "
                   f"{res['landlord']['records_s']:.2f} s (records), "
                   f"{res['landlord']['rows_s']:.2f} s (status rows)", flush=True)
-            proc, res["resync"] = resync(cluster, args, api, proc, helm,
-                                         tmp / "landlord-resync.log")
+            res["resync"] = resync(cluster, args, api, procs, helm,
+                                   tmp / "landlord-resync.log")
+            proc = procs[-1]
             res["landlord_rss_kib_resync"] = proc_status_kib(proc.pid, "VmRSS")
             print(f"resync: {res['resync']['settled_s']:.2f} s, helm runs "
                   f"{res['resync']['helm_runs_total']:.0f}", flush=True)
             res["errors"] = [r for r in proc.records() if r.get("level") == "error"][:5]
         finally:
-            proc.stop()
+            for p in procs:
+                p.stop()
         res["floor_after"] = floor(cluster, args, helm, tmp, 1)
         print(f"floor again: {res['floor_after']['seconds']:.2f} s", flush=True)
         res["floor_status"] = floor(cluster, args, helm, tmp, 0, "hs", status=True)
