@@ -6,5 +6,6 @@ import sys
 
 here = pathlib.Path(__file__).resolve().parent
 for script in ("informer_sync.py", "tenants.py", "restart.py", "idle.py", "plan_status.py",
-               "quota_window.py", "admission_latency.py", "webhook_pods.py", "templates.py"):
+               "quota_window.py", "admission_latency.py", "webhook_pods.py", "templates.py",
+               "helm.py"):
     subprocess.run([sys.executable, here / script, *sys.argv[1:]], check=True)
