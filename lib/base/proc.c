@@ -552,6 +552,12 @@ static int group_enter(struct run *r, struct ll_err *err)
 	if (r->slot.wake_fd < 0)
 		return ll_err_set(err, -errno, "%s: eventfd: %s", r->spec->path, strerror(errno));
 	pthread_mutex_lock(&g->lock);
+	while (r->spec->wait_slot && !g->closed && g->max_running > 0 &&
+	       g->running >= g->max_running) {
+		g->waiting++;
+		pthread_cond_wait(&g->idle, &g->lock);
+		g->waiting--;
+	}
 	if (g->closed)
 		rc = ll_err_set(err, -ECANCELED, "%s: not started: its group is closed",
 		                r->spec->path);
@@ -564,6 +570,8 @@ static int group_enter(struct run *r, struct ll_err *err)
 			g->slots->prev = &r->slot;
 		g->slots = &r->slot;
 		g->running++;
+		if (g->on_change)
+			g->on_change(g->running, g->on_change_ud);
 	}
 	pthread_mutex_unlock(&g->lock);
 	if (rc)
@@ -585,6 +593,8 @@ static void group_leave(struct run *r)
 	if (r->slot.next)
 		r->slot.next->prev = r->slot.prev;
 	g->running--;
+	if (g->on_change)
+		g->on_change(g->running, g->on_change_ud);
 	pthread_cond_broadcast(&g->idle);
 	pthread_mutex_unlock(&g->lock);
 	close_fd(&r->slot.wake_fd);
@@ -596,8 +606,11 @@ void proc_group_init(struct proc_group *g, int max_running)
 	clock_cond_init(&g->idle);
 	g->slots = NULL;
 	g->running = 0;
+	g->waiting = 0;
 	g->max_running = max_running;
 	g->closed = false;
+	g->on_change = NULL;
+	g->on_change_ud = NULL;
 }
 
 void proc_group_release(struct proc_group *g)
@@ -617,10 +630,21 @@ int proc_group_running(struct proc_group *g)
 	return n;
 }
 
+int proc_group_waiting(struct proc_group *g)
+{
+	int n;
+
+	pthread_mutex_lock(&g->lock);
+	n = g->waiting;
+	pthread_mutex_unlock(&g->lock);
+	return n;
+}
+
 void proc_group_set_open(struct proc_group *g, bool open)
 {
 	pthread_mutex_lock(&g->lock);
 	g->closed = !open;
+	pthread_cond_broadcast(&g->idle); /* runs waiting for a slot see it */
 	pthread_mutex_unlock(&g->lock);
 }
 

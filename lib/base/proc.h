@@ -61,8 +61,13 @@ struct proc_group {
 	pthread_cond_t idle; /* signalled when @running drops */
 	struct proc_slot *slots;
 	int running;
+	int waiting; /* runs waiting for a slot (wait_slot) */
 	int max_running;
 	bool closed;
+	/* optional: told the new count each time a run joins or leaves (under the group's lock:
+	 * keep it quick, a gauge) */
+	void (*on_change)(int running, void *ud);
+	void *on_change_ud;
 };
 
 struct proc_spec {
@@ -79,6 +84,7 @@ struct proc_spec {
 	bool out_tail;            /* over the cap, keep the last bytes of stdout, not the first */
 	bool err_tail;            /* likewise for stderr (where a program's error usually is) */
 	struct proc_group *group; /* optional: counted and stoppable with it */
+	bool wait_slot;           /* with @group at its maximum: wait for a slot, not -EBUSY */
 };
 
 struct proc_result {
@@ -124,8 +130,11 @@ void proc_group_init(struct proc_group *g, int max_running);
 void proc_group_release(struct proc_group *g);
 /** proc_group_running() - how many runs are in @g now (a gauge; stale once returned). */
 int proc_group_running(struct proc_group *g);
+/** proc_group_waiting() - how many runs wait for a slot of @g now (likewise). */
+int proc_group_waiting(struct proc_group *g);
 /**
- * proc_group_set_open() - while closed, proc_run() in @g starts nothing and returns -ECANCELED.
+ * proc_group_set_open() - while closed, proc_run() in @g starts nothing and returns -ECANCELED
+ * (runs waiting for a slot, too).
  * Close, then proc_group_kill_all(): no run can start in between.
  */
 void proc_group_set_open(struct proc_group *g, bool open);

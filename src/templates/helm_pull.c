@@ -470,7 +470,6 @@ static int run_step(struct helm_pull_cache *c, enum helm_pull_step step,
 	if (rc != 0) {
 		ll_err_set(&err, rc, "helm pull: the private directory's path is too long");
 	} else {
-		helm_runner_gauge(c->runner, 1);
 		rc = proc_run(&(struct proc_spec){.path = c->runner->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,
@@ -481,9 +480,9 @@ static int run_step(struct helm_pull_cache *c, enum helm_pull_step step,
 		                                  .out_max = HELM_OUTPUT_MAX,
 		                                  .err_max = HELM_OUTPUT_MAX,
 		                                  .err_tail = true,
-		                                  .group = &c->runner->group},
+		                                  .group = &c->runner->group,
+		                                  .wait_slot = true},
 		              &pr, &err);
-		helm_runner_gauge(c->runner, -1);
 	}
 	rc = judge(rc, &pr, &err, res);
 	proc_result_release(&pr);

@@ -392,6 +392,17 @@ int helm_parse_status(const char *json, size_t len, struct helm_release_status *
 
 /* ===== the runner ===== */
 
+/* The group's count changed (under its lock): the gauges. */
+static void gauge(int running, void *ud)
+{
+	struct helm_runner *r = ud;
+
+	if (running > r->peak)
+		r->peak = running;
+	metrics_set("landlord_helm_processes", "", running);
+	metrics_set("landlord_helm_processes_peak", "", r->peak);
+}
+
 int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg *cfg,
                      int concurrency, int64_t timeout_ms, struct ll_err *err)
 {
@@ -412,7 +423,8 @@ int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg 
 	r->tls_server_name = xstrdup(cfg->tls_server_name);
 	r->timeout_ms = timeout_ms;
 	proc_group_init(&r->group, concurrency);
-	pthread_mutex_init(&r->gauge, NULL);
+	r->group.on_change = gauge;
+	r->group.on_change_ud = r;
 	metrics_describe("landlord_helm_processes", METRIC_GAUGE,
 	                 "helm processes running or starting now", NULL, 0);
 	metrics_describe("landlord_helm_processes_peak", METRIC_GAUGE,
@@ -429,7 +441,6 @@ void helm_runner_release(struct helm_runner *r)
 	proc_group_kill_all(&r->group);
 	proc_group_wait_idle(&r->group, INT64_MAX);
 	proc_group_release(&r->group);
-	pthread_mutex_destroy(&r->gauge);
 	free(r->helm);
 	free(r->server);
 	free(r->ca_pem);
@@ -555,17 +566,6 @@ static int judge(int rc, struct proc_result *pr, const struct ll_err *err, struc
 	return -EIO;
 }
 
-void helm_runner_gauge(struct helm_runner *r, int delta)
-{
-	pthread_mutex_lock(&r->gauge);
-	r->running += delta;
-	if (r->running > r->peak)
-		r->peak = r->running;
-	metrics_set("landlord_helm_processes", "", r->running);
-	metrics_set("landlord_helm_processes_peak", "", r->peak);
-	pthread_mutex_unlock(&r->gauge);
-}
-
 static void count_run(enum helm_verb verb, const struct helm_result *res)
 {
 	static const char *const verbs[] = {"upgrade", "status", "uninstall", "rollback"};
@@ -596,7 +596,6 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		ll_err_set(&err, rc, "helm: the private directory's path is too long");
 	else if ((rc = prepare(r, verb, rel, dir, &err)) == 0) {
 		helm_environment(dir, env);
-		helm_runner_gauge(r, 1);
 		rc = proc_run(&(struct proc_spec){.path = r->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,
@@ -605,9 +604,9 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		                                  .out_max = HELM_OUTPUT_MAX,
 		                                  .err_max = HELM_OUTPUT_MAX,
 		                                  .err_tail = true,
-		                                  .group = &r->group},
+		                                  .group = &r->group,
+		                                  .wait_slot = true},
 		              &pr, &err);
-		helm_runner_gauge(r, -1);
 		helm_env_free(env);
 	}
 	helm_argv_release(&a);

@@ -67,8 +67,7 @@ struct helm_runner {
 	char *tls_server_name;   /* or NULL */
 	int64_t timeout_ms;      /* each run is killed after it */
 	struct proc_group group; /* every run; at most the concurrency at once */
-	pthread_mutex_t gauge;   /* guards what follows */
-	int running, peak;       /* helm processes now, and at most at once since start */
+	int peak;                /* the most helm processes at once (under the group's lock) */
 };
 
 /* One release and the identity it runs as. Everything borrowed for the call. */
@@ -112,8 +111,6 @@ struct helm_release_status {
  */
 int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg *cfg,
                      int concurrency, int64_t timeout_ms, struct ll_err *err);
-/** helm_runner_gauge() - a helm process of @r starting (@delta 1) or ended (-1): the gauges. */
-void helm_runner_gauge(struct helm_runner *r, int delta);
 /** helm_runner_release() - kill what still runs, wait for it, free. */
 void helm_runner_release(struct helm_runner *r);
 
@@ -139,9 +136,8 @@ int helm_release_digest(const struct helm_release *rel, char out[HELM_DIGEST_LEN
  * @st when ok. helm_uninstall() - `helm uninstall`. Each fills @res (helm_result_release()
  * afterwards). Return: 0 when helm exited 0; -ENOENT when helm says the release does not exist
  * (status, uninstall); -EIO when helm failed; -ETIMEDOUT when it was killed (time-out, or
- * helm_runner_release()); another -errno when it did not start: -EBUSY when the runner already
- * runs its concurrency (nothing waits for a slot: the caller retries later), -ECANCELED once it
- * is being released, -EINVAL without a token.
+ * helm_runner_release()); another -errno when it did not start: a run waits for a free slot while
+ * the runner runs its concurrency, -ECANCELED once it is being released, -EINVAL without a token.
  */
 int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
 int helm_status(struct helm_runner *r, const struct helm_release *rel,

@@ -87,6 +87,23 @@ static int account_token(struct rel_rec *r, const char *account, char **token)
 	return rc;
 }
 
+/* A TemplateGroupInstance's account tgi.<ns>, made and bound in the namespace when it is not. */
+static int bind_account(struct rel_rec *r)
+{
+	struct ti_account account;
+	struct ll_err err = {{0}};
+	bool changed;
+
+	if (!json_is_true(json_object_get(r->want, "bindAccount")))
+		return 0;
+	tgi_account_for(r->ns, &account);
+	if (ti_account_ensure(r->t, r->ns, &account, &changed, &err) != 0) {
+		rel_fail(r, "AccountFailed", "%s", err.msg);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 static void drop_token(char *token)
 {
 	if (token != NULL)
@@ -392,8 +409,9 @@ static int install(struct rel_rec *r)
 
 	if (rc == 0 && up_to_date(r) && !repair_due(r))
 		return 0; /* the common case: no helm, no token */
-	/* as the instance's writer now: an editor's edit of an owner's instance runs as the editor
-	 */
+	/* as the instance's account now: an editor's edit of an owner's instance runs as editor */
+	if (rc == 0)
+		rc = bind_account(r);
 	if (rc == 0)
 		rc = account_token(r, jx_str(r->want, "account", NULL), &token);
 	latest = helm_records_latest(&r->recs);

@@ -149,7 +149,7 @@ static void on_event(struct sync_watch *w, const struct jdoc *obj, bool gone)
 	if (entry != NULL) {
 		snprintf(key, sizeof(key), "%s", relkey);
 		if (w->relisting)
-			json_object_set_new(entry, "seen", json_true());
+			json_object_del(entry, "unseen");
 		drift = gone || (json_object_get(entry, "base") != NULL &&
 		                 differs(json_object_get(entry, "base"), now));
 		counts = w->workload && !gone && !json_equal(json_object_get(entry, "now"), now);
@@ -180,14 +180,29 @@ static void on_delete(const struct jdoc *obj, void *ud)
 	on_event(ud, obj, true);
 }
 
-/* A list of @w's kind begins: what it does not show was deleted meanwhile. */
+/*
+ * A list of @w's kind begins: the objects known now with a baseline are marked; one the list
+ * does not show (its add clears the mark) was deleted meanwhile. Objects learned during the
+ * list carry no mark: the list may have passed them.
+ */
 static void on_relist_begin(void *ud)
 {
 	struct sync_watch *w = ud;
+	struct tpl_helm *h = w->h;
+	size_t prefix = strlen(w->kind);
+	const char *relkey, *objkey;
+	json_t *objs, *entry;
 
-	pthread_mutex_lock(&w->h->lock);
+	pthread_mutex_lock(&h->lock);
 	w->relisting = true;
-	pthread_mutex_unlock(&w->h->lock);
+	json_object_foreach(h->synced, relkey, objs) {
+		json_object_foreach(objs, objkey, entry) {
+			if (strncmp(objkey, w->kind, prefix) == 0 && objkey[prefix] == '/' &&
+			    json_object_get(entry, "base") != NULL)
+				json_object_set_new(entry, "unseen", json_true());
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 static void on_relist_end(void *ud)
@@ -196,20 +211,19 @@ static void on_relist_end(void *ud)
 	struct tpl_helm *h = w->h;
 	const char *relkey, *objkey;
 	json_t *objs, *entry, *gone = json_array(), *k;
-	size_t prefix = strlen(w->kind), i;
+	size_t i;
 
 	pthread_mutex_lock(&h->lock);
 	w->relisting = false;
 	json_object_foreach(h->synced, relkey, objs) {
 		json_object_foreach(objs, objkey, entry) {
-			if (strncmp(objkey, w->kind, prefix) != 0 || objkey[prefix] != '/')
+			if (json_object_get(entry, "unseen") == NULL)
 				continue;
-			if (!json_is_true(json_object_get(entry, "seen")) &&
-			    json_object_get(entry, "base") != NULL) {
-				json_object_set_new(h->drifted, relkey, json_true());
-				json_array_append_new(gone, json_string(relkey));
-			}
-			json_object_del(entry, "seen");
+			json_object_del(entry, "unseen");
+			log_info("a helm release's object is gone (not in a list)", "{s:s,s:s}",
+			         "release", relkey, "object", objkey);
+			json_object_set_new(h->drifted, relkey, json_true());
+			json_array_append_new(gone, json_string(relkey));
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -244,21 +258,23 @@ static int watch_kind(struct templates *t, const char *kind)
 	struct kc_gvr gvr;
 	bool created, known;
 
-	pthread_mutex_lock(&h->lock);
-	known = json_object_get(h->watched, kind) != NULL;
-	pthread_mutex_unlock(&h->lock);
-	if (known)
-		return 0;
 	snprintf(api_version, sizeof(api_version), "%.*s", (int)(slash - kind), kind);
 	if (disc_lookup_kind(t->disc, api_version, slash + 1, &gvr, NULL) != 0)
 		return -ENOENT;
+	/* one watch per kind, whatever the workers learning at once: its lists mark and clear */
+	pthread_mutex_lock(&h->lock);
+	known = json_object_get(h->watched, kind) != NULL;
+	if (!known)
+		json_object_set_new(h->watched, kind, json_true());
+	pthread_mutex_unlock(&h->lock);
+	if (known)
+		return 0;
 	w = xcalloc(1, sizeof(*w));
 	w->h = h;
 	w->workload = is_workload(kind);
 	snprintf(w->kind, sizeof(w->kind), "%s", kind);
 	snprintf(name, sizeof(name), "helm-sync:%s", kind);
 	pthread_mutex_lock(&h->lock);
-	json_object_set_new(h->watched, kind, json_true());
 	w->next = h->watches;
 	h->watches = w;
 	pthread_mutex_unlock(&h->lock);
@@ -335,7 +351,11 @@ static int take_baselines(struct rel_rec *r, json_t *entries, long long since, b
 				continue;
 			}
 			json_object_set_new(entry, "base", observe(doc, is_workload(kind)));
-			*drift = *drift || foreign_edit_since(resp.body, since);
+			if (foreign_edit_since(resp.body, since)) {
+				log_info("a helm release's object was edited by another manager",
+				         "{s:s,s:s}", "release", r->key, "object", objkey);
+				*drift = true;
+			}
 			json_object_set(entry, "now", json_object_get(entry, "base"));
 			jdoc_unref(doc);
 		} else if (resp.http_status != 404) {

@@ -98,6 +98,8 @@ static json_t *wish_json(const struct release_want *w)
 		json_object_set_new(o, "set",
 		                    w->set ? json_incref((json_t *)w->set) : json_array());
 		json_object_set_new(o, "sync", json_boolean(w->sync));
+		if (w->bind_account)
+			json_object_set_new(o, "bindAccount", json_true());
 	}
 	return o;
 }
@@ -105,7 +107,8 @@ static json_t *wish_json(const struct release_want *w)
 /* Is @old the same wish as @now (generation aside)? */
 static bool same_wish(const json_t *old, const json_t *now)
 {
-	static const char *const fields[] = {"owner", "account", "helm", "values", "set", "sync"};
+	static const char *const fields[] = {"owner", "account", "helm",       "values",
+	                                     "set",   "sync",    "bindAccount"};
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const json_t *a = json_object_get(old, fields[i]),
@@ -465,7 +468,10 @@ static void leading(bool lead, void *ud)
 struct controller_def helm_controller_def(struct templates *t)
 {
 	return (struct controller_def){.name = "helmrelease",
-	                               .workers = (int)t->helm->runner.group.max_running,
+	                               /* twice the helm slots: a worker's API calls (token,
+	                                * ledger, records) overlap another's helm, which waits for a
+	                                * slot */
+	                               .workers = 2 * t->helm->runner.group.max_running,
 	                               .setup = setup,
 	                               .reconcile = reconcile,
 	                               .leading = leading,

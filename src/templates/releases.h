@@ -40,6 +40,7 @@ struct release_want {
 	const json_t *helm;         /* the Template's spec.resources.helm; NULL: uninstall */
 	const json_t *values, *set; /* rendered values and setValues (with @helm) */
 	bool sync;                  /* the instance's spec.sync: drift is repaired */
+	bool bind_account;          /* @account is tgi.<ns>: made and bound before a run */
 };
 
 /* What an owner's status shows of a release. */

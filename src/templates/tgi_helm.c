@@ -1,8 +1,10 @@
 /*
  * tgi_helm.c - a TemplateGroupInstance's chart: in each selected namespace whose manifests are
  * applied, its release wanted of the release controller (releases.h) as tgi.<ns>, an account
- * bound there to landlord-templates only; its releases in namespaces no longer selected (or
- * under another name, or of a chart dropped) wanted gone.
+ * bound there to landlord-templates only (the release controller makes and binds it: one
+ * RoleBinding takes the API server ~0.1 s to judge, and its workers do that in parallel); its
+ * releases in namespaces no longer selected (or under another name, or of a chart dropped) wanted
+ * gone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,18 +49,11 @@ static int want(struct tgi_rec *r, const char *ns, const json_t *helm, const cha
 	struct ll_err err = {{0}};
 	json_t *vals = NULL, *set = NULL;
 	char owner[300];
-	bool changed;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
 	releases_owner_tgi(r->name, owner, sizeof(owner));
-	tgi_account_for(ns, &account);
-	rc = ti_account_ensure(r->t, ns, &account, &changed, &err);
-	if (rc != 0) {
-		snprintf(st->reason, sizeof(st->reason), "AccountFailed");
-		snprintf(st->message, sizeof(st->message), "%s", err.msg);
-		return rc;
-	}
+	tgi_account_for(ns, &account); /* the release controller binds it, in parallel */
 	rc = values(r, ns, &vals, &set, &err);
 	if (rc != 0) {
 		snprintf(st->reason, sizeof(st->reason), "ParameterInvalid");
@@ -72,7 +67,8 @@ static int want(struct tgi_rec *r, const char *ns, const json_t *helm, const cha
 		                                          .helm = helm,
 		                                          .values = vals,
 		                                          .set = set,
-		                                          .sync = r->sync},
+		                                          .sync = r->sync,
+		                                          .bind_account = true},
 		                   st);
 	}
 	json_decref(vals);

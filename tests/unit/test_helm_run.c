@@ -374,29 +374,30 @@ static void *run_upgrade(void *arg)
 }
 
 /* With the group full, a run does not start (the caller retries later). */
-static void test_helm_run__beyond_the_concurrency_nothing_starts(void **state)
+/* Beyond the concurrency a run waits for a slot; one still waiting at release never starts. */
+static void test_helm_run__beyond_the_concurrency_a_run_waits(void **state)
 {
 	struct helm_runner r;
-	struct helm_result res;
-	struct helm_release rel = REL;
-	struct busy_run b[2] = {{.r = &r}, {.r = &r}};
-	pthread_t t[2];
+	struct busy_run b[3] = {{.r = &r}, {.r = &r}, {.r = &r}};
+	pthread_t t[3];
 	char *p = runner_of(&r, "slow", "#!/bin/sh\nexec /bin/sleep 30\n", 3000);
 
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, run_upgrade, &b[i]), 0);
-	while (proc_group_running(&r.group) < 2)
+	while (proc_group_running(&r.group) < 2 || proc_group_waiting(&r.group) < 1)
 		usleep(2000);
-	assert_int_equal(helm_upgrade(&r, &rel, &res), -EBUSY);
-	assert_int_equal(res.outcome, HELM_NOT_STARTED);
-	assert_true(res.message[0] != '\0');
-	helm_result_release(&res);
-	helm_runner_release(&r); /* kills both */
-	for (int i = 0; i < 2; i++) {
+	assert_int_equal(proc_group_running(&r.group), 2);
+	assert_int_equal(r.peak, 2);
+	helm_runner_release(&r); /* kills two; the waiting one is cancelled */
+	int timed_out = 0, cancelled = 0;
+	for (int i = 0; i < 3; i++) {
 		assert_int_equal(pthread_join(t[i], NULL), 0);
-		assert_int_equal(b[i].rc, -ETIMEDOUT);
+		timed_out += b[i].rc == -ETIMEDOUT;
+		cancelled += b[i].rc == -ECANCELED && b[i].res.outcome == HELM_NOT_STARTED;
 		helm_result_release(&b[i].res);
 	}
+	assert_int_equal(timed_out, 2);
+	assert_int_equal(cancelled, 1);
 	free(p);
 }
 
@@ -423,7 +424,7 @@ int main(void)
 	        cmocka_unit_test(
 	                test_helm_run__a_run_gets_private_files_and_no_secret_in_argv_or_env),
 	        cmocka_unit_test(test_helm_run__outcomes),
-	        cmocka_unit_test(test_helm_run__beyond_the_concurrency_nothing_starts),
+	        cmocka_unit_test(test_helm_run__beyond_the_concurrency_a_run_waits),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -516,6 +516,55 @@ static void test_proc__group_closed_and_full(void **state)
 	proc_group_release(&g);
 }
 
+static void count_changes(int running, void *ud)
+{
+	int *peak = ud;
+
+	if (running > *peak)
+		*peak = running;
+}
+
+/* With wait_slot, a run beyond the maximum waits for a slot (the count never passes it), and
+ * starts once one is free; a group closed meanwhile cancels it. */
+static void test_proc__a_run_waits_for_a_slot(void **state)
+{
+	struct proc_group g;
+	struct bg first, second, third;
+	int peak = 0;
+
+	proc_group_init(&g, 1);
+	g.on_change = count_changes;
+	g.on_change_ud = &peak;
+	bg_start(&first, &g);
+	wait_running(&g, 1);
+	second.spec = spec_of("/bin/sleep", sleep_argv);
+	second.spec.timeout_ms = 10000;
+	second.spec.group = &g;
+	second.spec.wait_slot = true;
+	assert_int_equal(pthread_create(&second.thread, NULL, bg_main, &second), 0);
+	sleep_ms(50);
+	assert_int_equal(proc_group_running(&g), 1);  /* waiting, not started, not refused */
+	assert_int_equal(proc_group_kill_all(&g), 1); /* the first ends: the second starts */
+	pthread_join(first.thread, NULL);
+	wait_running(&g, 1);
+	third = second;
+	assert_int_equal(pthread_create(&third.thread, NULL, bg_main, &third), 0);
+	for (int i = 0; i < 2500 && proc_group_waiting(&g) != 1; i++)
+		sleep_ms(2);
+	proc_group_set_open(&g, false); /* the third, still waiting, is cancelled */
+	pthread_join(third.thread, NULL);
+	assert_int_equal(third.rc, -ECANCELED);
+	proc_group_kill_all(&g);
+	pthread_join(second.thread, NULL);
+	assert_int_equal(second.rc, 0);
+	assert_true(second.res.cancelled);
+	assert_int_equal(peak, 1);
+	proc_result_release(&first.res);
+	proc_result_release(&second.res);
+	proc_result_release(&third.res);
+	proc_group_release(&g);
+}
+
 struct worker {
 	pthread_t thread;
 	struct proc_group *g;
@@ -678,6 +727,7 @@ int main(void)
 	        cmocka_unit_test(test_proc__kill_all_stops_every_run),
 	        cmocka_unit_test(test_proc__group_closed_and_full),
 	        cmocka_unit_test(test_proc__four_threads_at_once),
+	        cmocka_unit_test(test_proc__a_run_waits_for_a_slot),
 	        cmocka_unit_test(test_proc__kill_all_races_with_starts),
 	        cmocka_unit_test(test_proc__program_dies_with_its_parent),
 	};
