@@ -168,6 +168,16 @@ def digest_label():
     return "landlord.dev/digest=" + "0" * 60
 
 
+def plane_cpu_seconds(cluster):
+    """CPU time (utime+stime) of the control plane so far: kube-apiserver, etcd and
+    kube-controller-manager (their PIDs in the cluster's env)."""
+    total = 0.0
+    for key in ("APISERVER_PID", "ETCD_PID", "KCM_PID"):
+        fields = open(f"/proc/{cluster.env[key]}/stat").read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def children_cpu_seconds(pid):
     """CPU time (utime+stime) of @pid's children it waited for: its helm processes."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -230,12 +240,13 @@ def floor(cluster, args, helm, tmp, run, prefix="hf", account=False):
 
     sampler = HelmSampler(helm, {os.getpid()}, args.sample_ms / 1000)
     sampler.start()
-    cpu0, t0 = children_cpu_seconds("self"), time.monotonic()
+    cpu0, plane0, t0 = children_cpu_seconds("self"), plane_cpu_seconds(cluster), time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(args.concurrency) as pool:
         list(pool.map(one, range(args.namespaces)))
     seconds = time.monotonic() - t0
     res = {"seconds": seconds, "failures": failures, "helm_rss": sampler.result(),
-           "helm_cpu_s": children_cpu_seconds("self") - cpu0}
+           "helm_cpu_s": children_cpu_seconds("self") - cpu0,
+           "plane_cpu_s": plane_cpu_seconds(cluster) - plane0}
     if failures:
         raise SystemExit(f"the floor's helm failed: {failures[:3]}")
     return res
@@ -302,7 +313,7 @@ def landlord_install(cluster, args, api, proc, helm):
     w.start()
     w.ready.wait(30)
     runs0, cpu0 = helm_runs(proc), cpu_seconds(proc.pid)
-    hcpu0 = children_cpu_seconds(proc.pid)
+    hcpu0, plane0 = children_cpu_seconds(proc.pid), plane_cpu_seconds(cluster)
     sampler = HelmSampler(helm, {proc.pid}, args.sample_ms / 1000)
     sampler.start()
     t0 = time.monotonic()
@@ -327,8 +338,9 @@ def landlord_install(cluster, args, api, proc, helm):
     t_rows = wait_rows(api, args.namespaces, deadline)
     helm_rss = sampler.result()
     runs1, cpu1 = helm_runs(proc), cpu_seconds(proc.pid)
-    hcpu1 = children_cpu_seconds(proc.pid)
+    hcpu1, plane1 = children_cpu_seconds(proc.pid), plane_cpu_seconds(cluster)
     return {"helm_cpu_s": hcpu1 - hcpu0, "records_s": records[-1] - t0,
+            "plane_cpu_s": plane1 - plane0,
             "first_record_s": records[0] - t0,
             "rows_s": t_rows - t0, "landlord_cpu_s": cpu1 - cpu0, "helm_rss": helm_rss,
             "helm_runs": {k: v - runs0.get(k, 0) for k, v in runs1.items()
@@ -456,6 +468,8 @@ def summarize(res, args):
         "ratio_account": ll["records_s"] / res["floor_account"]["seconds"],
         "first_record_s": ll["first_record_s"],
         "helm_cpu_s": ll["helm_cpu_s"], "landlord_cpu_s": ll["landlord_cpu_s"],
+        "plane_cpu_s": ll["plane_cpu_s"],
+        "floor_account_plane_cpu_s": res["floor_account"]["plane_cpu_s"],
         "floor_helm_cpu_s": counted["helm_cpu_s"],
         "floor_account_helm_cpu_s": res["floor_account"]["helm_cpu_s"],
         "mean_running": ll["helm_rss"]["mean_running"],
@@ -553,6 +567,9 @@ s (admin; {s['floor_account_helm_cpu_s']:.2f} s as a ServiceAccount) | \
 | helm processes running, mean over the install, by verb | {running(s['mean_running'])} | \
 {running(s['floor_mean_running'])} | of {p} |
 | landlord CPU time (utime+stime) during the install | {s['landlord_cpu_s']:.2f} s | | |
+| control plane CPU time (kube-apiserver, etcd, kube-controller-manager) during the install | \
+{s['plane_cpu_s']:.2f} s | {s['floor_account_plane_cpu_s']:.2f} s (as a ServiceAccount) | \
+{s['plane_cpu_s'] / s['floor_account_plane_cpu_s']:.2f}x |
 | landlord's VmRSS after the install | {mib(s['landlord_rss_kib'])} | | |
 | peak total VmRSS of helm processes | {mib(s['helm_peak_total_kib'])} \
 ({s['helm_processes_at_peak']} running; at most {s['helm_max_processes']} seen) | \

@@ -585,7 +585,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 	struct helm_argv a = {0};
 	struct proc_result pr = {0};
 	struct ll_err err = {{0}};
-	char *env[6] = {NULL};
+	char *env[7] = {NULL};
 	char *dir = helm_private_dir();
 	int rc = dir != NULL ? 0 : -errno;
 
@@ -596,6 +596,8 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 		ll_err_set(&err, rc, "helm: the private directory's path is too long");
 	else if ((rc = prepare(r, verb, rel, dir, &err)) == 0) {
 		helm_environment(dir, env);
+		if (r->kube_cache_dir != NULL)
+			env[5] = xasprintf("KUBECACHEDIR=%s", r->kube_cache_dir);
 		rc = proc_run(&(struct proc_spec){.path = r->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,

@@ -18,7 +18,8 @@
  *   overwrite erases nothing reliably, the directory is readable only by landlord's user, and the
  *   token dies after 10 minutes anyway. In-memory copies landlord makes are zeroed.
  * - helm's environment is exactly HOME (the run's directory), PATH=/nonexistent (helm starts no
- *   program: no plugins, no post-renderer) and the three HELM_* directories; nothing inherited.
+ *   program: no plugins, no post-renderer), the three HELM_* directories and, with a
+ *   kube_cache_dir, KUBECACHEDIR; nothing inherited.
  * - Never --wait, --rollback-on-failure (--atomic), --create-namespace or --take-ownership; helm's
  *   own --timeout is the runner's time-out less 30 s (at least half of it), so a slow hook
  *   normally ends as a failed release before the process is killed.
@@ -68,6 +69,10 @@ struct helm_runner {
 	int64_t timeout_ms;      /* each run is killed after it */
 	struct proc_group group; /* every run; at most the concurrency at once */
 	int peak;                /* the most helm processes at once (under the group's lock) */
+	/* or NULL: a directory of landlord's own where helm keeps its API discovery cache
+	 * (KUBECACHEDIR), shared by runs: a run does not ask the API server for every group and
+	 * version again. No secret is in it. Set by the caller, which owns it. */
+	const char *kube_cache_dir;
 };
 
 /* One release and the identity it runs as. Everything borrowed for the call. */

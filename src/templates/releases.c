@@ -324,7 +324,12 @@ int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records
 		json_object_set_new(data, "chartVersion", json_string(chart_version));
 	if (json_object_get(r->want, "helm") != NULL && account != NULL && *account != '\0')
 		json_object_set_new(data, "account", json_string(account)); /* who runs it now */
-	rc = data != NULL ? send_ledger(r, obj, false) : -EAGAIN;
+	if (data == NULL)
+		rc = -EAGAIN;
+	else if (json_equal(data, json_object_get(r->ledger, "data")))
+		rc = 0; /* it says so already (a new ledger's pending revision 1) */
+	else
+		rc = send_ledger(r, obj, false);
 	json_decref(obj);
 	return rc;
 }
@@ -489,6 +494,10 @@ int templates_enable_helm(struct templates *t, const char *helm, const struct kc
 		                strerror(errno));
 	if (rc == 0)
 		rc = helm_pull_cache_init(&h->pulls, h->cache_dir, &h->runner, err);
+	if (rc == 0) {
+		h->kube_cache = xasprintf("%s/kube", h->cache_dir);
+		h->runner.kube_cache_dir = h->kube_cache;
+	}
 	if (rc != 0) {
 		helm_runner_release(&h->runner);
 		free(h->cache_dir);
@@ -517,6 +526,7 @@ void releases_free(struct tpl_helm *h)
 	helm_pull_cache_release(&h->pulls);
 	helm_remove_dir(h->cache_dir);
 	free(h->cache_dir);
+	free(h->kube_cache);
 	json_decref(h->wants);
 	json_decref(h->results);
 	json_decref(h->mine);

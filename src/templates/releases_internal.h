@@ -18,7 +18,8 @@
 struct tpl_helm {
 	struct helm_runner runner;
 	struct helm_pull_cache pulls;
-	char *cache_dir; /* the pull cache's directory, made private at start; removed at exit */
+	char *cache_dir;  /* the pull cache's directory, made private at start; removed at exit */
+	char *kube_cache; /* <cache_dir>/kube: helm's API discovery cache (KUBECACHEDIR) */
 	struct controller *c;
 	struct inf *records, *ledgers;
 	pthread_mutex_t lock; /* what follows */

@@ -291,6 +291,7 @@ static void test_helm_run__a_run_gets_private_files_and_no_secret_in_argv_or_env
 	                 " /bin/cat values.json; echo; /bin/cat kubeconfig; } > %s\n",
 	                 log);
 	p = runner_of(&r, "helm", body, 20000);
+	r.kube_cache_dir = "/var/cache/landlord-kube"; /* shared by runs: API discovery only */
 	assert_int_equal(helm_upgrade(&r,
 	                              &(struct helm_release){.name = "web",
 	                                                     .ns = "a",
@@ -309,6 +310,7 @@ static void test_helm_run__a_run_gets_private_files_and_no_secret_in_argv_or_env
 	assert_non_null(strstr(got.p, "\n. 700\nkubeconfig 600\nvalues.json 600\nca.crt 600\n"));
 	assert_non_null(strstr(got.p, "\n{\"k\":\"v\"}\n"));
 	assert_non_null(strstr(got.p, "PATH=/nonexistent\n"));
+	assert_non_null(strstr(got.p, "KUBECACHEDIR=/var/cache/landlord-kube\n"));
 	assert_null(strstr(got.p, "KUBECONFIG"));
 	assert_tmp_empty(tmp);
 	helm_result_release(&res);
