@@ -166,3 +166,13 @@ void ti_accounts_release(struct templates *t, const char *ns)
 		delete_quietly(t, &KC_SERVICEACCOUNTS, LANDLORD_SYSTEM_NAMESPACE, name);
 	}
 }
+
+void tgi_account_release(struct templates *t, const char *ns)
+{
+	struct ti_account a;
+
+	tgi_account_for(ns, &a);
+	log_info("template group chart account released", "{s:s}", "namespace", ns);
+	delete_quietly(t, &KC_ROLEBINDINGS, ns, a.binding);
+	delete_quietly(t, &KC_SERVICEACCOUNTS, LANDLORD_SYSTEM_NAMESPACE, a.sa);
+}

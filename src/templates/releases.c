@@ -334,17 +334,37 @@ int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records
 	return rc;
 }
 
+/* Does a ledger other than @r's name @account (landlord's cache of them)? */
+static bool account_in_use(struct rel_rec *r, const char *account)
+{
+	struct jdoc_list l = inf_list_ref(r->h->ledgers, LANDLORD_SYSTEM_NAMESPACE);
+	bool used = false;
+
+	for (size_t i = 0; i < l.n && !used; i++)
+		used = strcmp(jd_name(l.items[i]), r->ledger_name) != 0 &&
+		       strcmp(jd_str(l.items[i], "data", "account", NULL) ?: "", account) == 0;
+	jdoc_list_release(&l);
+	return used;
+}
+
 int rel_ledger_delete(struct rel_rec *r)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
+	char account[300], group[300];
 	int rc = kc_delete(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, r->ledger_name,
 	                   &(struct kc_delete_opts){.grace_seconds = -1}, &resp, &err);
 
-	if (rc == 0 && (kc_resp_ok(&resp) || resp.http_status == 404))
+	snprintf(account, sizeof(account), "%s", rel_ledger_str(r, "account"));
+	snprintf(group, sizeof(group), TGI_ACCOUNT_FMT, r->ns);
+	if (rc == 0 && (kc_resp_ok(&resp) || resp.http_status == 404)) {
 		remember(r, NULL);
-	else
+		/* a TemplateGroupInstance's account lives as long as a release of it there */
+		if (strcmp(account, group) == 0 && !account_in_use(r, account))
+			tgi_account_release(r->t, r->ns);
+	} else {
 		rc = -EAGAIN;
+	}
 	kc_resp_release(&resp);
 	return rc;
 }

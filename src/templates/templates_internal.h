@@ -146,6 +146,8 @@ int ti_account_for(const char *ns, const json_t *ns_labels, const char *writer,
 #define TEMPLATES_CLUSTERROLE "landlord-templates"
 /** tgi_account_for() - tgi.<ns>, the account TemplateGroupInstances' charts run as in @ns. */
 void tgi_account_for(const char *ns, struct ti_account *out /* OUT */);
+/** tgi_account_release() - delete tgi.<ns> and its RoleBinding (no release of @ns needs it). */
+void tgi_account_release(struct templates *t, const char *ns);
 /**
  * ti_account_ensure() - create the ServiceAccount and apply the RoleBinding unless the caches
  * show them as wanted. *@changed says whether anything was written (RBAC then needs a moment
