@@ -9,8 +9,8 @@ uninstall the release there.
 import pytest
 
 from charts import CHARTS, pinned
-from helm_env import (SYSTEM, TGI, TIMEOUT, all_deployed, configmap, delete_tgis, ledger,
-                      records, template, tgi, tgi_rows, wait_tgi)
+from helm_env import (SYSTEM, TGI, TIMEOUT, absent, all_deployed, configmap, delete_tgis,
+                      ledger, records, template, tgi, tgi_rows, wait_tgi)
 from kube import GROUP, VERSION
 
 
@@ -59,6 +59,14 @@ def test_a_groups_chart_runs_as_its_namespace_account_everywhere_it_selects(env)
     kit.cluster.wait_for(lambda: not records(env, "site", dev), TIMEOUT,
                          what=f"the release in {dev} uninstalled\n{kit.log_tail()}")
     assert configmap(env, "site-hello", dev) is None
+
+    # with their last release, the namespaces' chart accounts go too
+    def accounts_gone():
+        names = {sa.metadata.name for sa in kit.core.list_namespaced_service_account(
+            SYSTEM).items}
+        return not {f"tgi.{dev}", f"tgi.{qa}"} & names
+    kit.cluster.wait_for(accounts_gone, TIMEOUT, what="tgi.<ns> accounts released")
+    assert absent(kit.rbac.read_namespaced_role_binding, "landlord-tgi", dev)
 
 
 def test_a_groups_chart_cannot_read_another_namespaces_secret(env, tmp_path):
