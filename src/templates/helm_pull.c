@@ -428,31 +428,11 @@ static int land(const struct helm_pull_cache *c, const char *dir, const char *pa
 	return rc;
 }
 
-/* What the run of @rc and @pr means, into @res. Return as helm_pull(). */
-static int judge(int rc, const struct proc_result *pr, const struct ll_err *err,
-                 struct helm_result *res)
+/* What the run of @rc and @pr means, into @res; a failure classified. Return as helm_pull(). */
+static int judge(int rc, struct proc_result *pr, const struct ll_err *err, struct helm_result *res)
 {
-	char summary[PROC_SUMMARY_MAX];
-
-	if (rc != 0) {
-		res->outcome = HELM_NOT_STARTED;
-		tpl_clip(res->message, HELM_MESSAGE_MAX, err->msg[0] ? err->msg : strerror(-rc));
-		return rc < 0 ? rc : -EIO;
-	}
-	if (proc_result_ok(pr)) {
-		res->outcome = HELM_OK;
-		return 0;
-	}
-	if (pr->timed_out || pr->cancelled) {
-		res->outcome = HELM_TIMED_OUT;
-		tpl_clip(res->message, HELM_MESSAGE_MAX, proc_result_summary(pr, summary));
-		return -ETIMEDOUT;
-	}
-	res->outcome = HELM_FAILED;
-	helm_error_message(pr->err.p, pr->err.len, res->message);
-	if (res->message[0] == '\0')
-		tpl_clip(res->message, HELM_MESSAGE_MAX, proc_result_summary(pr, summary));
-	return helm_pull_classify(pr->err.p, pr->err.len);
+	rc = helm_judge(rc, pr, err, res);
+	return rc == -EIO ? helm_pull_classify(pr->err.p, pr->err.len) : rc;
 }
 
 /* One helm command of a pull in @dir with the environment @env; the password on its stdin when

@@ -540,8 +540,7 @@ static int prepare(const struct helm_runner *r, enum helm_verb verb, const struc
 	               : 0;
 }
 
-/* What the run of @rc and @pr means, into @res. Return as helm_upgrade(). */
-static int judge(int rc, struct proc_result *pr, const struct ll_err *err, struct helm_result *res)
+int helm_judge(int rc, struct proc_result *pr, const struct ll_err *err, struct helm_result *res)
 {
 	char summary[PROC_SUMMARY_MAX];
 
@@ -552,8 +551,10 @@ static int judge(int rc, struct proc_result *pr, const struct ll_err *err, struc
 	}
 	res->out = pr->out;
 	memset(&pr->out, 0, sizeof(pr->out));
-	if (proc_result_ok(pr))
+	if (proc_result_ok(pr)) {
+		res->outcome = HELM_OK;
 		return 0;
+	}
 	if (pr->timed_out || pr->cancelled) {
 		res->outcome = HELM_TIMED_OUT;
 		tpl_clip(res->message, HELM_MESSAGE_MAX, proc_result_summary(pr, summary));
@@ -615,7 +616,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 	if (dir != NULL)
 		helm_remove_dir(dir);
 	free(dir);
-	rc = judge(rc, &pr, &err, res);
+	rc = helm_judge(rc, &pr, &err, res);
 	count_run(verb, res);
 	proc_result_release(&pr);
 	return rc;

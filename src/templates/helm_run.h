@@ -189,6 +189,13 @@ void helm_argv_release(struct helm_argv *a);
  * bytes, HELM_MESSAGE_KEPT in all (a caller's "helm <verb>: " still fits a status message).
  */
 void helm_error_message(const char *err, size_t len, char out[HELM_MESSAGE_MAX + 1]);
+/**
+ * helm_judge() - what a helm process's run means, into @res: @rc and @err from proc_run() (a
+ * run that did not start: HELM_NOT_STARTED, its -errno), else @pr (its stdout moved into
+ * @res): HELM_OK and 0, HELM_TIMED_OUT and -ETIMEDOUT (killed or cancelled), or HELM_FAILED
+ * with Helm's message and -EIO.
+ */
+int helm_judge(int rc, struct proc_result *pr, const struct ll_err *err, struct helm_result *res);
 /** helm_parse_status() - `helm get metadata -o json` output into @st. Return: 0 or -EPROTO. */
 int helm_parse_status(const char *json, size_t len, struct helm_release_status *st /* OUT */);
 
