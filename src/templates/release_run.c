@@ -423,13 +423,15 @@ static int install(struct rel_rec *r)
 	return rc;
 }
 
-/* As the account that ran the release last (the ledger's): the removal's wish names none. */
+/* As the account the removal's wish names (the instance's now), else the ledger's. */
 static int uninstall(struct rel_rec *r)
 {
 	struct helm_release rel = {.name = r->release, .ns = r->ns};
 	struct helm_result res = {0};
+	const char *account = jx_str(r->want, "account", NULL);
 	char *token = NULL;
-	int rc = account_token(r, rel_ledger_str(r, "account"), &token);
+	int rc = account_token(r, account && *account ? account : rel_ledger_str(r, "account"),
+	                       &token);
 
 	rel.token = token;
 	if (rc == 0)

@@ -18,7 +18,7 @@
  * - The ledger (ledger.h) is created before helm first runs, so a crash at any line leaves a
  *   release landlord can find, roll back or uninstall.
  * - helm runs as the owner's account of now (its last writer's), never as landlord; an uninstall
- *   runs as the account that ran the release last (the ledger's).
+ *   runs as the instance's account of now too, else as the account that ran it last.
  */
 #ifndef LANDLORD_RELEASES_H
 #define LANDLORD_RELEASES_H

@@ -409,11 +409,14 @@ static struct ctrl_result teardown(struct ti_rec *r)
 
 	if (tpl_finalizer_index(r->ti) < 0 || !still_finalized(r))
 		return CTRL_RESULT_DONE;
-	if (!ti_charts_gone(r)) /* helm uninstall first, as the account that installed */
-		return CTRL_RESULT_AFTER(CHARTS_GONE_RETRY);
 	if (r->ns && jd_str(r->ns, "metadata", "deletionTimestamp", NULL) == NULL &&
 	    ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0) {
 		rc = ti_account_ensure(r->t, r->ns_name, &r->account, &changed, &err);
+		/* helm uninstall first, as the instance's account (made again above: another
+		 * instance of the namespace may have released it); a namespace going takes the
+		 * release's objects itself */
+		if (rc == 0 && !ti_charts_gone(r))
+			return CTRL_RESULT_AFTER(CHARTS_GONE_RETRY);
 		ti_target(r, &target);
 		r->kinds = jval_to_json(jval_path(r->ti, "status", "kinds", NULL));
 		if (rc == 0)

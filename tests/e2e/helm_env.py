@@ -120,6 +120,25 @@ def instance(env, user, tmpl, params=None, sync=True, name=None):
     return name
 
 
+def delete_tis(env, timeout=TIMEOUT):
+    """Delete every TemplateInstance of env's namespace and wait until they are gone, while the
+    test's landlord (with helm) still runs: their finalizers uninstall their releases. Left to
+    the cleanup's landlord, which runs no helm, an instance would outlive its namespace's
+    deadline and its release would stay."""
+    kit, ns = env["kit"], env["ns"]
+    names = [i["metadata"]["name"] for i in
+             kit.custom.list_namespaced_custom_object(GROUP, VERSION, ns, TI)["items"]]
+    for name in names:
+        try:
+            kit.custom.delete_namespaced_custom_object(GROUP, VERSION, ns, TI, name)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+    kit.cluster.wait_for(
+        lambda: not kit.custom.list_namespaced_custom_object(GROUP, VERSION, ns, TI)["items"],
+        timeout, what=f"the instances of {ns} gone (uninstalled)\n{kit.log_tail()}")
+
+
 def get_ti(env, name):
     return env["kit"].custom.get_namespaced_custom_object(GROUP, VERSION, env["ns"], TI, name)
 

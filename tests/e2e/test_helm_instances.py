@@ -14,9 +14,9 @@ import pytest
 from kubernetes import client as k8s
 
 from charts import CHARTS, Helm, pinned
-from helm_env import (SYSTEM, TI, TIMEOUT, TPL, absent, deployed, failing, get_ti, greeting,
-                      instance, ledger, patch_template, ready_condition, records, release_row,
-                      template, wait_ti)
+from helm_env import (SYSTEM, TI, TIMEOUT, TPL, absent, delete_tis, deployed, failing, get_ti,
+                      greeting, instance, ledger, patch_template, ready_condition, records,
+                      release_row, template, wait_ti)
 from kube import GROUP, VERSION
 
 
@@ -30,7 +30,9 @@ def env(kit, created):
     kit.start("--helm-binary", str(pinned("helm")))
     kit.wait_ready(t, [f"{t}-dev"])
     kit.wait_can_i("bob", "create", "templateinstances.landlord.dev", f"{t}-dev")
-    yield {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
+    e = {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
+    yield e
+    delete_tis(e)
 
 
 def test_an_editors_chart_is_installed_as_the_editor_account_and_upgraded(env):

@@ -22,9 +22,9 @@ from kubernetes import client as k8s
 
 import helm_env
 from charts import CHARTS, Helm, pinned
-from helm_env import (TI, TIMEOUT, all_deployed, delete_tgis, deployed, failing, get_tgi,
-                      greeting, helm_processes, instance, ledger, release_row, template, tgi,
-                      wait_ti)
+from helm_env import (TI, TIMEOUT, all_deployed, delete_tgis, delete_tis, deployed, failing,
+                      get_tgi, greeting, helm_processes, instance, ledger, release_row,
+                      template, tgi, wait_ti)
 from kube import GROUP, VERSION
 
 HOOKED = str(CHARTS / "hooked")
@@ -71,7 +71,10 @@ def tenant(kit, created):
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
                    prefixed=["dev"])
     kit.expect_namespace(f"{t}-dev")
-    return {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
+    e = {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
+    yield e
+    if kit.landlord_runs():  # its helm uninstalls them; else the cleanup's landlord finalizes
+        delete_tis(e)
 
 
 def ready(env, *flags):

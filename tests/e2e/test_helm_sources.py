@@ -30,9 +30,9 @@ from kubernetes.client.rest import ApiException
 import helm_env
 import procs
 from charts import CHARTS, ChartRepo, Helm, Registry, pinned
-from helm_env import (SYSTEM, TPL, absent, failing, get_ti, greeting, helm_processes, holders,
-                      instance, ledger, patch_template, records, release_row, template,
-                      template_body)
+from helm_env import (SYSTEM, TPL, absent, delete_tis, failing, get_ti, greeting, helm_processes,
+                      holders, instance, ledger, patch_template, records, release_row,
+                      template, template_body)
 from helm_env import silent_server  # noqa: F401 (a fixture of this module's tests)
 from kube import GROUP, VERSION
 
@@ -94,8 +94,10 @@ def env(kit, created, tmp_path):
     kit.wait_ready(t, [f"{t}-dev"])
     kit.wait_can_i("bob", "create", "templateinstances.landlord.dev", f"{t}-dev")
     kit.wait_can_i("alice", "create", "templateinstances.landlord.dev", f"{t}-dev")
-    yield {"kit": kit, "t": t, "ns": f"{t}-dev", "platform": platform, "created": created,
-           "tmp": tmp}
+    e = {"kit": kit, "t": t, "ns": f"{t}-dev", "platform": platform, "created": created,
+         "tmp": tmp}
+    yield e
+    delete_tis(e, timeout=30)
 
 
 def credentials(env, username, password, ca_file=None):
