@@ -38,7 +38,7 @@ static const char *const CONTROLLER_ANNOTATIONS[] = {"deployment.kubernetes.io/r
 struct sync_watch {
 	struct tpl_helm *h;
 	char kind[TPL_FAIL_OBJECT_MAX];
-	bool workload, relisting;
+	bool workload;
 	struct sync_watch *next;
 };
 
@@ -148,8 +148,7 @@ static void on_event(struct sync_watch *w, const struct jdoc *obj, bool gone)
 	entry = relkey ? json_object_get(json_object_get(h->synced, relkey), objkey) : NULL;
 	if (entry != NULL) {
 		snprintf(key, sizeof(key), "%s", relkey);
-		if (w->relisting)
-			json_object_del(entry, "unseen");
+		json_object_del(entry, "unseen"); /* a list's mark: it shows the object */
 		drift = gone || (json_object_get(entry, "base") != NULL &&
 		                 differs(json_object_get(entry, "base"), now));
 		counts = w->workload && !gone && !json_equal(json_object_get(entry, "now"), now);
@@ -194,7 +193,6 @@ static void on_relist_begin(void *ud)
 	json_t *objs, *entry;
 
 	pthread_mutex_lock(&h->lock);
-	w->relisting = true;
 	json_object_foreach(h->synced, relkey, objs) {
 		json_object_foreach(objs, objkey, entry) {
 			if (strncmp(objkey, w->kind, prefix) == 0 && objkey[prefix] == '/' &&
@@ -214,7 +212,6 @@ static void on_relist_end(void *ud)
 	size_t i;
 
 	pthread_mutex_lock(&h->lock);
-	w->relisting = false;
 	json_object_foreach(h->synced, relkey, objs) {
 		json_object_foreach(objs, objkey, entry) {
 			if (json_object_get(entry, "unseen") == NULL)
