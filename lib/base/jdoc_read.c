@@ -4,6 +4,7 @@
 
 #include "base/jdoc.h"
 #include "base/jdoc_impl.h"
+#include "base/json.h"
 
 static const struct jval none = {NULL, 0};
 
@@ -320,7 +321,7 @@ json_t *jval_merge_patch(struct jval have, const json_t *want)
 	size_t klen;
 
 	if (!json_is_object(want) || jval_type(have) != JT_OBJECT)
-		return json_deep_copy(want);
+		return jx_deep_copy(want);
 	patch = json_object();
 	json_object_keylen_foreach((json_t *)want, key, klen, m) {
 		struct jval hv = jval_getn(have, key, klen);
@@ -336,7 +337,7 @@ json_t *jval_merge_patch(struct jval have, const json_t *want)
 			else
 				json_decref(sub);
 		} else if (!jval_equal_json(hv, m)) {
-			json_object_setn_new_nocheck(patch, key, klen, json_deep_copy(m));
+			json_object_setn_new_nocheck(patch, key, klen, jx_deep_copy(m));
 		}
 	}
 	for (size_t i = 0; i < jval_size(have); i++) {

@@ -137,13 +137,14 @@ char *jx_dumps(const json_t *v)
 bool jx_equal_subset(const json_t *want, const json_t *have)
 {
 	const char *key;
+	size_t klen;
 	json_t *value;
 
 	if (json_is_object(want)) {
 		if (!json_is_object(have))
 			return false;
-		json_object_foreach((json_t *)want, key, value) {
-			if (!jx_equal_subset(value, json_object_get(have, key)))
+		json_object_keylen_foreach((json_t *)want, key, klen, value) {
+			if (!jx_equal_subset(value, json_object_getn(have, key, klen)))
 				return false;
 		}
 		return true;
@@ -157,4 +158,51 @@ bool jx_equal_subset(const json_t *want, const json_t *have)
 		return true;
 	}
 	return have != NULL && json_equal((json_t *)want, (json_t *)have);
+}
+
+json_t *jx_deep_copy(const json_t *v)
+{
+	const char *key;
+	size_t klen;
+	json_t *value, *copy;
+
+	if (json_is_object(v)) {
+		copy = json_object();
+		json_object_keylen_foreach((json_t *)v, key, klen, value)
+			json_object_setn_new_nocheck(copy, key, klen, jx_deep_copy(value));
+		return copy;
+	}
+	if (json_is_array(v)) {
+		copy = json_array();
+		for (size_t i = 0; i < json_array_size(v); i++)
+			json_array_append_new(copy, jx_deep_copy(json_array_get(v, i)));
+		return copy;
+	}
+	return v ? json_deep_copy(v) : NULL;
+}
+
+bool jx_equal(const json_t *a, const json_t *b)
+{
+	const char *key;
+	size_t klen;
+	json_t *value;
+
+	if (json_is_object(a) && json_is_object(b)) {
+		if (json_object_size(a) != json_object_size(b))
+			return false;
+		json_object_keylen_foreach((json_t *)a, key, klen, value) {
+			if (!jx_equal(value, json_object_getn(b, key, klen)))
+				return false;
+		}
+		return true;
+	}
+	if (json_is_array(a) && json_is_array(b)) {
+		if (json_array_size(a) != json_array_size(b))
+			return false;
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!jx_equal(json_array_get(a, i), json_array_get(b, i)))
+				return false;
+		return true;
+	}
+	return a == b || (a && b && json_equal((json_t *)a, (json_t *)b));
 }

@@ -65,4 +65,14 @@ char *jx_dumps(const json_t *v);
  */
 bool jx_equal_subset(const json_t *want, const json_t *have);
 
+/*
+ * Keys may hold NUL bytes (JSON allows "\u0000"; the API server stores them in unvalidated
+ * fields). jansson's json_deep_copy() cuts such keys at the NUL and its json_equal() never finds
+ * them, so trees that came from the network are copied and compared with these instead.
+ */
+/** jx_deep_copy() - a new tree equal to @v, keys kept whole; NULL gives NULL. */
+json_t *jx_deep_copy(const json_t *v);
+/** jx_equal() - whether @a and @b are equal JSON, keys compared whole (NULL equals only NULL). */
+bool jx_equal(const json_t *a, const json_t *b);
+
 #endif

@@ -39,6 +39,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
 	s->name = xstrdup(o->name ? o->name : "http");
 	s->addr = xstrdup(o->addr ? o->addr : "127.0.0.1");
 	s->port = o->port;
+	s->quiesced_fd = -1;
 	s->cert_pem = o->cert_pem && o->key_pem ? xstrdup(o->cert_pem) : NULL;
 	s->key_pem = o->cert_pem && o->key_pem ? xstrdup(o->key_pem) : NULL;
 	s->body_max = o->body_max ? o->body_max : HTTP_BODY_MAX;
@@ -467,9 +468,14 @@ int http_server_shutdown(struct http_server *s, int wait_ms)
 		return 0;
 	if (!s->shut) {
 		s->shut = true;
-		fd = MHD_quiesce_daemon(s->d); /* MHD accepts no more; the socket is ours */
-		if (fd != MHD_INVALID_SOCKET)
-			close(fd);
+		/* MHD accepts no more and gives the socket back. Its thread may still be taking it
+		 * out of epoll, so the socket is only shut down here (connecting clients are
+		 * refused at once) and closed after MHD has stopped. */
+		fd = MHD_quiesce_daemon(s->d);
+		if (fd != MHD_INVALID_SOCKET) {
+			shutdown(fd, SHUT_RDWR);
+			s->quiesced_fd = fd;
+		}
 	}
 	while ((left = atomic_load(&s->in_flight)) > 0 && clock_mono_ns() < until)
 		nanosleep(&tick, NULL);
@@ -489,6 +495,8 @@ void http_server_free(struct http_server *s)
 	http__watcher_stop(s);
 	if (s->d)
 		MHD_stop_daemon(s->d); /* closes the connections: on_close(-ECANCELED) runs here */
+	if (s->quiesced_fd >= 0)
+		close(s->quiesced_fd);
 	for (size_t i = 0; i < s->routes.len; i++) {
 		free(s->routes.v[i].method);
 		free(s->routes.v[i].path);

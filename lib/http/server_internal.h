@@ -48,6 +48,7 @@ struct http_server {
 	atomic_int in_flight; /* requests between their request line and their completion */
 	atomic_bool draining; /* every answer says Connection: close */
 	bool shut;            /* http_server_shutdown() stopped accepting */
+	int quiesced_fd; /* the listening socket MHD gave back, closed after MHD stops; or -1 */
 
 	pthread_mutex_t mu;                /* guards what follows */
 	VEC(struct http_stream *) streams; /* open streams, for the watcher and for shutdown */

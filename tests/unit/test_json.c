@@ -110,6 +110,29 @@ static void test_json__dumps_is_compact(void **state)
 	json_decref(o);
 }
 
+/* Keys with NUL bytes (JSON "\u0000") survive a copy whole and count in comparisons. */
+static void test_json__copy_and_equal_keep_keys_with_nul_bytes(void **state)
+{
+	json_t *a = json_object(), *b = json_object(), *copy;
+
+	(void)state;
+	json_object_setn_new_nocheck(a, "pa\0xy", 5, json_pack("{s:[i]}", "n", 1));
+	json_object_setn_new_nocheck(b, "pa\0zz", 5, json_pack("{s:[i]}", "n", 1));
+	copy = jx_deep_copy(a);
+	assert_non_null(json_object_getn(copy, "pa\0xy", 5));
+	assert_null(json_object_getn(copy, "pa", 2));
+	assert_true(jx_equal(a, copy));
+	assert_false(jx_equal(a, b));
+	json_array_append_new(json_object_get(json_object_getn(copy, "pa\0xy", 5), "n"),
+	                      json_integer(2));
+	assert_false(jx_equal(a, copy));
+	assert_true(jx_equal(NULL, NULL));
+	assert_false(jx_equal(a, NULL));
+	json_decref(copy);
+	json_decref(b);
+	json_decref(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +141,7 @@ int main(void)
 	        cmocka_unit_test(test_json__loads_rejects_duplicates_and_reports_position),
 	        cmocka_unit_test(test_json__equal_subset_ignores_extra_fields_only),
 	        cmocka_unit_test(test_json__dumps_is_compact),
+	        cmocka_unit_test(test_json__copy_and_equal_keep_keys_with_nul_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
