@@ -164,18 +164,76 @@ class Records(threading.Thread):
                     self.cv.notify_all()
 
 
+class Profile(threading.Thread):
+    """A CPU profile of kube-apiserver (/debug/pprof/profile) over @seconds, into @path; with
+    --pprof only, to see what the control plane's CPU is spent on."""
+    def __init__(self, cluster, path, seconds):
+        super().__init__(daemon=True)
+        self.cluster, self.path, self.seconds = cluster, path, seconds
+
+    def run(self):
+        with open(self.path, "wb") as out:
+            subprocess.run([self.cluster.env["BIN_DIR"] + "/kubectl", "--kubeconfig",
+                            self.cluster.kubeconfig("admin"), "get", "--raw",
+                            f"/debug/pprof/profile?seconds={self.seconds}"], stdout=out,
+                           check=False)
+
+
+def profiled(cluster, args, name):
+    """Starts a profile named @name when --pprof is given; returns it (or None)."""
+    if not args.pprof:
+        return None
+    p = Profile(cluster, pathlib.Path(args.pprof) / f"{name}.pprof", args.pprof_seconds)
+    p.start()
+    return p
+
+
 def digest_label():
     return "landlord.dev/digest=" + "0" * 60
 
 
-def plane_cpu_seconds(cluster):
-    """CPU time (utime+stime) of the control plane so far: kube-apiserver, etcd and
-    kube-controller-manager (their PIDs in the cluster's env)."""
-    total = 0.0
+def plane_cpu_by(cluster):
+    """CPU time (utime+stime) of each process of the control plane so far: kube-apiserver,
+    etcd and kube-controller-manager (their PIDs in the cluster's env)."""
+    out = {}
     for key in ("APISERVER_PID", "ETCD_PID", "KCM_PID"):
         fields = open(f"/proc/{cluster.env[key]}/stat").read().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        out[key[:-4].lower()] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def plane_cpu_seconds(cluster):
+    """CPU time of the whole control plane so far (plane_cpu_by)."""
+    return sum(plane_cpu_by(cluster).values())
+
+
+def api_requests(cluster):
+    """kube-apiserver's requests so far by "VERB resource[/subresource]": (count, seconds),
+    from its /metrics (apiserver_request_total, apiserver_request_duration_seconds_sum)."""
+    text = cluster.kubectl("get", "--raw", "/metrics").stdout
+    out = {}
+    for line in text.splitlines():
+        for metric, slot in (("apiserver_request_total{", 0),
+                             ("apiserver_request_duration_seconds_sum{", 1)):
+            if not line.startswith(metric):
+                continue
+            labels = dict(kv.split("=", 1) for kv in
+                          line[len(metric):line.rindex("}")].replace('"', "").split(","))
+            if labels.get("verb") == "WATCH":
+                continue
+            key = f"{labels.get('verb')} {labels.get('resource')}" + (
+                f"/{labels['subresource']}" if labels.get("subresource") else "")
+            cur = out.setdefault(key, [0.0, 0.0])
+            cur[slot] += float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def api_requests_since(cluster, before):
+    """What api_requests() counted since @before, busiest first."""
+    now = api_requests(cluster)
+    diff = {k: [round(v[0] - before.get(k, [0, 0])[0]), round(v[1] - before.get(k, [0, 0])[1], 3)]
+            for k, v in now.items()}
+    return dict(sorted(((k, v) for k, v in diff.items() if v[0] > 0), key=lambda kv: -kv[1][0]))
 
 
 def children_cpu_seconds(pid):
@@ -240,13 +298,19 @@ def floor(cluster, args, helm, tmp, run, prefix="hf", account=False):
 
     sampler = HelmSampler(helm, {os.getpid()}, args.sample_ms / 1000)
     sampler.start()
+    prof = profiled(cluster, args, f"floor-{prefix}-{run}")
+    reqs0, by0 = api_requests(cluster), plane_cpu_by(cluster)
     cpu0, plane0, t0 = children_cpu_seconds("self"), plane_cpu_seconds(cluster), time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(args.concurrency) as pool:
         list(pool.map(one, range(args.namespaces)))
     seconds = time.monotonic() - t0
+    if prof:
+        prof.join()
     res = {"seconds": seconds, "failures": failures, "helm_rss": sampler.result(),
            "helm_cpu_s": children_cpu_seconds("self") - cpu0,
-           "plane_cpu_s": plane_cpu_seconds(cluster) - plane0}
+           "plane_cpu_s": plane_cpu_seconds(cluster) - plane0,
+           "plane_cpu_by_s": {k: round(v - by0[k], 2) for k, v in plane_cpu_by(cluster).items()},
+           "requests": api_requests_since(cluster, reqs0)}
     if failures:
         raise SystemExit(f"the floor's helm failed: {failures[:3]}")
     return res
@@ -314,8 +378,10 @@ def landlord_install(cluster, args, api, proc, helm):
     w.ready.wait(30)
     runs0, cpu0 = helm_runs(proc), cpu_seconds(proc.pid)
     hcpu0, plane0 = children_cpu_seconds(proc.pid), plane_cpu_seconds(cluster)
+    reqs0, by0 = api_requests(cluster), plane_cpu_by(cluster)
     sampler = HelmSampler(helm, {proc.pid}, args.sample_ms / 1000)
     sampler.start()
+    prof = profiled(cluster, args, "landlord")
     t0 = time.monotonic()
     api.call("POST", f"{GROUP}/templategroupinstances", {
         "apiVersion": "landlord.dev/v1alpha1", "kind": "TemplateGroupInstance",
@@ -336,11 +402,16 @@ def landlord_install(cluster, args, api, proc, helm):
             raise SystemExit(f"{len(w.deployed)} releases deployed; status: "
                              f"{json.dumps(st)[:1500]}")
     t_rows = wait_rows(api, args.namespaces, deadline)
+    if prof:
+        prof.join()
     helm_rss = sampler.result()
     runs1, cpu1 = helm_runs(proc), cpu_seconds(proc.pid)
     hcpu1, plane1 = children_cpu_seconds(proc.pid), plane_cpu_seconds(cluster)
+    by1, reqs = plane_cpu_by(cluster), api_requests_since(cluster, reqs0)
     return {"helm_cpu_s": hcpu1 - hcpu0, "records_s": records[-1] - t0,
             "plane_cpu_s": plane1 - plane0,
+            "plane_cpu_by_s": {k: round(v - by0[k], 2) for k, v in by1.items()},
+            "requests": reqs,
             "first_record_s": records[0] - t0,
             "rows_s": t_rows - t0, "landlord_cpu_s": cpu1 - cpu0, "helm_rss": helm_rss,
             "helm_runs": {k: v - runs0.get(k, 0) for k, v in runs1.items()
@@ -504,7 +575,12 @@ def main():
     ap.add_argument("--landlord-args", default=FAST)
     ap.add_argument("--state-dir", default=str(REPO / "build" / "bench-helm"))
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--pprof", help="a directory for kube-apiserver CPU profiles of the "
+                    "install and the floors (development; implies --no-record)")
+    ap.add_argument("--pprof-seconds", type=int, default=6)
     args = ap.parse_args()
+    if args.pprof:  # the control plane this benchmark starts serves /debug/pprof
+        os.environ["LANDLORD_APISERVER_PROFILING"] = "true"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # the cluster is stopped
     tmp = pathlib.Path(args.state_dir + "-logs")
     tmp.mkdir(parents=True, exist_ok=True)
@@ -515,7 +591,7 @@ def main():
     (tmp / "helm.json").write_text(json.dumps(res, indent=1) + "\n")  # raw, also unrecorded
     if s["resync_helm_runs"] != 0 or not s["resync_records_unchanged"]:
         print("the resync ran helm or changed a release record", flush=True)
-    if args.no_record:
+    if args.no_record or args.pprof:
         return
     save_json("helm", {"args": {k: v for k, v in vars(args).items()}, **res})
     record_doc(args, res)

@@ -315,7 +315,14 @@ struct kc_list_opts {
 	const char *field_selector;   /* or NULL */
 	long limit;                   /* page size; default 500; 0 keeps the default */
 	const char *resource_version; /* or NULL (a consistent read) */
-	const char *accept;           /* e.g. metadata-only; NULL: application/json */
+	/*
+	 * With resource_version: "NotOlderThan" is served from the API server's watch cache once
+	 * it has seen that version. A consistent read (no version) waits for the cache to catch up
+	 * with etcd, up to ~100 ms while other kinds are written: pass the version of a write or
+	 * GET of one's own instead when that is fresh enough.
+	 */
+	const char *resource_version_match;
+	const char *accept; /* e.g. metadata-only; NULL: application/json */
 };
 
 /**

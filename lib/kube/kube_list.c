@@ -29,6 +29,8 @@ static int list_page_path(struct buf *path, const struct kc_gvr *gvr, const char
 	/* The server refuses a resourceVersion next to a continue token. */
 	if (rc == 0 && o && cont == NULL)
 		rc = kc__query(path, "resourceVersion", o->resource_version);
+	if (rc == 0 && o && cont == NULL && o->resource_version != NULL)
+		rc = kc__query(path, "resourceVersionMatch", o->resource_version_match);
 	if (rc == 0)
 		rc = kc__query(path, "continue", cont);
 	return rc;

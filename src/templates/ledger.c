@@ -89,7 +89,7 @@ static int add_item(json_t *item, void *ud)
 }
 
 int helm_records_list(struct kc_client *kc, const char *ns, const char *release,
-                      struct helm_records *out, struct ll_err *err)
+                      const char *not_older_than, struct helm_records *out, struct ll_err *err)
 {
 	char selector[128];
 	struct kc_resp resp = {0};
@@ -97,10 +97,12 @@ int helm_records_list(struct kc_client *kc, const char *ns, const char *release,
 
 	memset(out, 0, sizeof(*out));
 	snprintf(selector, sizeof(selector), "owner=helm,name=%s", release);
-	rc = kc_list(
-	        kc, &KC_SECRETS, ns,
-	        &(struct kc_list_opts){.label_selector = selector, .accept = KC_ACCEPT_METADATA},
-	        add_item, out, NULL, &resp, err);
+	rc = kc_list(kc, &KC_SECRETS, ns,
+	             &(struct kc_list_opts){.label_selector = selector,
+	                                    .resource_version = not_older_than,
+	                                    .resource_version_match = "NotOlderThan",
+	                                    .accept = KC_ACCEPT_METADATA},
+	             add_item, out, NULL, &resp, err);
 	if (rc == 0 && !kc_resp_ok(&resp))
 		rc = ll_err_set(err, -EAGAIN, "listing helm release records in %s: %s", ns,
 		                resp.status.message);

@@ -64,11 +64,15 @@ void helm_records_add(struct helm_records *r, const json_t *meta);
 void helm_records_from_cache(struct inf *records, const char *ns, const char *release,
                              struct helm_records *out /* OUT */);
 /**
- * helm_records_list() - the same from the API server now (one metadata-only LIST).
+ * helm_records_list() - the same from the API server (one metadata-only LIST): as of now when
+ * @not_older_than is NULL, else from its watch cache once that has seen that resourceVersion
+ * (one of a write or GET that followed every write the caller must see; a consistent LIST waits
+ * up to ~100 ms for the cache while other kinds are written).
  * Return: 0, or -EAGAIN with @err.
  */
 int helm_records_list(struct kc_client *kc, const char *ns, const char *release,
-                      struct helm_records *out /* OUT */, struct ll_err *err);
+                      const char *not_older_than, struct helm_records *out /* OUT */,
+                      struct ll_err *err);
 
 /** helm_records_text() - @r as the ledger keeps it (a new string; caller frees). */
 char *helm_records_text(const struct helm_records *r);

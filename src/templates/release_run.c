@@ -111,7 +111,16 @@ static void drop_token(char *token)
 	free(token);
 }
 
-/* The records now, from the cache, or when it disagrees with the ledger, from the server. */
+/* The ledger's resourceVersion: every run of landlord's helm was over before it was written. */
+static const char *ledger_version(const struct rel_rec *r)
+{
+	return jx_str(r->ledger, "metadata", "resourceVersion", NULL);
+}
+
+/*
+ * The records now, from the cache, or when it disagrees with the ledger, from the API server
+ * (at least as fresh as the ledger).
+ */
 static int current_records(struct rel_rec *r, char why[256])
 {
 	struct ll_err err = {{0}};
@@ -120,7 +129,8 @@ static int current_records(struct rel_rec *r, char why[256])
 	helm_records_from_cache(r->h->records, r->ns, r->release, &r->recs);
 	if (helm_records_match(text, pending, &r->recs, why))
 		return 0;
-	if (helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err) != 0) {
+	if (helm_records_list(r->t->kc, r->ns, r->release, ledger_version(r), &r->recs, &err) !=
+	    0) {
 		rel_fail(r, "HelmFailed", "%s", err.msg);
 		return -EAGAIN;
 	}
@@ -129,31 +139,44 @@ static int current_records(struct rel_rec *r, char why[256])
 
 /*
  * What the latest record says (when @learn): its chart's version into @version, and its
- * objects watched (release_sync.c). Return: 0, or -EAGAIN when the record cannot be read.
+ * objects watched (release_sync.c). @secret: that record as just read, or NULL to read it.
+ * Return: 0, or -EAGAIN when the record cannot be read.
  */
-static int learn(struct rel_rec *r, char version[129])
+static int learn(struct rel_rec *r, const json_t *secret, char version[129])
 {
 	const struct helm_record *latest = helm_records_latest(&r->recs);
-	json_t *release = latest ? rel_read_record(r, latest) : NULL;
+	json_t *got = secret == NULL && latest != NULL ? rel_get_record(r, latest->revision) : NULL,
+	       *release = rel_decode_record(secret ? secret : got, latest);
 	int rc = release != NULL ? rel_sync_learn(r, release, r->run_started) : -EAGAIN;
 
 	snprintf(version, 129, "%s", jx_str(release, "chart", "metadata", "version", NULL) ?: "");
 	json_decref(release);
+	json_decref(got);
 	return rc;
 }
 
-/* Re-read the records after a run and write them in the ledger, nothing pending; after a
- * run that succeeded (@learn), what the release holds now. */
-static int settle(struct rel_rec *r, bool learned)
+/*
+ * Re-read the records after a run and write them in the ledger, nothing pending; after a run
+ * that succeeded (@learned), what the release holds now. @revision: the run's new revision
+ * (0: none). Helm's last write is always to that record, so once it is read, a LIST from the
+ * watch cache at its version shows every record as the run left them.
+ */
+static int settle(struct rel_rec *r, bool learned, long revision)
 {
 	struct ll_err err = {{0}};
 	char *text, version[129] = "";
-	int rc = helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err);
+	json_t *secret = revision > 0 ? rel_get_record(r, revision) : NULL;
+	int rc = helm_records_list(r->t->kc, r->ns, r->release,
+	                           jx_str(secret, "metadata", "resourceVersion", NULL), &r->recs,
+	                           &err);
 
-	if (rc != 0)
+	if (rc != 0) {
+		json_decref(secret);
 		return rel_fail(r, "HelmFailed", "%s", err.msg), rc;
-	if (learned && learn(r, version) != 0)
+	}
+	if (learned && learn(r, secret, version) != 0)
 		log_warn("cannot watch a helm release's objects", "{s:s}", "release", r->key);
+	json_decref(secret);
 	text = helm_records_text(&r->recs);
 	rc = rel_ledger_write(r, LEDGER_PENDING_NONE, text, learned ? version : NULL);
 	free(text);
@@ -320,7 +343,7 @@ static int recover(struct rel_rec *r, struct helm_release *rel, const char *toke
 		              : helm_uninstall(&r->h->runner, rel, &res);
 	rc = judge(r, rc == -ENOENT ? 0 : rc, &res, deployed ? "rollback" : "uninstall");
 	helm_result_release(&res);
-	if (settle(r, false) != 0 && rc == 0)
+	if (settle(r, false, deployed ? latest->revision + 1 : 0) != 0 && rc == 0)
 		rc = -EAGAIN;
 	if (rc == 0) {
 		log_info("helm release recovered", "{s:s,s:s}", "release", r->key, "how", msg);
@@ -334,11 +357,12 @@ static int recover(struct rel_rec *r, struct helm_release *rel, const char *toke
 static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *token)
 {
 	const struct helm_record *latest = helm_records_latest(&r->recs);
+	long revision = latest ? latest->revision + 1 : 1;
 	struct helm_result res = {0};
 	char pending[24];
 	int rc;
 
-	snprintf(pending, sizeof(pending), "%ld", latest ? latest->revision + 1 : 1);
+	snprintf(pending, sizeof(pending), "%ld", revision);
 	rel->token = token;
 	rel->force = r->force;
 	r->run_started = (long long)time(NULL) - 1; /* managedFields times are whole seconds */
@@ -346,29 +370,42 @@ static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *toke
 	if (rc == 0)
 		rc = judge(r, helm_upgrade(&r->h->runner, rel, &res), &res, "upgrade");
 	helm_result_release(&res);
-	if (settle(r, rc == 0) != 0 && rc == 0)
+	if (settle(r, rc == 0, revision) != 0 && rc == 0)
 		rc = -EAGAIN;
 	return rc;
 }
 
 /* ---------- install and remove ---------- */
 
-/* Nothing of this release but what landlord made: a ledger, or no records at all. */
+/*
+ * Nothing of this release but what landlord made: a ledger, or no records at all. The ledger
+ * comes first, so that the records listed (as fresh as the ledger) are every record made before
+ * landlord claimed the release; when there are some, the ledger goes again. Should landlord
+ * stop in between, the ledger's empty records make the release ReleaseTampered: never run.
+ */
 static int claim(struct rel_rec *r)
 {
 	struct ll_err err = {{0}};
 
 	if (r->ledger != NULL)
 		return 0;
-	if (helm_records_list(r->t->kc, r->ns, r->release, &r->recs, &err) != 0)
+	helm_records_from_cache(r->h->records, r->ns, r->release, &r->recs);
+	if (r->recs.n == 0 && !r->recs.overflow && rel_ledger_create(r) != 0)
+		return -EAGAIN;
+	if (r->ledger == NULL) /* the cache shows records already: no ledger comes and goes */
+		goto conflict;
+	if (helm_records_list(r->t->kc, r->ns, r->release, ledger_version(r), &r->recs, &err) != 0)
 		return rel_fail(r, "HelmFailed", "%s", err.msg), -EAGAIN;
-	if (r->recs.n > 0 || r->recs.overflow)
-		return rel_fail(r, "Conflict",
-		                "release %s already exists in %s and landlord did not install it; "
-		                "it is never taken over",
-		                r->release, r->ns),
-		       -EEXIST;
-	return rel_ledger_create(r);
+	if (r->recs.n == 0 && !r->recs.overflow)
+		return 0;
+	if (rel_ledger_delete(r) != 0)
+		return -EAGAIN;
+conflict:
+	rel_fail(r, "Conflict",
+	         "release %s already exists in %s and landlord did not install it; it is never "
+	         "taken over",
+	         r->release, r->ns);
+	return -EEXIST;
 }
 
 /* Is the release deployed from the wanted digest, with nothing pending? */
@@ -389,7 +426,7 @@ static bool repair_due(struct rel_rec *r)
 {
 	char version[129];
 
-	if (!rel_sync_known(r) && learn(r, version) != 0)
+	if (!rel_sync_known(r) && learn(r, NULL, version) != 0)
 		log_warn("cannot watch a helm release's objects", "{s:s}", "release", r->key);
 	if (!json_is_true(json_object_get(r->want, "sync")))
 		return false;
@@ -444,7 +481,7 @@ static int uninstall(struct rel_rec *r)
 		rel_sync_forget(r);
 		rc = rel_ledger_delete(r);
 	} else {
-		settle(r, false);
+		settle(r, false, 0);
 	}
 	return rc;
 }

@@ -44,27 +44,32 @@ struct sync_watch {
 
 /* ---------- the record ---------- */
 
-json_t *rel_read_record(struct rel_rec *r, const struct helm_record *rec)
+json_t *rel_get_record(struct rel_rec *r, long revision)
 {
 	char name[128];
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
-	json_t *release = NULL;
-	const json_t *meta;
+	json_t *secret = NULL;
 
-	snprintf(name, sizeof(name), "sh.helm.release.v1.%s.v%ld", r->release, rec->revision);
-	if (kc_get(r->t->kc, &KC_SECRETS, r->ns, name, &resp, &err) == 0 && kc_resp_ok(&resp)) {
-		meta = json_object_get(resp.body, "metadata");
-		/* the record the ledger vouched for, not one put in its place since */
-		if (strcmp(jx_str(meta, "uid", NULL) ?: "", rec->uid) == 0 &&
-		    strcmp(jx_str(meta, "resourceVersion", NULL) ?: "", rec->rv) == 0)
-			release = helm_record_decode(jx_str(resp.body, "data", "release", NULL));
-	}
-	if (release == NULL)
+	snprintf(name, sizeof(name), "sh.helm.release.v1.%s.v%ld", r->release, revision);
+	if (kc_get(r->t->kc, &KC_SECRETS, r->ns, name, &resp, &err) == 0 && kc_resp_ok(&resp))
+		secret = json_incref(resp.body);
+	else if (resp.http_status != 404)
 		log_warn("cannot read a helm release record", "{s:s,s:s,s:s}", "namespace", r->ns,
 		         "record", name, "error", err.msg[0] ? err.msg : resp.status.message);
 	kc_resp_release(&resp);
-	return release;
+	return secret;
+}
+
+json_t *rel_decode_record(const json_t *secret, const struct helm_record *rec)
+{
+	const json_t *meta = json_object_get(secret, "metadata");
+
+	/* the record the ledger vouched for, not one put in its place since */
+	if (rec == NULL || strcmp(jx_str(meta, "uid", NULL) ?: "", rec->uid) != 0 ||
+	    strcmp(jx_str(meta, "resourceVersion", NULL) ?: "", rec->rv) != 0)
+		return NULL;
+	return helm_record_decode(jx_str(secret, "data", "release", NULL));
 }
 
 /* ---------- baselines and events ---------- */

@@ -80,11 +80,16 @@ const char *rel_ledger_str(const struct rel_rec *r, const char *field);
 /* ---- release_sync.c ---- */
 
 /**
- * rel_read_record() - Helm's record @rec of the release, read by landlord and decoded (the
- * release: manifest, chart, info), only when it is still the record of @rec's uid and
- * resourceVersion (which the ledger vouched for). Return: a new object, or NULL.
+ * rel_get_record() - Helm's record Secret of revision @revision of the release, as the API
+ * server has it now (one GET). Return: a new object, or NULL (logged when not a 404).
  */
-json_t *rel_read_record(struct rel_rec *r, const struct helm_record *rec);
+json_t *rel_get_record(struct rel_rec *r, long revision);
+/**
+ * rel_decode_record() - the release (manifest, chart, info) in @secret (rel_get_record()'s),
+ * only when it is still the record of @rec's uid and resourceVersion (which the ledger vouched
+ * for). Return: a new object, or NULL.
+ */
+json_t *rel_decode_record(const json_t *secret, const struct helm_record *rec);
 /**
  * rel_sync_learn() - the objects of @release's manifest watched and their baselines taken (one
  * GET each); drift noted before is dropped, and an object another manager than Helm wrote at

@@ -3,6 +3,7 @@
 #   tests/cluster/start.sh STATE_DIR
 # Writes STATE_DIR/env (sourceable), STATE_DIR/kubeconfigs/<user>.kubeconfig, STATE_DIR/pki,
 # STATE_DIR/logs. Stop it with tests/cluster/stop.sh STATE_DIR. See tests/cluster/README.md.
+# LANDLORD_APISERVER_PROFILING=true serves /debug/pprof (benchmarks profiling the API server).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 D=${1:?usage: start.sh STATE_DIR}
@@ -197,7 +198,7 @@ cat >"$D/apiserver.args" <<ARGS
 --enable-aggregator-routing=true
 --watch-cache-sizes=podtemplates#0
 --allow-privileged=true
---profiling=false
+--profiling=${LANDLORD_APISERVER_PROFILING:-false}
 --v=1
 ARGS
 start_apiserver() {

@@ -141,9 +141,10 @@ static json_t *as_meta(const json_t *obj, bool meta)
 static char *query_of(struct MHD_Connection *conn)
 {
 	struct buf b = BUF_INIT(64 << 10);
-	const char *keys[] = {"watch",         "resourceVersion", "labelSelector",
-	                      "fieldSelector", "limit",           "continue",
-	                      "fieldManager",  "force",           "timeoutSeconds"};
+	const char *keys[] = {"watch",         "resourceVersion", "resourceVersionMatch",
+	                      "labelSelector", "fieldSelector",   "limit",
+	                      "continue",      "fieldManager",    "force",
+	                      "timeoutSeconds"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, keys[i]);

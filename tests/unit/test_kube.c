@@ -924,6 +924,36 @@ static void test_kube__list_requests_the_next_page_ahead(void **state)
 	fake_api_stop(f);
 }
 
+/* A version to be not older than goes with its match; a match alone is not sent (the server
+ * refuses it). */
+static void test_kube__list_sends_a_resource_version_match_with_its_version(void **state)
+{
+	struct fake_api *f = paging_fake(3);
+	struct kc_client *c = local_client(fake_api_port(f), 20000);
+	struct paged p = {.limit = 500, .items = 3, .f = f};
+	struct kc_list_opts o = {.resource_version = "1", .resource_version_match = "NotOlderThan"};
+	struct kc_resp resp = {0};
+	json_t *log;
+
+	(void)state;
+	assert_int_equal(kc_list(c, &KC_CONFIGMAPS, NULL, &o, on_paged_item, &p, NULL, &resp, NULL),
+	                 0);
+	kc_resp_release(&resp);
+	o.resource_version = NULL;
+	p.n = 0;
+	assert_int_equal(kc_list(c, &KC_CONFIGMAPS, NULL, &o, on_paged_item, &p, NULL, &resp, NULL),
+	                 0);
+	kc_resp_release(&resp);
+	log = fake_api_log(f);
+	assert_int_equal(json_array_size(log), 2);
+	assert_string_equal(jx_str(json_array_get(log, 0), "query", NULL),
+	                    "resourceVersion=1&resourceVersionMatch=NotOlderThan&limit=500");
+	assert_string_equal(jx_str(json_array_get(log, 1), "query", NULL), "limit=500");
+	json_decref(log);
+	kc_client_free(c);
+	fake_api_stop(f);
+}
+
 static void test_kube__list_parses_first_when_the_scan_is_unsure(void **state)
 {
 	for (int layout = FAKE_LIST_ITEMS_FIRST; layout <= FAKE_LIST_ESCAPED; layout++) {
@@ -2178,6 +2208,7 @@ int main(void)
 	        cmocka_unit_test(test_kube__list_requests_the_next_page_ahead),
 	        cmocka_unit_test(
 	                test_kube__self_review_asks_about_its_attributes_and_counts_as_review),
+	        cmocka_unit_test(test_kube__list_sends_a_resource_version_match_with_its_version),
 	        cmocka_unit_test(test_kube__list_parses_first_when_the_scan_is_unsure),
 	        cmocka_unit_test(test_kube__list_docs_pages_into_documents),
 	        cmocka_unit_test(test_kube__list_stop_cancels_the_page_in_flight),
