@@ -209,10 +209,17 @@ def plane_cpu_seconds(cluster):
 
 def api_requests(cluster):
     """kube-apiserver's requests so far by "VERB resource[/subresource]": (count, seconds),
-    from its /metrics (apiserver_request_total, apiserver_request_duration_seconds_sum)."""
+    from its /metrics (apiserver_request_total, apiserver_request_duration_seconds_sum), and
+    its watch cache's reads by "cache wait <resource>": (count, seconds waited to be fresh)."""
     text = cluster.kubectl("get", "--raw", "/metrics").stdout
     out = {}
     for line in text.splitlines():
+        # reads from the watch cache waiting for it to be fresh enough (seconds), and how many
+        for metric, slot in (("apiserver_watch_cache_read_wait_seconds_count{", 0),
+                             ("apiserver_watch_cache_read_wait_seconds_sum{", 1)):
+            if line.startswith(metric):
+                key = "cache wait " + line.split('resource="', 1)[1].split('"', 1)[0]
+                out.setdefault(key, [0.0, 0.0])[slot] += float(line.rsplit(" ", 1)[1])
         for metric, slot in (("apiserver_request_total{", 0),
                              ("apiserver_request_duration_seconds_sum{", 1)):
             if not line.startswith(metric):
@@ -382,6 +389,9 @@ def landlord_install(cluster, args, api, proc, helm):
     sampler = HelmSampler(helm, {proc.pid}, args.sample_ms / 1000)
     sampler.start()
     prof = profiled(cluster, args, "landlord")
+    perf = (subprocess.Popen(["perf", "record", "-a", "-g", "-q", "-o",
+                              str(pathlib.Path(args.pprof) / "landlord.perf")])
+            if args.pprof and args.perf else None)
     t0 = time.monotonic()
     api.call("POST", f"{GROUP}/templategroupinstances", {
         "apiVersion": "landlord.dev/v1alpha1", "kind": "TemplateGroupInstance",
@@ -402,6 +412,9 @@ def landlord_install(cluster, args, api, proc, helm):
             raise SystemExit(f"{len(w.deployed)} releases deployed; status: "
                              f"{json.dumps(st)[:1500]}")
     t_rows = wait_rows(api, args.namespaces, deadline)
+    if perf:
+        perf.send_signal(signal.SIGINT)
+        perf.wait()
     if prof:
         prof.join()
     helm_rss = sampler.result()
@@ -578,6 +591,8 @@ def main():
     ap.add_argument("--pprof", help="a directory for kube-apiserver CPU profiles of the "
                     "install and the floors (development; implies --no-record)")
     ap.add_argument("--pprof-seconds", type=int, default=6)
+    ap.add_argument("--perf", action="store_true", help="with --pprof: also `perf record -a -g` "
+                    "of the whole machine during landlord's install, into the same directory")
     args = ap.parse_args()
     if args.pprof:  # the control plane this benchmark starts serves /debug/pprof
         os.environ["LANDLORD_APISERVER_PROFILING"] = "true"

@@ -24,7 +24,7 @@ static int run_version(const char *path, int64_t timeout_ms, struct proc_result 
                        struct ll_err *err)
 {
 	char *argv[] = {"helm", "version", "--template", "{{.Version}}", NULL};
-	char *env[6] = {NULL};
+	char *env[HELM_ENV_MAX] = {NULL};
 	char *dir = helm_private_dir();
 	int rc;
 

@@ -488,7 +488,7 @@ static int pull(struct helm_pull_cache *c, const struct helm_source *src, const 
                 struct helm_result *res)
 {
 	struct ll_err err = {{0}};
-	char *env[6] = {NULL};
+	char *env[HELM_ENV_MAX] = {NULL};
 	char *dir = helm_private_dir();
 	int rc = dir != NULL ? 0 : -errno;
 

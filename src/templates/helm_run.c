@@ -52,19 +52,22 @@ void helm_remove_dir(const char *dir)
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-void helm_environment(const char *dir, char *env[6])
+void helm_environment(const char *dir, char *env[HELM_ENV_MAX])
 {
 	env[0] = xasprintf("HOME=%s", dir);
 	env[1] = xstrdup("PATH=/nonexistent");
 	env[2] = xasprintf("HELM_CACHE_HOME=%s/cache", dir);
 	env[3] = xasprintf("HELM_CONFIG_HOME=%s/config", dir);
 	env[4] = xasprintf("HELM_DATA_HOME=%s/data", dir);
-	env[5] = NULL;
+	env[5] = xstrdup("GOGC=off");
+	env[6] = xstrdup("GOMEMLIMIT=" HELM_MEMORY_LIMIT);
+	env[7] = NULL;
+	env[8] = NULL;
 }
 
-void helm_env_free(char *env[6])
+void helm_env_free(char *env[HELM_ENV_MAX])
 {
-	for (size_t i = 0; i < 6 && env[i] != NULL; i++) {
+	for (size_t i = 0; i < HELM_ENV_MAX; i++) {
 		free(env[i]);
 		env[i] = NULL;
 	}
@@ -222,23 +225,27 @@ static long long helm_timeout(int64_t timeout_ms)
 	return t >= timeout_ms / 2 ? t : timeout_ms / 2;
 }
 
-/* The arguments that follow "upgrade". */
-static size_t upgrade_args(const struct helm_release *rel, struct helm_argv *a, size_t i)
+/* The arguments that follow "upgrade" (or "install": the first revision, no history yet). */
+static size_t upgrade_args(const struct helm_release *rel, bool install, struct helm_argv *a,
+                           size_t i)
 {
 	char **v = a->v;
 
-	v[i++] = "--install";
+	if (!install)
+		v[i++] = "--install";
 	v[i++] = (char *)rel->name;
 	v[i++] = (char *)rel->chart;
 	v[i++] = "-f";
 	v[i++] = a->values;
 	v[i++] = "--timeout";
 	v[i++] = a->timeout;
-	v[i++] = "--history-max";
-	v[i++] = "10";
+	if (!install) {
+		v[i++] = "--history-max";
+		v[i++] = "10";
+	}
 	v[i++] = "--labels";
 	v[i++] = a->labels;
-	if (rel->force)
+	if (rel->force && !install)
 		v[i++] = "--force-conflicts";
 	return i;
 }
@@ -288,7 +295,7 @@ void helm_argv_release(struct helm_argv *a)
 int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const char *dir,
                     int64_t timeout_ms, struct helm_argv *a)
 {
-	static const char *const verbs[] = {"upgrade", "get", "uninstall", "rollback"};
+	static const char *const verbs[] = {"upgrade", "get", "uninstall", "rollback", "install"};
 	size_t i = 0;
 	int n1, n2;
 
@@ -305,8 +312,8 @@ int helm_build_argv(enum helm_verb verb, const struct helm_release *rel, const c
 	a->v[i++] = (char *)verbs[verb];
 	if (verb == HELM_STATUS)
 		a->v[i++] = "metadata";
-	if (verb == HELM_UPGRADE)
-		i = set_args(rel, a, upgrade_args(rel, a, i));
+	if (verb == HELM_UPGRADE || verb == HELM_INSTALL)
+		i = set_args(rel, a, upgrade_args(rel, verb == HELM_INSTALL, a, i));
 	else if (verb == HELM_ROLLBACK)
 		i = rollback_args(rel, a, i);
 	else
@@ -528,7 +535,7 @@ static int prepare(const struct helm_runner *r, enum helm_verb verb, const struc
 	                                                   : -EINVAL;
 	char *values = NULL;
 
-	if (rc == 0 && verb == HELM_UPGRADE) {
+	if (rc == 0 && (verb == HELM_UPGRADE || verb == HELM_INSTALL)) {
 		values = canonical_values(rel->values);
 		rc = values != NULL ? helm_write_private(dir, "values.json", values, strlen(values))
 		                    : -EINVAL;
@@ -569,7 +576,8 @@ int helm_judge(int rc, struct proc_result *pr, const struct ll_err *err, struct 
 
 static void count_run(enum helm_verb verb, const struct helm_result *res)
 {
-	static const char *const verbs[] = {"upgrade", "status", "uninstall", "rollback"};
+	static const char *const verbs[] = {"upgrade", "status", "uninstall", "rollback",
+	                                    "install"};
 	static const char *const outcomes[] = {"ok", "failed", "timed-out", "not-started"};
 	char labels[96];
 
@@ -586,7 +594,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 	struct helm_argv a = {0};
 	struct proc_result pr = {0};
 	struct ll_err err = {{0}};
-	char *env[7] = {NULL};
+	char *env[HELM_ENV_MAX] = {NULL};
 	char *dir = helm_private_dir();
 	int rc = dir != NULL ? 0 : -errno;
 
@@ -598,7 +606,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 	else if ((rc = prepare(r, verb, rel, dir, &err)) == 0) {
 		helm_environment(dir, env);
 		if (r->kube_cache_dir != NULL)
-			env[5] = xasprintf("KUBECACHEDIR=%s", r->kube_cache_dir);
+			env[HELM_ENV_MAX - 2] = xasprintf("KUBECACHEDIR=%s", r->kube_cache_dir);
 		rc = proc_run(&(struct proc_spec){.path = r->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,
@@ -631,6 +639,19 @@ static bool not_found(const struct helm_result *res)
 int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res)
 {
 	return run(r, HELM_UPGRADE, rel, res);
+}
+
+int helm_install(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res)
+{
+	return run(r, HELM_INSTALL, rel, res);
+}
+
+bool helm_name_in_use(const struct helm_result *res)
+{
+	/* the name taken when helm looked, or its first record's when helm made it */
+	return res->outcome == HELM_FAILED &&
+	       (strstr(res->message, "cannot re-use a name that is still in use") != NULL ||
+	        strstr(res->message, "release: already exists") != NULL);
 }
 
 int helm_status(struct helm_runner *r, const struct helm_release *rel,

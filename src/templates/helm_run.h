@@ -145,6 +145,14 @@ int helm_release_digest(const struct helm_release *rel, char out[HELM_DIGEST_LEN
  * the runner runs its concurrency, -ECANCELED once it is being released, -EINVAL without a token.
  */
 int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
+/**
+ * helm_install() - `helm install`: the first install of a release landlord has no records of.
+ * Unlike `upgrade --install`, helm refuses a release name in use (helm_name_in_use()): a release
+ * made by someone else a moment earlier is never upgraded from. Return as helm_upgrade().
+ */
+int helm_install(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
+/** helm_name_in_use() - whether failed @res says the release already existed. */
+bool helm_name_in_use(const struct helm_result *res);
 int helm_status(struct helm_runner *r, const struct helm_release *rel,
                 struct helm_release_status *st /* OUT */, struct helm_result *res);
 int helm_uninstall(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
@@ -157,7 +165,7 @@ void helm_result_release(struct helm_result *res);
 
 /* ---- the pure parts, for the runs and their tests ---- */
 
-enum helm_verb { HELM_UPGRADE, HELM_STATUS, HELM_UNINSTALL, HELM_ROLLBACK };
+enum helm_verb { HELM_UPGRADE, HELM_STATUS, HELM_UNINSTALL, HELM_ROLLBACK, HELM_INSTALL };
 
 #define HELM_SET_MAX 64 /* setValues entries (the CRD's bound) */
 
@@ -210,8 +218,19 @@ void helm_remove_dir(const char *dir);
  * through a symbolic link, never over an existing file). Return: 0 or -errno.
  */
 int helm_write_private(const char *dir, const char *name, const void *data, size_t len);
-/** helm_environment() - a run's whole environment, its strings in @dir; helm_env_free(). */
-void helm_environment(const char *dir, char *env[6] /* OUT */);
-void helm_env_free(char *env[6]);
+/*
+ * A helm process lives a second or so: its garbage collector only runs once its heap nears
+ * HELM_MEMORY_LIMIT (GOGC=off, GOMEMLIMIT), about a fifth less CPU for a small chart at ~10 MiB
+ * more memory; a large chart collects as usual at the limit.
+ */
+#define HELM_MEMORY_LIMIT "128MiB"
+#define HELM_ENV_MAX      9 /* helm_environment()'s strings, one more of the caller's, NULL */
+/**
+ * helm_environment() - a run's whole environment: HOME and Helm's directories in @dir, an
+ * empty PATH, the collector's settings; @env[HELM_ENV_MAX - 2] is free for the caller (freed
+ * with the rest by helm_env_free()).
+ */
+void helm_environment(const char *dir, char *env[HELM_ENV_MAX] /* OUT */);
+void helm_env_free(char *env[HELM_ENV_MAX]);
 
 #endif

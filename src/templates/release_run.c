@@ -353,7 +353,21 @@ static int recover(struct rel_rec *r, struct helm_release *rel, const char *toke
 	return rc;
 }
 
-/* helm upgrade --install, as the wish's account. */
+/* The release is someone else's: never taken over. Return: -EEXIST. */
+static int conflict(struct rel_rec *r)
+{
+	rel_fail(r, "Conflict",
+	         "release %s already exists in %s and landlord did not install it; it is never "
+	         "taken over",
+	         r->release, r->ns);
+	return -EEXIST;
+}
+
+/*
+ * helm upgrade --install, as the wish's account; `helm install` when there is no record yet,
+ * which refuses a release someone made since landlord looked: its ledger goes again, the records
+ * stay theirs, and the install is tried again after a back-off (they may free the name).
+ */
 static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *token)
 {
 	const struct helm_record *latest = helm_records_latest(&r->recs);
@@ -367,8 +381,18 @@ static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *toke
 	rel->force = r->force;
 	r->run_started = (long long)time(NULL) - 1; /* managedFields times are whole seconds */
 	rc = rel_ledger_write(r, pending, NULL, NULL);
-	if (rc == 0)
+	if (rc == 0 && latest == NULL) {
+		rc = helm_install(&r->h->runner, rel, &res);
+		if (rc == -EIO && helm_name_in_use(&res)) { /* tried again after a back-off */
+			helm_result_release(&res);
+			if (rel_ledger_delete(r) == 0)
+				conflict(r);
+			return -EAGAIN;
+		}
+		rc = judge(r, rc, &res, "install");
+	} else if (rc == 0) {
 		rc = judge(r, helm_upgrade(&r->h->runner, rel, &res), &res, "upgrade");
+	}
 	helm_result_release(&res);
 	if (settle(r, rc == 0, revision) != 0 && rc == 0)
 		rc = -EAGAIN;
@@ -378,34 +402,18 @@ static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *toke
 /* ---------- install and remove ---------- */
 
 /*
- * Nothing of this release but what landlord made: a ledger, or no records at all. The ledger
- * comes first, so that the records listed (as fresh as the ledger) are every record made before
- * landlord claimed the release; when there are some, the ledger goes again. Should landlord
- * stop in between, the ledger's empty records make the release ReleaseTampered: never run.
+ * Nothing of this release but what landlord made: a ledger, or no records at all. Records in
+ * landlord's cache refuse it at once; records made too recently for the cache make the first
+ * install (`helm install`) refuse it.
  */
 static int claim(struct rel_rec *r)
 {
-	struct ll_err err = {{0}};
-
 	if (r->ledger != NULL)
 		return 0;
 	helm_records_from_cache(r->h->records, r->ns, r->release, &r->recs);
-	if (r->recs.n == 0 && !r->recs.overflow && rel_ledger_create(r) != 0)
-		return -EAGAIN;
-	if (r->ledger == NULL) /* the cache shows records already: no ledger comes and goes */
-		goto conflict;
-	if (helm_records_list(r->t->kc, r->ns, r->release, ledger_version(r), &r->recs, &err) != 0)
-		return rel_fail(r, "HelmFailed", "%s", err.msg), -EAGAIN;
-	if (r->recs.n == 0 && !r->recs.overflow)
-		return 0;
-	if (rel_ledger_delete(r) != 0)
-		return -EAGAIN;
-conflict:
-	rel_fail(r, "Conflict",
-	         "release %s already exists in %s and landlord did not install it; it is never "
-	         "taken over",
-	         r->release, r->ns);
-	return -EEXIST;
+	if (r->recs.n > 0 || r->recs.overflow)
+		return conflict(r);
+	return rel_ledger_create(r);
 }
 
 /* Is the release deployed from the wanted digest, with nothing pending? */

@@ -106,6 +106,26 @@ def test_a_release_landlord_did_not_install_is_never_taken_over(env, tmp_path):
     assert ledger(env, "theirs") is None
 
 
+def test_a_release_record_made_behind_landlords_back_is_never_taken_over(env):
+    """A tenant makes the first record's name before landlord's first install, unlabelled, so
+    that neither landlord's cache nor Helm's history sees it: the install is `helm install`,
+    which will not create over it, and the release is a Conflict; the tenant's Secret stays."""
+    kit, ns = env["kit"], env["ns"]
+    squat = "sh.helm.release.v1.squat.v1"
+    k8s.CoreV1Api(kit.client("bob")).create_namespaced_secret(ns, {
+        "metadata": {"name": squat}, "stringData": {"release": "not helm's"}})
+    tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "squat"})
+    name = instance(env, "bob", tmpl)
+    obj = wait_ti(env, name, failing("Conflict"), "a Conflict")
+    f = obj["status"]["failing"][0]
+    assert f["object"] == "Release/squat" and "never taken over" in f["message"], f
+    assert kit.core.read_namespaced_secret(squat, ns).metadata.labels is None
+    assert ledger(env, "squat") is None
+    with pytest.raises(k8s.rest.ApiException) as e:
+        kit.core.read_namespaced_config_map("squat-hello", ns)
+    assert e.value.status == 404
+
+
 def test_a_failed_install_shows_helms_message_and_is_retried_until_fixed(env, tmp_path):
     kit = env["kit"]
     broken = tmp_path / "broken"

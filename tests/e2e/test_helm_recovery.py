@@ -280,6 +280,6 @@ def test_twenty_namespaces_never_run_more_helms_than_the_concurrency(kit, create
             assert cm.data == {"greeting": f"hi {ns}"}
         assert max(seen) <= 2, seen
         assert landlord.metric("landlord_helm_processes_peak") == 2
-        assert landlord.metric("landlord_helm_runs_total", verb="upgrade", outcome="ok") == WIDE
+        assert landlord.metric("landlord_helm_runs_total", verb="install", outcome="ok") == WIDE
     finally:  # its finalizer uninstalls everywhere while landlord runs
         delete_tgis(kit, [name])

@@ -197,7 +197,7 @@ def test_no_process_holds_the_password_or_the_token_while_helm_runs(env, silent_
     def both_running():
         argvs = list(helm_processes(landlord).values())
         return (any(b"repo" in a and b"add" in a for a in argvs) and
-                any(b"upgrade" in a for a in argvs))
+                any(b"install" in a for a in argvs))  # a first install
     kit.cluster.wait_for(both_running, 30, 0.05, f"both helms running\n{kit.log_tail()}")
     kubeconfig = kit.cluster.wait_for(
         lambda: next(env["tmp"].glob("landlord-helm-*/kubeconfig"), None), 10, 0.02,

@@ -79,9 +79,9 @@ static void test_helm_run__argument_vectors_hold_no_secret(void **state)
 	free(s);
 }
 
-static void test_helm_run__the_environment_is_home_path_and_helm_dirs_only(void **state)
+static void test_helm_run__the_environment_is_home_path_helm_dirs_and_collector_only(void **state)
 {
-	char *env[6];
+	char *env[HELM_ENV_MAX];
 
 	helm_environment("/tmp/d", env);
 	assert_string_equal(env[0], "HOME=/tmp/d");
@@ -89,8 +89,51 @@ static void test_helm_run__the_environment_is_home_path_and_helm_dirs_only(void 
 	assert_string_equal(env[2], "HELM_CACHE_HOME=/tmp/d/cache");
 	assert_string_equal(env[3], "HELM_CONFIG_HOME=/tmp/d/config");
 	assert_string_equal(env[4], "HELM_DATA_HOME=/tmp/d/data");
-	assert_null(env[5]);
+	assert_string_equal(env[5], "GOGC=off");
+	assert_string_equal(env[6], "GOMEMLIMIT=" HELM_MEMORY_LIMIT);
+	assert_null(env[7]); /* the caller's */
+	assert_null(env[HELM_ENV_MAX - 1]);
+	env[HELM_ENV_MAX - 2] = xstrdup("KUBECACHEDIR=/tmp/k");
 	helm_env_free(env);
+	assert_null(env[HELM_ENV_MAX - 2]);
+}
+
+/* A first install is `helm install`: no --install, no history, no taking fields back. */
+static void test_helm_run__a_first_install_is_helm_install(void **state)
+{
+	struct helm_release rel = REL;
+	struct helm_argv a;
+	char *s;
+
+	rel.force = true;
+	assert_int_equal(helm_build_argv(HELM_INSTALL, &rel, "/tmp/d", 300000, &a), 0);
+	s = joined(&a);
+	assert_string_equal(s, "helm install web /charts/web-1.2.3.tgz -f /tmp/d/values.json "
+	                       "--timeout 270000ms --labels landlord.dev/digest=" DIGEST
+	                       " -n team-a --kubeconfig /tmp/d/kubeconfig");
+	free(s);
+	helm_argv_release(&a);
+}
+
+/* Helm's words for a release that existed before its install. */
+static void test_helm_run__a_name_in_use_is_told_apart(void **state)
+{
+	struct helm_result res = {.outcome = HELM_FAILED};
+
+	snprintf(res.message, sizeof(res.message), "%s",
+	         "INSTALLATION FAILED: cannot re-use a name that is still in use");
+	assert_true(helm_name_in_use(&res));
+	snprintf(res.message, sizeof(res.message), "%s",
+	         "INSTALLATION FAILED: release: already exists");
+	assert_true(helm_name_in_use(&res));
+	snprintf(res.message, sizeof(res.message), "%s",
+	         "INSTALLATION FAILED: Unable to continue with install: ConfigMap \"web\" in "
+	         "namespace \"team-a\" exists and cannot be imported into the current release");
+	assert_false(helm_name_in_use(&res));
+	res.outcome = HELM_OK;
+	snprintf(res.message, sizeof(res.message), "%s",
+	         "cannot re-use a name that is still in use");
+	assert_false(helm_name_in_use(&res));
 }
 
 /* @path gets @text. */
@@ -417,7 +460,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_helm_run__argument_vectors_hold_no_secret),
-	        cmocka_unit_test(test_helm_run__the_environment_is_home_path_and_helm_dirs_only),
+	        cmocka_unit_test(
+	                test_helm_run__the_environment_is_home_path_helm_dirs_and_collector_only),
+	        cmocka_unit_test(test_helm_run__a_first_install_is_helm_install),
+	        cmocka_unit_test(test_helm_run__a_name_in_use_is_told_apart),
 	        cmocka_unit_test(test_helm_run__the_digest_is_stable_and_covers_chart_and_values),
 	        cmocka_unit_test(test_helm_run__set_values_and_rollback_arguments),
 	        cmocka_unit_test(test_helm_run__the_release_digest_covers_set_values),
