@@ -3,14 +3,15 @@
 "Benchmark").
 
 One private control plane: landlord's namespace, CRDs, RBAC (landlord-templates included) and
-admission policies; 2 x N plain namespaces created by admin: hb-<i> labelled landlord-bench=helm
-(the TemplateGroupInstance's selector) and hf-<i> (the floor's). The chart is
+admission policies; 4 x N plain namespaces created by admin: hb-<i> labelled landlord-bench=helm
+(the TemplateGroupInstance's selector), and hf-<i>, hs-<i>, hg-<i> (the floors'). The chart is
 tests/e2e/charts/hello (one ConfigMap from a value) from a `path`, with `values` holding
 ${namespace}; helm is the pinned one (HELM_VERSION, tests/cluster/build-helm.sh).
 
 (a) floor, landlord not running: P threads run the pinned helm as admin (its kubeconfig), and
     once more as a ServiceAccount bound in each namespace to landlord-templates (a token, as
-    landlord's tgi.<ns> accounts: the like-for-like floor of the target), each
+    landlord's tgi.<ns> accounts: the like-for-like floor of the target), and once more so
+    with helm's collector set as landlord sets it (GOGC=off GOMEMLIMIT=128MiB), each
     `helm upgrade --install hello <chart> -n hf-<i> -f <values> --timeout .. --history-max 10
     --labels landlord.dev/digest=..` (landlord's own arguments), N namespaces, P at once; timed
     from the first start to the last exit. Run twice, before landlord starts and after it stops;
@@ -50,6 +51,7 @@ CHART = REPO / "tests" / "e2e" / "charts" / "hello"
 RELEASE = "hello"
 VALUES = "greeting: hello from ${namespace}\n"
 TIMEOUT_MS = 5 * 60 * 1000 - 10 * 1000  # landlord's default --helm-timeout less its margin
+COLLECTOR = {"GOGC": "off", "GOMEMLIMIT": "128MiB"}  # landlord's helm environment (helm_run.h)
 
 
 def pinned_helm():
@@ -68,7 +70,7 @@ def make_namespaces(api, n):
                "metadata": {"name": f"{p}-{i}", "labels": {SELECTOR_KEY: p},
                             **({"annotations": {"landlord.dev/bench": "helm"}} if p == "hb"
                                else {})}}
-              for p in ("hb", "hf", "hs") for i in range(n)]
+              for p in ("hb", "hf", "hs", "hg") for i in range(n)]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda b: api.call("POST", "/api/v1/namespaces", b), bodies))
 
@@ -272,12 +274,14 @@ def account_kubeconfig(cluster, home, prefix, n):
     return str(path)
 
 
-def floor(cluster, args, helm, tmp, run, prefix="hf", account=False):
+def floor(cluster, args, helm, tmp, run, prefix="hf", account=False, collector=False):
     """(a): N `helm upgrade --install` as admin (or, with @account, as a ServiceAccount under
-    RBAC), P at once; returns the measures."""
+    RBAC), P at once; with @collector, helm's collector set as landlord sets it; returns the
+    measures."""
     home = pathlib.Path(tempfile.mkdtemp(prefix="helm-floor-", dir=tmp))
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "HELM_CACHE_HOME": str(home / "cache"),
-           "HELM_CONFIG_HOME": str(home / "config"), "HELM_DATA_HOME": str(home / "data")}
+           "HELM_CONFIG_HOME": str(home / "config"), "HELM_DATA_HOME": str(home / "data"),
+           **(COLLECTOR if collector else {})}
     values = home / "values"
     values.mkdir()
     for i in range(args.namespaces):  # the rendered values, one file per namespace
@@ -535,6 +539,10 @@ def run(args, tmp):
         res["floor_account"] = floor(cluster, args, helm, tmp, 0, "hs", account=True)
         print(f"floor as a ServiceAccount under RBAC: "
               f"{res['floor_account']['seconds']:.2f} s", flush=True)
+        res["floor_collector"] = floor(cluster, args, helm, tmp, 0, "hg", account=True,
+                                       collector=True)
+        print(f"the same with landlord's helm environment: "
+              f"{res['floor_collector']['seconds']:.2f} s", flush=True)
     return res
 
 
@@ -550,6 +558,12 @@ def summarize(res, args):
         "helm_runs": runs,
         "floor_account_s": res["floor_account"]["seconds"],
         "ratio_account": ll["records_s"] / res["floor_account"]["seconds"],
+        "floor_collector_s": res["floor_collector"]["seconds"],
+        "ratio_collector": ll["records_s"] / res["floor_collector"]["seconds"],
+        "floor_collector_helm_cpu_s": res["floor_collector"]["helm_cpu_s"],
+        "floor_collector_plane_cpu_s": res["floor_collector"]["plane_cpu_s"],
+        "floor_collector_helm_peak_total_kib": res["floor_collector"]["helm_rss"][
+            "peak_total_kib"],
         "first_record_s": ll["first_record_s"],
         "helm_cpu_s": ll["helm_cpu_s"], "landlord_cpu_s": ll["landlord_cpu_s"],
         "plane_cpu_s": ll["plane_cpu_s"],
@@ -628,8 +642,8 @@ def record_doc(args, res):
     record("Helm", f"""
 `python3 bench/helm.py`: one private control plane (Kubernetes v1.33.13, landlord
 `{v['landlord']}`, {v['cores']} shared cores, {v['cpu']}), landlord's CRDs, RBAC and
-admission policies; {3 * n} plain labelled namespaces (not tenants), a third each for landlord
-and the two floors. The chart is `tests/e2e/charts/hello` (one ConfigMap) from a `path`, its
+admission policies; {4 * n} plain labelled namespaces (not tenants), a quarter each for landlord
+and the floors. The chart is `tests/e2e/charts/hello` (one ConfigMap) from a `path`, its
 values holding `${{namespace}}`; helm is the pinned {pathlib.Path(res['helm']).parent.name}.
 landlord is `landlord run {args.landlord_args} --helm-concurrency {p}`: one Template, one
 TemplateGroupInstance selecting {n} namespaces, each chart run as `tgi.<ns>`. Floors: {p}
@@ -638,7 +652,9 @@ landlord's arguments (`-f <values> --timeout --history-max 10 --labels`), {p} at
 not running: as a ServiceAccount with a token, bound in each namespace to `landlord-templates`
 (what landlord's `tgi.<ns>` accounts are: the like-for-like floor, the target's); and as admin
 (in `system:masters`, which skips authorization: a lower bound no tenant identity reaches),
-run before landlord starts and after it stops, the faster counted. helm processes are sampled
+run before landlord starts and after it stops, the faster counted; and once more as the
+ServiceAccount with helm's collector set as landlord sets it (`GOGC=off GOMEMLIMIT=128MiB`):
+what landlord adds to the helm it runs. helm processes are sampled
 every {args.sample_ms:g} ms (`/proc`, children of landlord or of the floor).
 
 | measure | landlord | floor | ratio / target |
@@ -648,10 +664,14 @@ every {args.sample_ms:g} ms (`/proc`, children of landlord or of the floor).
 (target <= 1.1x: {ok(s['ratio_account'] <= 1.1)}) |
 | the same, floor as admin (no authorization) | | {s['floor_s']:.2f} s (runs: \
 {s['floor_before_s']:.2f} s, {s['floor_after_s']:.2f} s) | {s['ratio']:.2f}x |
+| the same, floor as a ServiceAccount with landlord's helm environment | | \
+{s['floor_collector_s']:.2f} s (helm CPU {s['floor_collector_helm_cpu_s']:.2f} s, control plane \
+{s['floor_collector_plane_cpu_s']:.2f} s, peak helm VmRSS \
+{mib(s['floor_collector_helm_peak_total_kib'])}) | {s['ratio_collector']:.2f}x |
 | TGI POST to the first release record `deployed` | {s['first_record_s']:.2f} s | | |
 | TGI POST to its status rows all `deployed` and ready | {s['landlord_rows_s']:.2f} s | | \
 {s['ratio_rows']:.2f}x |
-| helm runs during the install (verb/outcome) | {runs} | {n} upgrade | |
+| helm runs during the install (verb/outcome) | {runs} | {n} `upgrade --install` | |
 | helm CPU time (children's utime+stime) | {s['helm_cpu_s']:.2f} s | {s['floor_helm_cpu_s']:.2f} \
 s (admin; {s['floor_account_helm_cpu_s']:.2f} s as a ServiceAccount) | \
 {s['helm_cpu_s'] / s['floor_helm_cpu_s']:.2f}x |

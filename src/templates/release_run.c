@@ -159,17 +159,24 @@ static int learn(struct rel_rec *r, const json_t *secret, char version[129])
  * Re-read the records after a run and write them in the ledger, nothing pending; after a run
  * that succeeded (@learned), what the release holds now. @revision: the run's new revision
  * (0: none). Helm's last write is always to that record, so once it is read, a LIST from the
- * watch cache at its version shows every record as the run left them.
+ * watch cache at its version shows every record as the run left them. After `helm install`
+ * (@installed), that record is the only one landlord takes: one made beside it is not its.
  */
-static int settle(struct rel_rec *r, bool learned, long revision)
+static int settle(struct rel_rec *r, bool learned, long revision, bool installed)
 {
 	struct ll_err err = {{0}};
 	char *text, version[129] = "";
 	json_t *secret = revision > 0 ? rel_get_record(r, revision) : NULL;
-	int rc = helm_records_list(r->t->kc, r->ns, r->release,
-	                           jx_str(secret, "metadata", "resourceVersion", NULL), &r->recs,
-	                           &err);
+	int rc = 0;
 
+	if (installed && secret != NULL) {
+		memset(&r->recs, 0, sizeof(r->recs));
+		helm_records_add(&r->recs, json_object_get(secret, "metadata"));
+	} else {
+		rc = helm_records_list(r->t->kc, r->ns, r->release,
+		                       jx_str(secret, "metadata", "resourceVersion", NULL),
+		                       &r->recs, &err);
+	}
 	if (rc != 0) {
 		json_decref(secret);
 		return rel_fail(r, "HelmFailed", "%s", err.msg), rc;
@@ -343,7 +350,7 @@ static int recover(struct rel_rec *r, struct helm_release *rel, const char *toke
 		              : helm_uninstall(&r->h->runner, rel, &res);
 	rc = judge(r, rc == -ENOENT ? 0 : rc, &res, deployed ? "rollback" : "uninstall");
 	helm_result_release(&res);
-	if (settle(r, false, deployed ? latest->revision + 1 : 0) != 0 && rc == 0)
+	if (settle(r, false, deployed ? latest->revision + 1 : 0, false) != 0 && rc == 0)
 		rc = -EAGAIN;
 	if (rc == 0) {
 		log_info("helm release recovered", "{s:s,s:s}", "release", r->key, "how", msg);
@@ -378,7 +385,8 @@ static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *toke
 
 	snprintf(pending, sizeof(pending), "%ld", revision);
 	rel->token = token;
-	rel->force = r->force;
+	/* a synced release's chart wins every run: a retry of a failed repair takes fields too */
+	rel->force = r->force || json_is_true(json_object_get(r->want, "sync"));
 	r->run_started = (long long)time(NULL) - 1; /* managedFields times are whole seconds */
 	rc = rel_ledger_write(r, pending, NULL, NULL);
 	if (rc == 0 && latest == NULL) {
@@ -394,7 +402,7 @@ static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *toke
 		rc = judge(r, helm_upgrade(&r->h->runner, rel, &res), &res, "upgrade");
 	}
 	helm_result_release(&res);
-	if (settle(r, rc == 0, revision) != 0 && rc == 0)
+	if (settle(r, rc == 0, revision, latest == NULL) != 0 && rc == 0)
 		rc = -EAGAIN;
 	return rc;
 }
@@ -489,7 +497,7 @@ static int uninstall(struct rel_rec *r)
 		rel_sync_forget(r);
 		rc = rel_ledger_delete(r);
 	} else {
-		settle(r, false, 0);
+		settle(r, false, 0, false);
 	}
 	return rc;
 }
