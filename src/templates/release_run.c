@@ -178,6 +178,8 @@ static int settle(struct rel_rec *r, bool learned, long revision, bool installed
 		                       &r->recs, &err);
 	}
 	if (rc != 0) {
+		log_warn("cannot read a helm release's records after a run", "{s:s,s:s}", "release",
+		         r->key, "error", err.msg);
 		json_decref(secret);
 		return rel_fail(r, "HelmFailed", "%s", err.msg), rc;
 	}
@@ -424,6 +426,22 @@ static int claim(struct rel_rec *r)
 	return rel_ledger_create(r);
 }
 
+/* Why the release needs a run of helm, for the log; NULL when it does not. */
+static const char *run_reason(const struct rel_rec *r)
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs);
+
+	if (latest == NULL)
+		return "no release yet";
+	if (strcmp(rel_ledger_str(r, "pending"), LEDGER_PENDING_NONE) != 0)
+		return "a run of landlord's was not settled";
+	if (strcmp(latest->status, "deployed") != 0)
+		return "its latest revision is not deployed";
+	if (strcmp(latest->digest, r->digest) != 0)
+		return "the chart or its values changed";
+	return r->force ? "an object drifted" : NULL;
+}
+
 /* Is the release deployed from the wanted digest, with nothing pending? */
 static bool up_to_date(const struct rel_rec *r)
 {
@@ -453,6 +471,22 @@ static bool repair_due(struct rel_rec *r)
 	return r->force;
 }
 
+/*
+ * Did landlord's last run deploy the wanted chart, with only its settling missing (landlord
+ * stopped before it, or a read or the ledger's write failed)? Then it is settled, with no helm.
+ */
+static bool ran_unsettled(const struct rel_rec *r)
+{
+	const struct helm_record *latest = helm_records_latest(&r->recs);
+	char revision[24];
+
+	if (latest == NULL)
+		return false;
+	snprintf(revision, sizeof(revision), "%ld", latest->revision);
+	return strcmp(rel_ledger_str(r, "pending"), revision) == 0 &&
+	       strcmp(latest->status, "deployed") == 0 && strcmp(latest->digest, r->digest) == 0;
+}
+
 static int install(struct rel_rec *r)
 {
 	struct helm_release rel = {.name = r->release, .ns = r->ns};
@@ -460,6 +494,10 @@ static int install(struct rel_rec *r)
 	char *token = NULL;
 	int rc = resolve_chart(r, &rel);
 
+	if (rc == 0 && ran_unsettled(r)) {
+		log_info("settling a helm release's last run", "{s:s}", "release", r->key);
+		rc = settle(r, true, helm_records_latest(&r->recs)->revision, false);
+	}
 	if (rc == 0 && up_to_date(r) && !repair_due(r))
 		return 0; /* the common case: no helm, no token */
 	/* as the instance's account now: an editor's edit of an owner's instance runs as editor */
@@ -470,8 +508,14 @@ static int install(struct rel_rec *r)
 	latest = helm_records_latest(&r->recs);
 	if (rc == 0 && latest != NULL && helm_status_pending(latest->status))
 		rc = recover(r, &rel, token);
-	if (rc == 0 && (!up_to_date(r) || r->force))
+	if (rc == 0 && (!up_to_date(r) || r->force)) {
+		log_info("running helm for a release", "{s:s,s:s,s:I}", "release", r->key, "why",
+		         run_reason(r) ?: "", "revision",
+		         (json_int_t)(helm_records_latest(&r->recs)
+		                              ? helm_records_latest(&r->recs)->revision
+		                              : 0));
 		rc = upgrade(r, &rel, token);
+	}
 	drop_token(token);
 	return rc;
 }
