@@ -324,8 +324,11 @@ static int judge(struct rel_rec *r, int rc, const struct helm_result *res, const
 {
 	if (rc == -EBUSY || rc == -ECANCELED)
 		return -EBUSY;
-	if (rc != 0 && rc != -ENOENT)
+	if (rc != 0 && rc != -ENOENT) {
 		rel_fail(r, failure_reason(rc, res->message), "helm %s: %s", what, res->message);
+		log_warn("helm failed", "{s:s,s:s,s:s}", "release", r->key, "command", what,
+		         "message", res->message);
+	}
 	return rc;
 }
 
