@@ -220,7 +220,7 @@ void helm_remove_dir(const char *dir);
 int helm_write_private(const char *dir, const char *name, const void *data, size_t len);
 /*
  * A helm process lives a second or so: its garbage collector only runs once its heap nears
- * HELM_MEMORY_LIMIT (GOGC=off, GOMEMLIMIT), about a fifth less CPU for a small chart at ~10 MiB
+ * HELM_MEMORY_LIMIT (GOGC=off, GOMEMLIMIT), about a quarter less CPU for a small chart at ~10 MiB
  * more memory; a large chart collects as usual at the limit.
  */
 #define HELM_MEMORY_LIMIT "128MiB"
