@@ -31,7 +31,7 @@ static int run_version(const char *path, int64_t timeout_ms, struct proc_result 
 	if (dir == NULL)
 		return ll_err_set(err, -EIO, "--helm-binary %s: no private directory for helm: %s",
 		                  path, strerror(errno));
-	helm_environment(dir, env);
+	helm_environment(dir, NULL, env);
 	rc = proc_run(&(struct proc_spec){.path = path,
 	                                  .argv = argv,
 	                                  .envp = env,

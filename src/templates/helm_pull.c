@@ -495,7 +495,7 @@ static int pull(struct helm_pull_cache *c, const struct helm_source *src, const 
 	if (rc != 0)
 		ll_err_set(&err, rc, "helm pull: no private directory: %s", strerror(-rc));
 	else if ((rc = prepare(src, dir, &err)) == 0) {
-		helm_environment(dir, env);
+		helm_environment(dir, NULL, env);
 		if (src->username != NULL)
 			rc = run_step(c, HELM_PULL_LOGIN, src, dir, env, res);
 		if (rc == 0)

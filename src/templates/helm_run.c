@@ -52,7 +52,7 @@ void helm_remove_dir(const char *dir)
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-void helm_environment(const char *dir, char *env[HELM_ENV_MAX])
+void helm_environment(const char *dir, const char *kube_cache_dir, char *env[HELM_ENV_MAX])
 {
 	env[0] = xasprintf("HOME=%s", dir);
 	env[1] = xstrdup("PATH=/nonexistent");
@@ -61,7 +61,7 @@ void helm_environment(const char *dir, char *env[HELM_ENV_MAX])
 	env[4] = xasprintf("HELM_DATA_HOME=%s/data", dir);
 	env[5] = xstrdup("GOGC=off");
 	env[6] = xstrdup("GOMEMLIMIT=" HELM_MEMORY_LIMIT);
-	env[7] = NULL;
+	env[7] = kube_cache_dir ? xasprintf("KUBECACHEDIR=%s", kube_cache_dir) : NULL;
 	env[8] = NULL;
 }
 
@@ -604,9 +604,7 @@ static int run(struct helm_runner *r, enum helm_verb verb, const struct helm_rel
 	else if ((rc = helm_build_argv(verb, rel, dir, r->timeout_ms, &a)) != 0)
 		ll_err_set(&err, rc, "helm: the private directory's path is too long");
 	else if ((rc = prepare(r, verb, rel, dir, &err)) == 0) {
-		helm_environment(dir, env);
-		if (r->kube_cache_dir != NULL)
-			env[HELM_ENV_MAX - 2] = xasprintf("KUBECACHEDIR=%s", r->kube_cache_dir);
+		helm_environment(dir, r->kube_cache_dir, env);
 		rc = proc_run(&(struct proc_spec){.path = r->helm,
 		                                  .argv = a.v,
 		                                  .envp = env,

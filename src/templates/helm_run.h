@@ -224,13 +224,14 @@ int helm_write_private(const char *dir, const char *name, const void *data, size
  * more memory; a large chart collects as usual at the limit.
  */
 #define HELM_MEMORY_LIMIT "128MiB"
-#define HELM_ENV_MAX      9 /* helm_environment()'s strings, one more of the caller's, NULL */
+#define HELM_ENV_MAX      9 /* helm_environment()'s strings and the NULL that ends them */
 /**
  * helm_environment() - a run's whole environment: HOME and Helm's directories in @dir, an
- * empty PATH, the collector's settings; @env[HELM_ENV_MAX - 2] is free for the caller (freed
- * with the rest by helm_env_free()).
+ * empty PATH, the collector's settings, and KUBECACHEDIR=@kube_cache_dir unless NULL (API
+ * discovery shared by the runs); helm_env_free() afterwards.
  */
-void helm_environment(const char *dir, char *env[HELM_ENV_MAX] /* OUT */);
+void helm_environment(const char *dir, const char *kube_cache_dir,
+                      char *env[HELM_ENV_MAX] /* OUT */);
 void helm_env_free(char *env[HELM_ENV_MAX]);
 
 #endif

@@ -429,8 +429,8 @@ static int claim(struct rel_rec *r)
 	return rel_ledger_create(r);
 }
 
-/* Why the release needs a run of helm, for the log; NULL when it does not. */
-static const char *run_reason(const struct rel_rec *r)
+/* Why the release is not deployed from the wanted digest with nothing pending; NULL when it is. */
+static const char *stale_reason(const struct rel_rec *r)
 {
 	const struct helm_record *latest = helm_records_latest(&r->recs);
 
@@ -442,17 +442,12 @@ static const char *run_reason(const struct rel_rec *r)
 		return "its latest revision is not deployed";
 	if (strcmp(latest->digest, r->digest) != 0)
 		return "the chart or its values changed";
-	return r->force ? "an object drifted" : NULL;
+	return NULL;
 }
 
-/* Is the release deployed from the wanted digest, with nothing pending? */
 static bool up_to_date(const struct rel_rec *r)
 {
-	const struct helm_record *latest = helm_records_latest(&r->recs);
-
-	return latest != NULL && strcmp(latest->status, "deployed") == 0 &&
-	       strcmp(latest->digest, r->digest) == 0 &&
-	       strcmp(rel_ledger_str(r, "pending"), LEDGER_PENDING_NONE) == 0;
+	return stale_reason(r) == NULL;
 }
 
 /*
@@ -468,9 +463,6 @@ static bool repair_due(struct rel_rec *r)
 	if (!json_is_true(json_object_get(r->want, "sync")))
 		return false;
 	r->force = rel_sync_drifted(r, &r->wait_ms);
-	if (r->force)
-		log_info("helm release drifted; upgrading with --force-conflicts", "{s:s}",
-		         "release", r->key);
 	return r->force;
 }
 
@@ -512,11 +504,8 @@ static int install(struct rel_rec *r)
 	if (rc == 0 && latest != NULL && helm_status_pending(latest->status))
 		rc = recover(r, &rel, token);
 	if (rc == 0 && (!up_to_date(r) || r->force)) {
-		log_info("running helm for a release", "{s:s,s:s,s:I}", "release", r->key, "why",
-		         run_reason(r) ?: "", "revision",
-		         (json_int_t)(helm_records_latest(&r->recs)
-		                              ? helm_records_latest(&r->recs)->revision
-		                              : 0));
+		log_info("running helm for a release", "{s:s,s:s}", "release", r->key, "why",
+		         stale_reason(r) ?: "an object drifted (--force-conflicts)");
 		rc = upgrade(r, &rel, token);
 	}
 	drop_token(token);

@@ -351,16 +351,17 @@ int rel_ledger_delete(struct rel_rec *r)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
-	char account[300], group[300];
+	char account[300];
+	struct ti_account group;
 	int rc = kc_delete(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, r->ledger_name,
 	                   &(struct kc_delete_opts){.grace_seconds = -1}, &resp, &err);
 
 	snprintf(account, sizeof(account), "%s", rel_ledger_str(r, "account"));
-	snprintf(group, sizeof(group), TGI_ACCOUNT_FMT, r->ns);
+	tgi_account_for(r->ns, &group);
 	if (rc == 0 && (kc_resp_ok(&resp) || resp.http_status == 404)) {
 		remember(r, NULL);
 		/* a TemplateGroupInstance's account lives as long as a release of it there */
-		if (strcmp(account, group) == 0 && !account_in_use(r, account))
+		if (strcmp(account, group.sa) == 0 && !account_in_use(r, account))
 			tgi_account_release(r->t, r->ns);
 	} else {
 		rc = -EAGAIN;

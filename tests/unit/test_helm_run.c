@@ -83,7 +83,7 @@ static void test_helm_run__the_environment_is_home_path_helm_dirs_and_collector_
 {
 	char *env[HELM_ENV_MAX];
 
-	helm_environment("/tmp/d", env);
+	helm_environment("/tmp/d", NULL, env);
 	assert_string_equal(env[0], "HOME=/tmp/d");
 	assert_string_equal(env[1], "PATH=/nonexistent");
 	assert_string_equal(env[2], "HELM_CACHE_HOME=/tmp/d/cache");
@@ -91,11 +91,14 @@ static void test_helm_run__the_environment_is_home_path_helm_dirs_and_collector_
 	assert_string_equal(env[4], "HELM_DATA_HOME=/tmp/d/data");
 	assert_string_equal(env[5], "GOGC=off");
 	assert_string_equal(env[6], "GOMEMLIMIT=" HELM_MEMORY_LIMIT);
-	assert_null(env[7]); /* the caller's */
-	assert_null(env[HELM_ENV_MAX - 1]);
-	env[HELM_ENV_MAX - 2] = xstrdup("KUBECACHEDIR=/tmp/k");
+	assert_null(env[7]);
 	helm_env_free(env);
-	assert_null(env[HELM_ENV_MAX - 2]);
+	assert_null(env[0]);
+	/* with a shared discovery cache */
+	helm_environment("/tmp/d", "/tmp/k", env);
+	assert_string_equal(env[7], "KUBECACHEDIR=/tmp/k");
+	assert_null(env[HELM_ENV_MAX - 1]);
+	helm_env_free(env);
 }
 
 /* A first install is `helm install`: no --install, no history, no taking fields back. */
