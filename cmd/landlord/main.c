@@ -68,17 +68,22 @@ static int check_server(struct kc_client *c)
 	return rc;
 }
 
+/* The landlord.dev CRDs are installed: Tenant, and HelmLedger (the newest, older installs lack). */
 static int check_crds(struct kc_client *c)
 {
+	static const char *const kinds[] = {"Tenant", "HelmLedger"};
 	struct disc *d = disc_new(c);
 	struct kc_gvr gvr;
 	struct ll_err err;
-	int rc =
-	        disc_lookup_kind(d, LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "Tenant", &gvr, &err);
+	size_t i = 0;
+	int rc = 0;
 
+	for (; i < sizeof(kinds) / sizeof(kinds[0]) && rc == 0; i++)
+		rc = disc_lookup_kind(d, LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, kinds[i], &gvr,
+		                      &err);
 	if (rc == -ENOENT)
 		log_error("the landlord CRDs are not installed: kubectl apply -f deploy/crds/",
-		          "{s:s}", "server", kc_server(c));
+		          "{s:s,s:s}", "server", kc_server(c), "missing", kinds[i - 1]);
 	else if (rc < 0)
 		log_error("API discovery failed", "{s:s}", "error", err.msg);
 	disc_free(d);

@@ -13,3 +13,5 @@ const struct kc_gvr LL_TEMPLATEINSTANCES = {LANDLORD_GROUP, LANDLORD_VERSION_V1A
 const struct kc_gvr LL_TEMPLATEGROUPINSTANCES = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1,
                                                  "templategroupinstances", "TemplateGroupInstance",
                                                  false};
+const struct kc_gvr LL_HELMLEDGERS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "helmledgers",
+                                      "HelmLedger", false};

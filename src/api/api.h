@@ -27,6 +27,8 @@ extern const struct kc_gvr LL_LANDLORDCONFIGS;
 extern const struct kc_gvr LL_TEMPLATES;
 extern const struct kc_gvr LL_TEMPLATEINSTANCES;
 extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
+/* landlord's ledgers of the Helm releases it installs (cluster-scoped; docs/helm.md). */
+extern const struct kc_gvr LL_HELMLEDGERS;
 
 /*
  * The groups every admission policy in deploy/policies and the chart's webhook.exempt treat as
@@ -89,21 +91,24 @@ extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
  * annotation landlord.dev/last-writer, which the mutating webhook sets on every CREATE and UPDATE
  * and the policy landlord-last-writer keeps honest), bound in the namespace by the
  * RoleBinding landlord-ti-editor or landlord-ti-owner. */
-#define LABEL_TI              "landlord.dev/ti"
-#define LABEL_TGI             "landlord.dev/tgi"
-#define LABEL_IGNORE_UPDATES  "landlord.dev/ignore-updates"
-#define ANNOT_LAST_WRITER     "landlord.dev/last-writer"
-#define ANNOT_DEPENDS_ON      "landlord.dev/depends-on"
-#define ANNOT_MAPPED_FROM     "landlord.dev/mapped-from" /* a copy's source: <ns>/<name> */
-#define WRITER_EDITOR         "editor"
-#define WRITER_OWNER          "owner"
-#define WRITER_PRIVILEGED     "privileged"
-#define TI_MANAGER_PREFIX     "landlord/ti/"
-#define TGI_MANAGER_PREFIX    "landlord/tgi/"
-#define TI_ACCOUNT_FMT        "ti.%s.%s" /* namespace, writer role */
-#define TGI_ACCOUNT_FMT       "tgi.%s"   /* namespace: a TemplateGroupInstance's chart account */
-#define TI_ROLEBINDING_PREFIX "landlord-ti-"
-#define LABEL_TI_ACCOUNT      "landlord.dev/ti-account" /* editor or owner */
+#define LABEL_TI             "landlord.dev/ti"
+#define LABEL_TGI            "landlord.dev/tgi"
+#define LABEL_IGNORE_UPDATES "landlord.dev/ignore-updates"
+#define ANNOT_LAST_WRITER    "landlord.dev/last-writer"
+#define ANNOT_DEPENDS_ON     "landlord.dev/depends-on"
+#define ANNOT_MAPPED_FROM    "landlord.dev/mapped-from" /* a copy's source: <ns>/<name> */
+/* On a namespace, one per Helm release landlord installs there (value: its owner instance):
+ * the landlord-helm-records policy lets only landlord's accounts write the release's records. */
+#define ANNOT_HELM_RELEASE_PREFIX "landlord.dev/helm."
+#define WRITER_EDITOR             "editor"
+#define WRITER_OWNER              "owner"
+#define WRITER_PRIVILEGED         "privileged"
+#define TI_MANAGER_PREFIX         "landlord/ti/"
+#define TGI_MANAGER_PREFIX        "landlord/tgi/"
+#define TI_ACCOUNT_FMT            "ti.%s.%s" /* namespace, writer role */
+#define TGI_ACCOUNT_FMT           "tgi.%s" /* namespace: a TemplateGroupInstance's chart account */
+#define TI_ROLEBINDING_PREFIX     "landlord-ti-"
+#define LABEL_TI_ACCOUNT          "landlord.dev/ti-account" /* editor or owner */
 
 /* Where landlord keeps what outlives a process. */
 #define LANDLORD_SYSTEM_NAMESPACE "landlord-system"

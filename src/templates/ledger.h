@@ -1,13 +1,16 @@
 /*
  * ledger.h - what landlord knows of a Helm release it runs (issue 14, point 5; docs/helm.md
  * "Release records"): Helm's own record Secrets (owner=helm, name=<release>, one per revision),
- * and landlord's ledger of them, a ConfigMap helm.<namespace>.<release> in landlord-system.
+ * and landlord's ledger of them, a HelmLedger <namespace>.<release> (cluster-scoped, spec).
  *
  * Helm trusts its records, which a tenant editor can write, and deletes objects by what they
  * list. The ledger, which no tenant can write, says who installed the release (the owner
  * instance and the account it runs as), and after each helm run, the uid and resourceVersion of
  * every record. A record set that differs from the ledger has been changed by someone else:
- * no helm command runs on it (ReleaseTampered).
+ * no helm command runs on it (ReleaseTampered). While a ledger exists, its namespace carries the
+ * mark landlord.dev/helm.<release>, by which the landlord-helm-records policy
+ * (deploy/policies/helm-records.yaml) refuses everyone but landlord's helm accounts and
+ * administrators a write of the release's records.
  *
  * While a run is under way the ledger says so (pending): the revision the run creates, or
  * "uninstall". A landlord that died during the run finds records changed by its own helm; the
@@ -33,8 +36,6 @@ struct inf;
 struct ll_err;
 
 #define HELM_RECORDS_MAX     64 /* more records than this for one release: tampered */
-#define LEDGER_PREFIX        "helm."
-#define LEDGER_LABEL         "landlord.dev/helm-ledger"
 #define LEDGER_PENDING_NONE  ""
 #define LEDGER_PENDING_UNINS "uninstall"
 

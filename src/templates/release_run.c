@@ -417,16 +417,19 @@ static int upgrade(struct rel_rec *r, struct helm_release *rel, const char *toke
 /*
  * Nothing of this release but what landlord made: a ledger, or no records at all. Records in
  * landlord's cache refuse it at once; records made too recently for the cache make the first
- * install (`helm install`) refuse it.
+ * install (`helm install`) refuse it. Then the namespace's mark, before the records are compared
+ * (the landlord-helm-records policy lets nobody else write them from then on).
  */
 static int claim(struct rel_rec *r)
 {
-	if (r->ledger != NULL)
-		return 0;
-	helm_records_from_cache(r->h->records, r->ns, r->release, &r->recs);
-	if (r->recs.n > 0 || r->recs.overflow)
-		return conflict(r);
-	return rel_ledger_create(r);
+	if (r->ledger == NULL) {
+		helm_records_from_cache(r->h->records, r->ns, r->release, &r->recs);
+		if (r->recs.n > 0 || r->recs.overflow)
+			return conflict(r);
+		if (rel_ledger_create(r) != 0)
+			return -EAGAIN;
+	}
+	return rel_mark_namespace(r);
 }
 
 /* Why the release is not deployed from the wanted digest with nothing pending; NULL when it is. */

@@ -161,8 +161,8 @@ json_t *releases_of(struct templates *t, const char *owner, const char *ns)
 	json_t *out = json_array();
 
 	for (size_t i = 0; i < l.n; i++) {
-		const char *lns = jd_str(l.items[i], "data", "namespace", NULL),
-		           *rel = jd_str(l.items[i], "data", "release", NULL);
+		const char *lns = jd_str(l.items[i], "spec", "namespace", NULL),
+		           *rel = jd_str(l.items[i], "spec", "release", NULL);
 
 		if (lns && rel && (ns == NULL || strcmp(ns, lns) == 0))
 			json_array_append_new(out, json_sprintf("%s/%s", lns, rel));
@@ -224,7 +224,7 @@ int rel_load(struct templates *t, const char *key, struct rel_rec *r)
 	snprintf(r->key, sizeof(r->key), "%s", key);
 	snprintf(r->ns, sizeof(r->ns), "%.*s", (int)(slash - key), key);
 	snprintf(r->release, sizeof(r->release), "%s", slash + 1);
-	snprintf(r->ledger_name, sizeof(r->ledger_name), LEDGER_PREFIX "%s.%s", r->ns, r->release);
+	snprintf(r->ledger_name, sizeof(r->ledger_name), "%s.%s", r->ns, r->release);
 	r->result = json_object();
 	pthread_mutex_lock(&h->lock);
 	r->want = json_incref(json_object_get(h->wants, key));
@@ -233,7 +233,7 @@ int rel_load(struct templates *t, const char *key, struct rel_rec *r)
 		r->ledger = json_is_null(mine) ? NULL : json_deep_copy(mine);
 	pthread_mutex_unlock(&h->lock);
 	if (mine == NULL) {
-		cached = inf_get_ref(h->ledgers, LANDLORD_SYSTEM_NAMESPACE, r->ledger_name);
+		cached = inf_get_ref(h->ledgers, NULL, r->ledger_name);
 		r->ledger = cached ? jval_to_json(jdoc_root(cached)) : NULL;
 		jdoc_unref(cached);
 	}
@@ -251,7 +251,7 @@ void rel_release(struct rel_rec *r)
 
 const char *rel_ledger_str(const struct rel_rec *r, const char *field)
 {
-	const char *s = jx_str(r->ledger, "data", field, NULL);
+	const char *s = jx_str(r->ledger, "spec", field, NULL);
 
 	return s != NULL ? s : "";
 }
@@ -278,10 +278,9 @@ static int send_ledger(struct rel_rec *r, json_t *obj, bool create)
 {
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
-	int rc = create ? kc_create(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, obj, &resp,
-	                            &err)
-	                : kc_replace(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE,
-	                             r->ledger_name, NULL, obj, &resp, &err);
+	int rc = create ? kc_create(r->t->kc, &LL_HELMLEDGERS, NULL, obj, &resp, &err)
+	                : kc_replace(r->t->kc, &LL_HELMLEDGERS, NULL, r->ledger_name, NULL, obj,
+	                             &resp, &err);
 
 	if (rc == 0 && kc_resp_ok(&resp)) {
 		remember(r, resp.body);
@@ -297,13 +296,13 @@ static int send_ledger(struct rel_rec *r, json_t *obj, bool create)
 
 int rel_ledger_create(struct rel_rec *r)
 {
-	json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}",
-	                        "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name",
-	                        r->ledger_name, "namespace", LANDLORD_SYSTEM_NAMESPACE, "labels",
-	                        LEDGER_LABEL, "true", LABEL_MANAGED_BY, MANAGED_BY_VALUE, "data",
-	                        "owner", jx_str(r->want, "owner", NULL), "namespace", r->ns,
-	                        "release", r->release, "account", jx_str(r->want, "account", NULL),
-	                        "records", "", "pending", "1", "chartVersion", "");
+	json_t *obj =
+	        json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s}}", "apiVersion",
+	                  LANDLORD_API_VERSION, "kind", LL_HELMLEDGERS.kind, "metadata", "name",
+	                  r->ledger_name, "labels", LABEL_MANAGED_BY, MANAGED_BY_VALUE, "spec",
+	                  "owner", jx_str(r->want, "owner", NULL), "namespace", r->ns, "release",
+	                  r->release, "account", jx_str(r->want, "account", NULL), "records", "",
+	                  "pending", "1", "chartVersion", "");
 	int rc = send_ledger(r, obj, true);
 
 	json_decref(obj);
@@ -313,20 +312,20 @@ int rel_ledger_create(struct rel_rec *r)
 int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records,
                      const char *chart_version)
 {
-	json_t *obj = json_deep_copy(r->ledger), *data = json_object_get(obj, "data");
+	json_t *obj = json_deep_copy(r->ledger), *spec = json_object_get(obj, "spec");
 	const char *account = jx_str(r->want, "account", NULL);
 	int rc;
 
-	json_object_set_new(data, "pending", json_string(pending));
+	json_object_set_new(spec, "pending", json_string(pending));
 	if (records != NULL)
-		json_object_set_new(data, "records", json_string(records));
+		json_object_set_new(spec, "records", json_string(records));
 	if (chart_version != NULL)
-		json_object_set_new(data, "chartVersion", json_string(chart_version));
+		json_object_set_new(spec, "chartVersion", json_string(chart_version));
 	if (json_object_get(r->want, "helm") != NULL && account != NULL && *account != '\0')
-		json_object_set_new(data, "account", json_string(account)); /* who runs it now */
-	if (data == NULL)
+		json_object_set_new(spec, "account", json_string(account)); /* who runs it now */
+	if (spec == NULL)
 		rc = -EAGAIN;
-	else if (json_equal(data, json_object_get(r->ledger, "data")))
+	else if (json_equal(spec, json_object_get(r->ledger, "spec")))
 		rc = 0; /* it says so already (a new ledger's pending revision 1) */
 	else
 		rc = send_ledger(r, obj, false);
@@ -337,14 +336,58 @@ int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records
 /* Does a ledger other than @r's name @account (landlord's cache of them)? */
 static bool account_in_use(struct rel_rec *r, const char *account)
 {
-	struct jdoc_list l = inf_list_ref(r->h->ledgers, LANDLORD_SYSTEM_NAMESPACE);
+	struct jdoc_list l = inf_list_ref(r->h->ledgers, NULL);
 	bool used = false;
 
 	for (size_t i = 0; i < l.n && !used; i++)
 		used = strcmp(jd_name(l.items[i]), r->ledger_name) != 0 &&
-		       strcmp(jd_str(l.items[i], "data", "account", NULL) ?: "", account) == 0;
+		       strcmp(jd_str(l.items[i], "spec", "account", NULL) ?: "", account) == 0;
 	jdoc_list_release(&l);
 	return used;
+}
+
+/* Patch the namespace's annotation @key to @value (NULL: remove it). Return: 0 or -EAGAIN. */
+static int patch_mark(struct rel_rec *r, const char *key, const char *value)
+{
+	struct kc_resp resp = {0};
+	struct ll_err err = {{0}};
+	json_t *patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+	                          value ? json_string(value) : json_null());
+	int rc = kc_patch(r->t->kc, &KC_NAMESPACES, NULL, r->ns, NULL, KC_PATCH_MERGE, patch,
+	                  LANDLORD_FIELD_MANAGER, &resp, &err);
+
+	if (rc != 0 || !(kc_resp_ok(&resp) || (value == NULL && resp.http_status == 404))) {
+		log_warn("cannot mark a helm release on its namespace", "{s:s,s:s}", "release",
+		         r->key, "error", rc ? err.msg : resp.status.message);
+		rc = -EAGAIN;
+	}
+	kc_resp_release(&resp);
+	json_decref(patch);
+	return rc;
+}
+
+/*
+ * Set or remove the namespace's mark ANNOT_HELM_RELEASE_PREFIX<release> (value: the owner), by
+ * which the landlord-helm-records policy refuses others a write of the release's records.
+ * Setting skips a mark the cache shows; removing always asks (the cache may not show a mark just
+ * made), and a namespace gone is done. Return: 0 or -EAGAIN.
+ */
+static int mark_namespace(struct rel_rec *r, bool on)
+{
+	const struct jdoc *ns = inf_get_ref(r->t->namespaces, NULL, r->ns);
+	const char *owner = jx_str(r->want, "owner", NULL) ?: rel_ledger_str(r, "owner");
+	char key[128];
+	bool marked;
+
+	snprintf(key, sizeof(key), ANNOT_HELM_RELEASE_PREFIX "%s", r->release);
+	marked = ns != NULL && strcmp(jd_annotation(ns, key) ?: "", owner) == 0;
+	jdoc_unref(ns);
+	return on && marked ? 0 : patch_mark(r, key, on ? owner : NULL);
+}
+
+int rel_mark_namespace(struct rel_rec *r)
+{
+	return mark_namespace(r, true);
 }
 
 int rel_ledger_delete(struct rel_rec *r)
@@ -353,8 +396,11 @@ int rel_ledger_delete(struct rel_rec *r)
 	struct ll_err err = {{0}};
 	char account[300];
 	struct ti_account group;
-	int rc = kc_delete(r->t->kc, &KC_CONFIGMAPS, LANDLORD_SYSTEM_NAMESPACE, r->ledger_name,
-	                   &(struct kc_delete_opts){.grace_seconds = -1}, &resp, &err);
+	int rc = mark_namespace(r, false);
+
+	if (rc == 0)
+		rc = kc_delete(r->t->kc, &LL_HELMLEDGERS, NULL, r->ledger_name,
+		               &(struct kc_delete_opts){.grace_seconds = -1}, &resp, &err);
 
 	snprintf(account, sizeof(account), "%s", rel_ledger_str(r, "account"));
 	tgi_account_for(r->ns, &group);
@@ -388,7 +434,7 @@ static void index_release(const struct jdoc *obj, void (*emit)(const char *, voi
 static void index_owner(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                         void *ud)
 {
-	const char *owner = jd_str(obj, "data", "owner", NULL);
+	const char *owner = jd_str(obj, "spec", "owner", NULL);
 
 	(void)ud;
 	if (owner != NULL)
@@ -408,11 +454,11 @@ static void map_record(const struct jdoc *obj, void (*emit)(const char *, void *
 	if (name == NULL || ns == NULL)
 		return;
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	snprintf(ledger, sizeof(ledger), LEDGER_PREFIX "%s.%s", ns, name);
+	snprintf(ledger, sizeof(ledger), "%s.%s", ns, name);
 	pthread_mutex_lock(&t->helm->lock);
 	wanted = json_object_get(t->helm->wants, key) != NULL;
 	pthread_mutex_unlock(&t->helm->lock);
-	l = wanted ? NULL : inf_get_ref(t->helm->ledgers, LANDLORD_SYSTEM_NAMESPACE, ledger);
+	l = wanted ? NULL : inf_get_ref(t->helm->ledgers, NULL, ledger);
 	if (wanted || l != NULL)
 		emit(key, ctx);
 	jdoc_unref(l);
@@ -422,8 +468,8 @@ static void map_record(const struct jdoc *obj, void (*emit)(const char *, void *
 static void map_ledger(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                        void *ud)
 {
-	const char *ns = jd_str(obj, "data", "namespace", NULL),
-	           *rel = jd_str(obj, "data", "release", NULL);
+	const char *ns = jd_str(obj, "spec", "namespace", NULL),
+	           *rel = jd_str(obj, "spec", "release", NULL);
 	char key[400];
 
 	(void)ud;
@@ -445,10 +491,8 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	                                                      .metadata_only = true,
 	                                                      .indexes = by_release,
 	                                                      .name = "helm-records"});
-	t->helm->ledgers = mgr_informer(m, &(struct inf_opts){.gvr = KC_CONFIGMAPS,
-	                                                      .ns = LANDLORD_SYSTEM_NAMESPACE,
-	                                                      .label_selector = LEDGER_LABEL,
-	                                                      .name = "helm-ledgers"});
+	t->helm->ledgers =
+	        mgr_informer(m, &(struct inf_opts){.gvr = LL_HELMLEDGERS, .name = "helm-ledgers"});
 	if (t->helm->records == NULL || t->helm->ledgers == NULL)
 		return -ENOMEM;
 	inf_add_index(t->helm->ledgers, IDX_OWNER, index_owner, NULL);

@@ -72,9 +72,15 @@ int rel_ledger_create(struct rel_rec *r);
  */
 int rel_ledger_write(struct rel_rec *r, const char *pending, const char *records,
                      const char *chart_version);
-/** rel_ledger_delete() - the release is gone. Return: 0 or -EAGAIN. */
+/**
+ * rel_mark_namespace() - mark the release's namespace (landlord.dev/helm.<release>: its owner),
+ * by which the landlord-helm-records policy lets nobody else write its records; before any helm
+ * command. Return: 0 or -EAGAIN.
+ */
+int rel_mark_namespace(struct rel_rec *r);
+/** rel_ledger_delete() - the release is gone: its namespace's mark goes, then the ledger. */
 int rel_ledger_delete(struct rel_rec *r);
-/** rel_ledger_str() - a field of the ledger's data, or "" . */
+/** rel_ledger_str() - a field of the ledger's spec, or "". */
 const char *rel_ledger_str(const struct rel_rec *r, const char *field);
 
 /* ---- release_sync.c ---- */

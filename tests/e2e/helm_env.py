@@ -10,6 +10,7 @@ cluster objects to remove, and, for TemplateInstances, the tenant namespace `ns`
 asserts: the suites do.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -200,9 +201,56 @@ def records(env, release, ns=None):
 
 
 def ledger(env, release, ns=None):
-    """landlord's ledger of @release in @ns (env's namespace by default): the ConfigMap
-    helm.<ns>.<release> in landlord-system; None while there is none."""
-    return configmap(env, f"helm.{ns or env['ns']}.{release}", SYSTEM)
+    """landlord's ledger of @release in @ns (env's namespace by default): the spec of the
+    HelmLedger <ns>.<release>; None while there is none."""
+    try:
+        return env["kit"].custom.get_cluster_custom_object(
+            GROUP, VERSION, "helmledgers", f"{ns or env['ns']}.{release}")["spec"]
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def release_mark(env, release, ns=None):
+    """The annotation landlord.dev/helm.<release> on @ns (env's namespace by default), by which
+    the landlord-helm-records policy guards the release's records; None while there is none."""
+    annotations = env["kit"].core.read_namespace(ns or env["ns"]).metadata.annotations or {}
+    return annotations.get(f"landlord.dev/helm.{release}")
+
+
+HELM_RECORDS_POLICY = (pathlib.Path(__file__).resolve().parents[2] / "deploy" / "policies" /
+                       "helm-records.yaml")
+
+
+@contextlib.contextmanager
+def helm_records_policy(env, user, release):
+    """deploy/policies/helm-records.yaml in force for the block (@user's dry-run write of a
+    record of landlord's @release refused), removed afterwards."""
+    kit, ns = env["kit"], env["ns"]
+    probe = {"metadata": {"name": f"sh.helm.release.v1.{release}.v99",
+                          "labels": {"owner": "helm", "name": release, "version": "99"}}}
+    last = {}
+
+    def refused():
+        try:
+            k8s.CoreV1Api(kit.client(user)).create_namespaced_secret(ns, probe, dry_run="All")
+            last["answer"] = "created"
+            return False
+        except ApiException as e:
+            last["answer"] = f"{e.status} {e.body}"
+            return e.status == 403 and "landlord-helm-records" in e.body
+    assert kit.cluster.kubectl("admin", "apply", "-f", HELM_RECORDS_POLICY).returncode == 0
+    try:
+        try:
+            kit.cluster.wait_for(refused, TIMEOUT, what="the helm records policy in force")
+        except BaseException:
+            print("the probe's last answer:", last)
+            raise
+        yield
+    finally:  # gone from the API server's view too, before another test applies it again
+        kit.cluster.kubectl("admin", "delete", "--ignore-not-found", "-f", HELM_RECORDS_POLICY)
+        kit.cluster.wait_for(lambda: not refused(), TIMEOUT, what="the helm records policy gone")
 
 
 # ---------- TemplateGroupInstances ----------

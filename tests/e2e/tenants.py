@@ -46,7 +46,8 @@ def install(cluster):
     cluster.wait_crds_established("tenants.landlord.dev", "plans.landlord.dev",
                                   "landlordconfigs.landlord.dev", "templates.landlord.dev",
                                   "templateinstances.landlord.dev",
-                                  "templategroupinstances.landlord.dev")
+                                  "templategroupinstances.landlord.dev",
+                                  "helmledgers.landlord.dev")
     return cluster
 
 

@@ -208,7 +208,7 @@ def test_chart_install_upgrade_uninstall(chart_cluster, helm, netns, tmp_path): 
         adm = k8s.AdmissionregistrationV1Api(admin)
         policies = {p.metadata.name for p in adm.list_validating_admission_policy().items}
         assert {"landlord-namespace-metadata", "landlord-managed-objects", "landlord-reserved-names",
-                "landlord-quota-in-force", "landlord-self-limits"} <= policies
+                "landlord-quota-in-force", "landlord-self-limits", "landlord-helm-records"} <= policies
         k8s.RbacAuthorizationV1Api(admin).read_cluster_role("landlord")
         core = k8s.CoreV1Api(admin)
         core.read_namespaced_service_account("landlord", NS)

@@ -10,7 +10,7 @@ import pytest
 
 from charts import CHARTS, pinned
 from helm_env import (SYSTEM, TGI, TIMEOUT, absent, all_deployed, configmap, delete_tgis,
-                      ledger, records, template, tgi, tgi_rows, wait_tgi)
+                      ledger, records, release_mark, template, tgi, tgi_rows, wait_tgi)
 from kube import GROUP, VERSION
 
 
@@ -40,7 +40,8 @@ def test_a_groups_chart_runs_as_its_namespace_account_everywhere_it_selects(env)
     for ns in (dev, qa):
         assert configmap(env, "site-hello", ns).data == {"greeting": f"hi {ns}"}
         led = ledger(env, "site", ns)
-        assert led.data["owner"] == f"tgi/{name}" and led.data["account"] == f"tgi.{ns}"
+        assert led["owner"] == f"tgi/{name}" and led["account"] == f"tgi.{ns}"
+        assert release_mark(env, "site", ns) == f"tgi/{name}"
         rb = kit.rbac.read_namespaced_role_binding("landlord-tgi", ns)
         assert rb.role_ref.name == "landlord-templates"
         assert [(s.kind, s.namespace, s.name) for s in rb.subjects] == [
@@ -66,6 +67,7 @@ def test_a_groups_chart_runs_as_its_namespace_account_everywhere_it_selects(env)
             SYSTEM).items}
         return not {f"tgi.{dev}", f"tgi.{qa}"} & names
     kit.cluster.wait_for(accounts_gone, TIMEOUT, what="tgi.<ns> accounts released")
+    assert release_mark(env, "site", dev) is None and release_mark(env, "site", qa) is None
     assert absent(kit.rbac.read_namespaced_role_binding, "landlord-tgi", dev)
 
 

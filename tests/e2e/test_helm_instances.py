@@ -15,8 +15,8 @@ from kubernetes import client as k8s
 
 from charts import CHARTS, Helm, pinned
 from helm_env import (SYSTEM, TI, TIMEOUT, TPL, absent, delete_tis, deployed, failing, get_ti,
-                      greeting, instance, ledger, patch_template, ready_condition, records,
-                      release_row, template, wait_ti)
+                      greeting, helm_records_policy, instance, ledger, patch_template,
+                      ready_condition, records, release_mark, release_row, template, wait_ti)
 from kube import GROUP, VERSION
 
 
@@ -52,11 +52,12 @@ def test_an_editors_chart_is_installed_as_the_editor_account_and_upgraded(env):
     cm = kit.core.read_namespaced_config_map("web-hello", ns)
     assert {m.manager for m in cm.metadata.managed_fields} == {"helm"}
     led = ledger(env, "web")
-    assert led.data["owner"] == f"ti/{ns}/{name}", led.data
-    assert led.data["account"] == f"ti.{ns}.editor"
-    assert led.data["pending"] == "" and led.data["records"].startswith("1 ")
-    # the editor cannot write the ledger
-    assert kit.can_i("bob", "update", "configmaps", SYSTEM) is False
+    assert led["owner"] == f"ti/{ns}/{name}", led
+    assert led["account"] == f"ti.{ns}.editor"
+    assert led["pending"] == "" and led["records"].startswith("1 ")
+    # the editor cannot write the ledger; the namespace names the release landlord's
+    assert kit.can_i("bob", "update", "helmledgers.landlord.dev") is False
+    assert release_mark(env, "web") == f"ti/{ns}/{name}"
     # new values: an upgrade, revision 2
     env["kit"].custom.patch_namespaced_custom_object(
         GROUP, VERSION, ns, TI, name,
@@ -76,7 +77,7 @@ def test_an_editors_chart_is_installed_as_the_editor_account_and_upgraded(env):
     kit.custom.replace_cluster_custom_object(GROUP, VERSION, TPL, tmpl, body)
     kit.cluster.wait_for(lambda: not records(env, "web") and ledger(env, "web") is None,
                          TIMEOUT, what=f"the release uninstalled\n{kit.log_tail()}")
-    assert greeting(env, "web") is None
+    assert greeting(env, "web") is None and release_mark(env, "web") is None
 
 
 def test_deleting_the_instance_uninstalls_its_release_first(env):
@@ -147,26 +148,55 @@ def test_a_failed_install_shows_helms_message_and_is_retried_until_fixed(env, tm
 
 
 def test_a_forged_release_record_stops_every_helm_command(env):
+    """With the landlord-helm-records policy in force, bob (an editor: he may write Secrets) may
+    not forge, change, relabel or delete the records of landlord's release, while landlord's own
+    upgrade (as ti.<ns>.editor) goes through; a forgery written anyway (by an identity the policy
+    exempts) stops every helm command until it is gone."""
     kit, ns = env["kit"], env["ns"]
     tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "forged",
                           "values": "greeting: one\n"})
     name = instance(env, "bob", tmpl)
     wait_ti(env, name, deployed(1), "the release deployed")
-    # bob (an editor: he may write Secrets) forges a record of a next revision
     rec = records(env, "forged")[0]
     forged = k8s.V1Secret(
-        metadata=k8s.V1ObjectMeta(name="sh.helm.release.v1.forged.v2",
-                                  labels={**rec.metadata.labels, "version": "2"}),
+        metadata=k8s.V1ObjectMeta(name="sh.helm.release.v1.forged.v3",
+                                  labels={**rec.metadata.labels, "version": "3"}),
         type=rec.type, data=rec.data)
-    k8s.CoreV1Api(kit.client("bob")).create_namespaced_secret(ns, forged)
-    patch_template(env, tmpl, {"resources": {"helm": {"values": "greeting: two\n"}}})
+    bob = k8s.CoreV1Api(kit.client("bob"))
+    theirs = {"metadata": {"name": "sh.helm.release.v1.bobs.v1",
+                           "labels": {"owner": "helm", "name": "bobs", "version": "1"}}}
+    with helm_records_policy(env, "bob", "forged"):
+        for attempt in (lambda: bob.create_namespaced_secret(ns, forged),
+                        lambda: bob.patch_namespaced_secret(
+                            rec.metadata.name, ns, {"metadata": {"labels": {"x": "y"}}}),
+                        lambda: bob.patch_namespaced_secret(
+                            rec.metadata.name, ns, {"metadata": {"labels": {"name": "bobs"}}}),
+                        lambda: bob.delete_namespaced_secret(rec.metadata.name, ns)):
+            with pytest.raises(k8s.rest.ApiException) as e:
+                attempt()
+            assert e.value.status == 403 and "landlord-helm-records" in e.value.body, e.value.body
+            assert f"Helm release forged in {ns}" in e.value.body, e.value.body
+        # a release landlord does not install stays bob's to write, but never becomes landlord's
+        bob.create_namespaced_secret(ns, theirs)
+        with pytest.raises(k8s.rest.ApiException) as e:
+            bob.patch_namespaced_secret("sh.helm.release.v1.bobs.v1", ns,
+                                        {"metadata": {"labels": {"name": "forged"}}})
+        assert e.value.status == 403 and "landlord-helm-records" in e.value.body, e.value.body
+        bob.delete_namespaced_secret("sh.helm.release.v1.bobs.v1", ns)
+        # landlord's helm writes the records as the instance's account: the policy lets it
+        patch_template(env, tmpl, {"resources": {"helm": {"values": "greeting: two\n"}}})
+        wait_ti(env, name, deployed(2), "the release upgraded under the policy")
+    assert [r.metadata.uid for r in records(env, "forged")][0] == rec.metadata.uid
+    # a forgery that got in anyway (written by someone the policy exempts) stops every helm
+    kit.core.create_namespaced_secret(ns, forged)
+    patch_template(env, tmpl, {"resources": {"helm": {"values": "greeting: three\n"}}})
     obj = wait_ti(env, name, failing("ReleaseTampered"), "ReleaseTampered")
-    assert "revision 2" in obj["status"]["failing"][0]["message"], obj["status"]
-    assert greeting(env, "forged") == "one"  # no helm ran
+    assert "revision 3" in obj["status"]["failing"][0]["message"], obj["status"]
+    assert greeting(env, "forged") == "two"  # no helm ran
     # the forged record removed: landlord's ledger agrees again, and the upgrade runs
-    kit.core.delete_namespaced_secret("sh.helm.release.v1.forged.v2", ns)
-    wait_ti(env, name, deployed(2), "the release upgraded once the forgery is gone")
-    assert greeting(env, "forged") == "two"
+    kit.core.delete_namespaced_secret("sh.helm.release.v1.forged.v3", ns)
+    wait_ti(env, name, deployed(3), "the release upgraded once the forgery is gone")
+    assert greeting(env, "forged") == "three"
 
 
 def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
@@ -234,7 +264,7 @@ def test_an_editors_edit_of_an_owners_instance_runs_helm_as_the_editor(env):
                     parameters=[{"name": "WHO", "validation": "^[a-z]+$", "value": "x"}])
     name = instance(env, "alice", tmpl, {"WHO": "alice"})
     wait_ti(env, name, deployed(1), "installed as the owner account")
-    assert ledger(env, "esc").data["account"] == f"ti.{ns}.owner"
+    assert ledger(env, "esc")["account"] == f"ti.{ns}.owner"
     subjects = [s.name for s in kit.rbac.read_namespaced_role_binding("esc-grab-admin",
                                                                       ns).subjects]
     assert subjects == ["alice"]

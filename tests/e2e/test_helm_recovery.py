@@ -146,7 +146,7 @@ def assert_settled(env, tmp_path, name, release, revision, interrupted):
     assert len(recs) <= 10, recs
     assert {r for r, st in recs.items() if st.startswith("pending-")} == {
         r for r in interrupted if r >= min(recs)}, recs
-    assert ledger(env, release).data["pending"] == ""
+    assert ledger(env, release)["pending"] == ""
     listed = json.loads(helm_admin(env, tmp_path, "list", "--pending", "-o", "json"))
     assert listed == [], listed
     listed = json.loads(helm_admin(env, tmp_path, "list", "-o", "json"))
@@ -173,7 +173,7 @@ def test_helm_killed_with_landlord_mid_upgrade_is_rolled_back_then_upgraded(tena
     set_values(env, tmpl, values("three", False))
     kill_landlord(kit)
     assert records(env, "stuck") == {1: "deployed", 2: "pending-upgrade"}
-    assert ledger(env, "stuck").data["pending"] == "2"
+    assert ledger(env, "stuck")["pending"] == "2"
     # the next landlord: revision 3 rolls back to 1, revision 4 upgrades to what is wanted now
     ready(env)
     obj = assert_settled(env, tmp_path, name, "stuck", 4, [2])

@@ -31,8 +31,8 @@ import helm_env
 import procs
 from charts import CHARTS, ChartRepo, Helm, Registry, pinned
 from helm_env import (SYSTEM, TPL, absent, delete_tis, failing, get_ti, greeting, helm_processes,
-                      holders, instance, ledger, patch_template, records, release_row,
-                      template, template_body)
+                      helm_records_policy, holders, instance, ledger, patch_template, records,
+                      release_row, template, template_body)
 from helm_env import silent_server  # noqa: F401 (a fixture of this module's tests)
 from kube import GROUP, VERSION
 
@@ -302,8 +302,10 @@ def test_a_forged_record_never_steers_the_owners_helm_into_deleting_a_rolebindin
     """alice (the owner) instantiates a chart: it runs as ti.<ns>.owner, bound to admin. bob (an
     editor) may write Secrets but not RoleBindings: he forges the next revision of the release's
     record listing a RoleBinding, which Helm's next upgrade, acting as the owner account, would
-    delete as no longer in the chart. landlord sees the records differ from its ledger and runs
-    no helm (ReleaseTampered): the RoleBinding stays, the release keeps its revision."""
+    delete as no longer in the chart. The landlord-helm-records policy refuses his Secret; a
+    forgery written anyway (by an identity the policy exempts) makes landlord see the records
+    differ from its ledger and run no helm (ReleaseTampered): the RoleBinding stays, the release
+    keeps its revision."""
     kit, ns = env["kit"], env["ns"]
     # a binding of the owner's (subjects outside the tenant would be removed by landlord)
     kit.rbac.create_namespaced_role_binding(ns, {
@@ -321,7 +323,7 @@ def test_a_forged_record_never_steers_the_owners_helm_into_deleting_a_rolebindin
     assert obj["metadata"]["annotations"]["landlord.dev/last-writer"] == "owner"
     assert release_row(obj)["revision"] == 1
     led = ledger(env, "steer")
-    assert led.data["account"] == f"ti.{ns}.owner", led.data
+    assert led["account"] == f"ti.{ns}.owner", led
     [real] = records(env, "steer")
 
     binding = (f"# Source: hello/templates/rolebinding.yaml\n"
@@ -329,7 +331,12 @@ def test_a_forged_record_never_steers_the_owners_helm_into_deleting_a_rolebindin
                f"metadata:\n  name: keep-me\n  namespace: {ns}\n"
                f"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n"
                f"  name: view\nsubjects:\n- kind: User\n  name: alice\n")
-    k8s.CoreV1Api(kit.client("bob")).create_namespaced_secret(ns, forge(real, 2, binding))
+    # the policy refuses bob's forgery at the door (deploy/policies/helm-records.yaml) ...
+    with helm_records_policy(env, "bob", "steer"), pytest.raises(k8s.rest.ApiException) as e:
+        k8s.CoreV1Api(kit.client("bob")).create_namespaced_secret(ns, forge(real, 2, binding))
+    assert e.value.status == 403 and "landlord-helm-records" in e.value.body, e.value.body
+    # ... and landlord's ledger stops one that got in anyway (written by someone it exempts)
+    kit.core.create_namespaced_secret(ns, forge(real, 2, binding))
     # the forgery is what Helm would act on: its latest deployed revision lists the RoleBinding
     helm = Helm(tmp_path / "helm")
     shown = helm("get", "manifest", "steer", "-n", ns, "--kubeconfig",
@@ -350,7 +357,7 @@ def test_a_forged_record_never_steers_the_owners_helm_into_deleting_a_rolebindin
                                               "sh.helm.release.v1.steer.v2"]
     assert recs[0].metadata.resource_version == real.metadata.resource_version
     after = ledger(env, "steer")
-    assert (after.data["pending"], after.data["records"]) == ("", led.data["records"]), after.data
+    assert (after["pending"], after["records"]) == ("", led["records"]), after
 
     # the threat was real: the same upgrade run by a Helm that trusts the records (here as the
     # cluster's admin) deletes the RoleBinding the forged revision lists

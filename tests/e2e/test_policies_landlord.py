@@ -284,6 +284,31 @@ def test_landlord_stays_in_the_namespaces_it_manages(env):
     objs.delete("RoleBinding", env.plain, own, dry_run="All")
 
 
+def test_landlord_may_mark_its_helm_releases_anywhere_and_gains_no_reach_by_it(env):
+    """On a namespace with no landlord.dev key (a TemplateGroupInstance may install a chart
+    there), landlord may add and remove landlord.dev/helm.<release> annotations and change
+    nothing else with them; the mark does not let it write RoleBindings there (dry runs)."""
+    core = k8s.CoreV1Api(env.landlord)
+    mark = {"metadata": {"annotations": {"landlord.dev/helm.site": "tgi/site"}}}
+    core.patch_namespace(env.plain, mark, dry_run="All")
+    msg = denied_by(SELF_POLICY, core.patch_namespace, env.plain, {"metadata": {
+        "annotations": {"landlord.dev/helm.site": "tgi/site", "team": "x"}}}, dry_run="All")
+    assert "(elsewhere only its landlord.dev/helm.* annotations)" in msg, msg
+    denied_by(SELF_POLICY, core.patch_namespace, env.plain, {"metadata": {
+        "annotations": {"landlord.dev/helm.site": "tgi/site"}, "labels": {"x": "y"}}},
+        dry_run="All")
+    k8s.CoreV1Api(env.admin).patch_namespace(env.plain, mark)
+    try:
+        core.patch_namespace(env.plain, {"metadata": {"annotations": {
+            "landlord.dev/helm.site": None}}}, dry_run="All")
+        msg = denied_by(SELF_POLICY, Objects(env.landlord).create, "RoleBinding", env.plain,
+                        "landlord-owners-admin", dry_run="All")
+        assert f"namespace {env.plain} carries no landlord.dev/ label or annotation" in msg, msg
+    finally:
+        k8s.CoreV1Api(env.admin).patch_namespace(env.plain, {"metadata": {"annotations": {
+            "landlord.dev/helm.site": None}}})
+
+
 def test_landlord_may_do_its_work(env):
     """Positive controls for landlord-self-limits: the writes landlord makes for a tenant pass
     (dry runs)."""
