@@ -445,6 +445,46 @@ static bool all_released(struct rec *r)
 	return done;
 }
 
+struct left_ctx {
+	struct rec *r;
+	bool left;
+};
+
+static int note_left(json_t *item, void *ud)
+{
+	struct left_ctx *ctx = ud;
+	const char *ns = jx_str(item, "metadata", "namespace", NULL);
+
+	ctx->left = ns != NULL && tc_namespace_was_ours(ctx->r, ns);
+	return ctx->left; /* one is enough */
+}
+
+/*
+ * all_released() asked the API server: the cache may not show yet what landlord itself wrote
+ * just before the Tenant was deleted, and a finalizer removed over it would leave it behind.
+ */
+static bool none_left(struct rec *r)
+{
+	char selector[320];
+	struct left_ctx ctx = {.r = r};
+	int rc = 0;
+
+	snprintf(selector, sizeof(selector), "%s=%s,%s=%s", LABEL_TENANT, r->name, LABEL_MANAGED_BY,
+	         MANAGED_BY_VALUE);
+	for (int k = 0; rc == 0 && !ctx.left && k < N_OWNED; k++) {
+		struct kc_resp resp = {0};
+		struct ll_err err = {{0}};
+
+		rc = kc_list(r->kc, TC_OWNED[k].gvr, NULL,
+		             &(struct kc_list_opts){.label_selector = selector, .limit = 100},
+		             note_left, &ctx, NULL, &resp, &err);
+		if (rc == 0 && !ctx.left && !kc_resp_ok(&resp))
+			rc = -EAGAIN;
+		kc_resp_release(&resp);
+	}
+	return rc == 0 && !ctx.left;
+}
+
 static struct ctrl_result teardown(struct rec *r)
 {
 	struct tc_docs owned = {0};
@@ -457,7 +497,7 @@ static struct ctrl_result teardown(struct rec *r)
 	tc_docs_release(&owned);
 	tc_delete_owned_in(r, NULL, &r->active);
 	tc_delete_tenant_role(r);
-	done = !r->failed && all_released(r);
+	done = !r->failed && all_released(r) && none_left(r);
 	if (done && set_finalizer(r, false)) {
 		log_info("tenant released", "{s:s}", "tenant", r->name);
 		return CTRL_RESULT_DONE;

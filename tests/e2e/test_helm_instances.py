@@ -277,3 +277,23 @@ def test_an_editors_edit_of_an_owners_instance_runs_helm_as_the_editor(env):
                                                                       ns).subjects]
     assert subjects == ["alice"]  # never bob
     assert release_row(obj)["revision"] >= 2 and release_row(obj)["status"] == "failed"
+
+
+def test_an_instance_deleted_after_its_tenant_still_uninstalls_its_release(env):
+    """The Tenant is deleted and keeps its namespaces (onDeletePurge false). Deleting the
+    instance afterwards still cleans up what it made, its release included (as the namespace's
+    editor account, as for its manifests), and its finalizer does not hang; landlord's ledger and
+    the namespace's mark go with the release."""
+    kit, ns = env["kit"], env["ns"]
+    tmpl = template(env, {"path": str(CHARTS / "hello"), "releaseName": "kept"})
+    name = instance(env, "bob", tmpl)
+    wait_ti(env, name, deployed(1), "the release deployed")
+    kit.delete_tenant(env["t"])
+    kit.cluster.wait_for(
+        lambda: "landlord.dev/tenant" not in (kit.core.read_namespace(ns).metadata.labels or {}),
+        TIMEOUT, what=f"{ns} released\n{kit.log_tail()}")
+    kit.custom.delete_namespaced_custom_object(GROUP, VERSION, ns, TI, name)
+    kit.cluster.wait_for(lambda: absent(get_ti, env, name), TIMEOUT,
+                         what=f"the instance gone\n{kit.log_tail()}")
+    assert records(env, "kept") == [] and greeting(env, "kept") is None
+    assert ledger(env, "kept") is None and release_mark(env, "kept") is None
