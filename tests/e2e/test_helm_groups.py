@@ -10,7 +10,8 @@ import pytest
 
 from charts import CHARTS, pinned
 from helm_env import (SYSTEM, TGI, TIMEOUT, absent, all_deployed, configmap, delete_tgis,
-                      ledger, records, release_mark, template, tgi, tgi_rows, wait_tgi)
+                      helm_records_policy, ledger, patch_template, records, release_mark,
+                      template, tgi, tgi_rows, wait_tgi)
 from kube import GROUP, VERSION
 
 
@@ -46,20 +47,27 @@ def test_a_groups_chart_runs_as_its_namespace_account_everywhere_it_selects(env)
         assert rb.role_ref.name == "landlord-templates"
         assert [(s.kind, s.namespace, s.name) for s in rb.subjects] == [
             ("ServiceAccount", SYSTEM, f"tgi.{ns}")]
-    # qa leaves the selector: its release is uninstalled, dev's stays
-    kit.core.patch_namespace(qa, {"metadata": {"labels": {"stage": "qa"}}})
-    kit.custom.patch_cluster_custom_object(GROUP, VERSION, TGI, name, {"spec": {"selector": {
-        "matchLabels": {"landlord.dev/tenant": t},
-        "matchExpressions": [{"key": "stage", "operator": "DoesNotExist"}]}}})
-    kit.cluster.wait_for(lambda: not records(env, "site", qa), TIMEOUT,
-                         what=f"the release in {qa} uninstalled\n{kit.log_tail()}")
-    assert configmap(env, "site-hello", qa) is None
-    assert len(records(env, "site", dev)) == 1
-    # deleting the instance uninstalls the rest
-    kit.custom.delete_cluster_custom_object(GROUP, VERSION, TGI, name)
-    kit.cluster.wait_for(lambda: not records(env, "site", dev), TIMEOUT,
-                         what=f"the release in {dev} uninstalled\n{kit.log_tail()}")
-    assert configmap(env, "site-hello", dev) is None
+    # under the landlord-helm-records policy each namespace's account still upgrades and
+    # uninstalls its release (the tenant's owner, who may write Secrets, may not write its records)
+    with helm_records_policy({**env, "ns": dev}, "alice", "site"):
+        patch_template(env, tmpl, {"resources": {"helm": {
+            "values": "greeting: bye ${namespace}\n"}}})
+        wait_tgi(kit, name, lambda o: all_deployed([dev, qa])(o) and all(
+            r["release"]["revision"] == 2 for r in tgi_rows(o).values()), "upgraded in both")
+        # qa leaves the selector: its release is uninstalled, dev's stays
+        kit.core.patch_namespace(qa, {"metadata": {"labels": {"stage": "qa"}}})
+        kit.custom.patch_cluster_custom_object(GROUP, VERSION, TGI, name, {"spec": {"selector": {
+            "matchLabels": {"landlord.dev/tenant": t},
+            "matchExpressions": [{"key": "stage", "operator": "DoesNotExist"}]}}})
+        kit.cluster.wait_for(lambda: not records(env, "site", qa), TIMEOUT,
+                             what=f"the release in {qa} uninstalled\n{kit.log_tail()}")
+        assert configmap(env, "site-hello", qa) is None
+        assert len(records(env, "site", dev)) == 2
+        # deleting the instance uninstalls the rest
+        kit.custom.delete_cluster_custom_object(GROUP, VERSION, TGI, name)
+        kit.cluster.wait_for(lambda: not records(env, "site", dev), TIMEOUT,
+                             what=f"the release in {dev} uninstalled\n{kit.log_tail()}")
+        assert configmap(env, "site-hello", dev) is None
 
     # with their last release, the namespaces' chart accounts go too
     def accounts_gone():
