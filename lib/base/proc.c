@@ -615,7 +615,7 @@ void proc_group_init(struct proc_group *g, int max_running)
 
 void proc_group_release(struct proc_group *g)
 {
-	assert(g->running == 0 && !g->slots);
+	assert(g->running == 0 && g->waiting == 0 && !g->slots);
 	pthread_cond_destroy(&g->idle);
 	pthread_mutex_destroy(&g->lock);
 }

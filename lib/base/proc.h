@@ -126,7 +126,10 @@ const char *proc_result_summary(const struct proc_result *res,
 
 /** proc_group_init() - an open, empty group; @max_running > 0 bounds its concurrent runs. */
 void proc_group_init(struct proc_group *g, int max_running);
-/** proc_group_release() - free @g; no run may be in it any more (proc_group_wait_idle()). */
+/**
+ * proc_group_release() - free @g; no run may be in it or wait for a slot of it any more, nor
+ * call proc_run() with it (proc_group_wait_idle() waits only for the runs in it).
+ */
 void proc_group_release(struct proc_group *g);
 /** proc_group_running() - how many runs are in @g now (a gauge; stale once returned). */
 int proc_group_running(struct proc_group *g);

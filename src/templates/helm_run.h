@@ -116,7 +116,11 @@ struct helm_release_status {
  */
 int helm_runner_init(struct helm_runner *r, const char *helm, const struct kcfg *cfg,
                      int concurrency, int64_t timeout_ms, struct ll_err *err);
-/** helm_runner_release() - kill what still runs, wait for it, free. */
+/**
+ * helm_runner_release() - kill what still runs, wait for it, free. No helm_*() call may be in
+ * progress or start (the workers are joined): to stop runs under way, close the group and kill
+ * its runs instead (proc_group_set_open(), proc_group_kill_all()).
+ */
 void helm_runner_release(struct helm_runner *r);
 
 /**
@@ -141,8 +145,8 @@ int helm_release_digest(const struct helm_release *rel, char out[HELM_DIGEST_LEN
  * @st when ok. helm_uninstall() - `helm uninstall`. Each fills @res (helm_result_release()
  * afterwards). Return: 0 when helm exited 0; -ENOENT when helm says the release does not exist
  * (status, uninstall); -EIO when helm failed; -ETIMEDOUT when it was killed (time-out, or
- * helm_runner_release()); another -errno when it did not start: a run waits for a free slot while
- * the runner runs its concurrency, -ECANCELED once it is being released, -EINVAL without a token.
+ * proc_group_kill_all()); another -errno when it did not start: a run waits for a free slot while
+ * the runner runs its concurrency, -ECANCELED once its group is closed, -EINVAL without a token.
  */
 int helm_upgrade(struct helm_runner *r, const struct helm_release *rel, struct helm_result *res);
 /**

@@ -421,8 +421,11 @@ static void *run_upgrade(void *arg)
 	return NULL;
 }
 
-/* With the group full, a run does not start (the caller retries later). */
-/* Beyond the concurrency a run waits for a slot; one still waiting at release never starts. */
+/*
+ * Beyond the concurrency a run waits for a slot. Closing the group and killing what runs (as a
+ * lost Lease does) ends the running ones and cancels the waiting one, which never starts; the
+ * runner is released once no call is in progress.
+ */
 static void test_helm_run__beyond_the_concurrency_a_run_waits(void **state)
 {
 	struct helm_runner r;
@@ -436,7 +439,8 @@ static void test_helm_run__beyond_the_concurrency_a_run_waits(void **state)
 		usleep(2000);
 	assert_int_equal(proc_group_running(&r.group), 2);
 	assert_int_equal(r.peak, 2);
-	helm_runner_release(&r); /* kills two; the waiting one is cancelled */
+	proc_group_set_open(&r.group, false);
+	assert_int_equal(proc_group_kill_all(&r.group), 2);
 	int timed_out = 0, cancelled = 0;
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(pthread_join(t[i], NULL), 0);
@@ -446,6 +450,7 @@ static void test_helm_run__beyond_the_concurrency_a_run_waits(void **state)
 	}
 	assert_int_equal(timed_out, 2);
 	assert_int_equal(cancelled, 1);
+	helm_runner_release(&r);
 	free(p);
 }
 
