@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 
 debs=(build-essential cmake ninja-build pkg-config git curl openssl python3 python3-pip
 	libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev libfyaml-dev
-	libpcre2-dev libcmocka-dev libyajl-dev zlib1g-dev clang-14 libclang-rt-14-dev clang-format-14 valgrind)
+	libpcre2-dev libcmocka-dev libyajl-dev zlib1g-dev clang-14 libclang-rt-14-dev clang-format-14 valgrind
+	tzdata)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
