@@ -145,6 +145,11 @@ def test_the_webhook_judges_the_apply_account_as_a_member_of_the_tenant(env):
                            "template": {"metadata": {"labels": {"app": "evil"}},
                                         "spec": pod["spec"]}}}
     name = instance(env, "bob", template(env, [configmap("with-evil", {"k": "v"}), deployment]))
+
+    def first_failing():  # a first apply may meet the new account's binding not yet in force
+        return ((get_ti(env, name).get("status") or {}).get("failing") or [{}])[0]
+    env["kit"].cluster.wait_for(lambda: first_failing().get("object") == "Deployment/evil",
+                                TIMEOUT, what=f"the Deployment refused\n{env['kit'].log_tail()}")
     obj = wait_ti(env, name, "False")
     msg = obj["status"]["failing"][0]["message"]
     assert obj["status"]["failing"][0]["object"] == "Deployment/evil", obj["status"]
