@@ -35,7 +35,8 @@ struct kc_client;
 struct inf;
 struct ll_err;
 
-#define HELM_RECORDS_MAX     64 /* more records than this for one release: tampered */
+#define HELM_RECORDS_MAX     64      /* more records than this for one release: tampered */
+#define LEDGER_NAME_FMT      "%s.%s" /* a HelmLedger's name: namespace, release */
 #define LEDGER_PENDING_NONE  ""
 #define LEDGER_PENDING_UNINS "uninstall"
 

@@ -224,7 +224,7 @@ int rel_load(struct templates *t, const char *key, struct rel_rec *r)
 	snprintf(r->key, sizeof(r->key), "%s", key);
 	snprintf(r->ns, sizeof(r->ns), "%.*s", (int)(slash - key), key);
 	snprintf(r->release, sizeof(r->release), "%s", slash + 1);
-	snprintf(r->ledger_name, sizeof(r->ledger_name), "%s.%s", r->ns, r->release);
+	snprintf(r->ledger_name, sizeof(r->ledger_name), LEDGER_NAME_FMT, r->ns, r->release);
 	r->result = json_object();
 	pthread_mutex_lock(&h->lock);
 	r->want = json_incref(json_object_get(h->wants, key));
@@ -454,7 +454,7 @@ static void map_record(const struct jdoc *obj, void (*emit)(const char *, void *
 	if (name == NULL || ns == NULL)
 		return;
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	snprintf(ledger, sizeof(ledger), "%s.%s", ns, name);
+	snprintf(ledger, sizeof(ledger), LEDGER_NAME_FMT, ns, name);
 	pthread_mutex_lock(&t->helm->lock);
 	wanted = json_object_get(t->helm->wants, key) != NULL;
 	pthread_mutex_unlock(&t->helm->lock);

@@ -24,29 +24,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "tenancy/tzif.h"
-
-/* "2026-03-29T01:00:00Z" (also a local wall-clock time, counted the same way) as seconds. */
-static int64_t at(const char *iso)
-{
-	struct tm tm = {0};
-
-	if (sscanf(iso, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-	           &tm.tm_min, &tm.tm_sec) != 6)
-		fail_msg("bad time %s", iso);
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm);
-}
-
-static const char *iso(int64_t t, char out[32])
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return out;
-}
+#include "testtime.h"
 
 #define assert_time(got, want)                                               \
 	do {                                                                 \
@@ -54,16 +32,6 @@ static const char *iso(int64_t t, char out[32])
 		if ((got) != at(want))                                       \
 			fail_msg("got %s, want %s", iso((got), g_), (want)); \
 	} while (0)
-
-static struct tz_zone *load(const char *name)
-{
-	struct tz_zone *z = NULL;
-	struct ll_err err;
-
-	if (tz_load(name, NULL, &z, &err) != 0)
-		fail_msg("%s: %s", name, err.msg);
-	return z;
-}
 
 /* ===== TZif data built by hand ===== */
 
