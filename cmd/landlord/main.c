@@ -21,6 +21,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
+#include "hibernation/supervisor.h"
 #include "http/probes.h"
 #include "http/server.h"
 #include "kube/discovery.h"
@@ -68,10 +69,10 @@ static int check_server(struct kc_client *c)
 	return rc;
 }
 
-/* The landlord.dev CRDs are installed: Tenant, and HelmLedger (the newest, older installs lack). */
+/* The landlord.dev CRDs are installed: Tenant, and the newest ones older installs lack. */
 static int check_crds(struct kc_client *c)
 {
-	static const char *const kinds[] = {"Tenant", "HelmLedger"};
+	static const char *const kinds[] = {"Tenant", "HelmLedger", "ResourceSupervisor"};
 	struct disc *d = disc_new(c);
 	struct kc_gvr gvr;
 	struct ll_err err;
@@ -209,8 +210,10 @@ static int cmd_webhook(const struct config *cfg)
 }
 
 static struct mgr *controllers_new(const struct config *cfg, struct kc_client *client,
-                                   struct kc_client *lease_client, struct templates *tpl)
+                                   struct kc_client *lease_client, struct templates *tpl,
+                                   struct hib *hib)
 {
+	struct controller_def supervisors = hib_controller_def(hib);
 	struct controller_def config = landlordconfig_controller_def();
 	struct controller_def tenant = tenant_controller_def();
 	struct controller_def plan = plan_controller_def();
@@ -246,6 +249,8 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	}
 	mgr_add_controller(m, &ti);
 	mgr_add_controller(m, &tgi);
+	mgr_add_controller(m, &supervisors);
+	hib_add_test_hooks(hib, m);
 	return m;
 }
 
@@ -294,6 +299,7 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	struct cacheview *view = NULL;
 	struct templates *tpl = NULL;
 	struct wh_serve *wh = NULL;
+	struct hib *hib = NULL;
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
 	int rc = check_helm(cfg);
@@ -312,7 +318,8 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	rc = enable_helm(cfg, &kc, tpl);
 	if (rc < 0)
 		goto out;
-	m = controllers_new(cfg, client, lease_client, tpl);
+	hib = hib_new(NULL);
+	m = controllers_new(cfg, client, lease_client, tpl, hib);
 	if (with_webhook)
 		rc = view_new(m, false, &view);
 	if (rc == 0 && with_webhook)
@@ -325,6 +332,7 @@ out:
 	wh_serve_stop(wh); /* before the view and the manager it reads */
 	cacheview_free(view);
 	mgr_free(m);
+	hib_free(hib);
 	templates_free(tpl);
 	kc_client_free(wh_client);
 	kc_client_free(lease_client);

@@ -71,6 +71,14 @@ struct mgr {
 	bool workers_running;
 	pthread_mutex_t infs_lock; /* @infs, and whether they were started */
 	bool infs_started;
+	struct test_hook *hooks; /* mgr_add_test_hook(), routed when the probe server starts */
+};
+
+struct test_hook {
+	char *path;
+	http_handler_fn fn;
+	void *ud;
+	struct test_hook *next;
 };
 
 static const double reconcile_buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -632,6 +640,8 @@ static int start_probe(struct mgr *m)
 	if (m->o.test_hooks) {
 		probes_add_hook(m->probes, "/debug/pause-watch", hook_pause_watch, m);
 		probes_add_hook(m->probes, "/debug/cache", hook_cache, m);
+		for (struct test_hook *h = m->hooks; h; h = h->next)
+			probes_add_hook(m->probes, h->path, h->fn, h->ud);
 	}
 	rc = http_server_start(m->probe_server, &err);
 	if (rc) {
@@ -641,6 +651,18 @@ static int start_probe(struct mgr *m)
 	}
 	log_info("probe server listening", "{s:s,s:i,s:b}", "addr", addr, "port",
 	         http_server_port(m->probe_server), "test_hooks", m->o.test_hooks);
+	return 0;
+}
+
+int mgr_add_test_hook(struct mgr *m, const char *path, http_handler_fn fn, void *ud)
+{
+	struct test_hook *h;
+
+	if (strncmp(path, "/debug/", 7) != 0)
+		return -EINVAL;
+	h = xcalloc(1, sizeof(*h));
+	*h = (struct test_hook){xstrdup(path), fn, ud, m->hooks};
+	m->hooks = h;
 	return 0;
 }
 
@@ -769,6 +791,11 @@ void mgr_free(struct mgr *m)
 		return;
 	http_server_free(m->probe_server);
 	probes_free(m->probes);
+	for (struct test_hook *h = m->hooks, *hn; h; h = hn) {
+		hn = h->next;
+		free(h->path);
+		free(h);
+	}
 	lease_free(m->lease);
 	for (c = m->ctrls; c; c = cn) {
 		cn = c->next;

@@ -28,6 +28,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "http/server.h"
 #include "kube/informer.h"
 #include "kube/kube.h"
 
@@ -126,6 +127,12 @@ void mgr_request_stop(struct mgr *m);
 /** mgr_block_signals() - block SIGTERM/SIGINT in the calling thread and its future threads. */
 void mgr_block_signals(void);
 bool mgr_is_leader(struct mgr *m);
+/**
+ * mgr_add_test_hook() - route @path (under /debug/) to @fn on the probe server when the
+ * manager's test hooks are on (mgr_opts.test_hooks); otherwise it is never routed. Before
+ * mgr_run(). Return: 0, or -EINVAL for a path outside /debug/.
+ */
+int mgr_add_test_hook(struct mgr *m, const char *path, http_handler_fn fn, void *ud);
 int mgr_probe_port(struct mgr *m);
 
 #endif

@@ -15,3 +15,5 @@ const struct kc_gvr LL_TEMPLATEGROUPINSTANCES = {LANDLORD_GROUP, LANDLORD_VERSIO
                                                  false};
 const struct kc_gvr LL_HELMLEDGERS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "helmledgers",
                                       "HelmLedger", false};
+const struct kc_gvr LL_RESOURCESUPERVISORS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1,
+                                              "resourcesupervisors", "ResourceSupervisor", false};

@@ -29,6 +29,8 @@ extern const struct kc_gvr LL_TEMPLATEINSTANCES;
 extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
 /* landlord's ledgers of the Helm releases it installs (cluster-scoped; docs/helm.md). */
 extern const struct kc_gvr LL_HELMLEDGERS;
+/* Namespaces put to sleep and woken on a schedule (cluster-scoped; docs/hibernation.md). */
+extern const struct kc_gvr LL_RESOURCESUPERVISORS;
 
 /*
  * The groups every admission policy in deploy/policies and the chart's webhook.exempt treat as

@@ -47,7 +47,8 @@ def install(cluster):
                                   "landlordconfigs.landlord.dev", "templates.landlord.dev",
                                   "templateinstances.landlord.dev",
                                   "templategroupinstances.landlord.dev",
-                                  "helmledgers.landlord.dev")
+                                  "helmledgers.landlord.dev",
+                                  "resourcesupervisors.landlord.dev")
     return cluster
 
 

@@ -1,0 +1,115 @@
+/*
+ * supervisor_internal.h - what the files of the ResourceSupervisor controller share.
+ *
+ *   supervisor.c  informers, event mapping, the reconcile, the finalizer, the override
+ *   namespaces.c  which namespaces, and each one's label and quota reservation
+ *   workloads.c   each workload's sleep and wake (one guarded JSON patch each)
+ *   report.c      status: namespaces, workloads reported, transitions, freed, conditions
+ */
+#ifndef LANDLORD_SUPERVISOR_INTERNAL_H
+#define LANDLORD_SUPERVISOR_INTERNAL_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/jdoc.h"
+#include "hibernation/schedule.h"
+#include "hibernation/supervisor.h"
+#include "kube/informer.h"
+#include "tenancy/landlordconfig.h"
+
+/* Labels and annotations of the feature (docs/hibernation.md). */
+#define LABEL_SLEEPING       "landlord.dev/sleeping" /* advisory or enforced */
+#define LABEL_HIB_EXCLUDE    "landlord.dev/hibernation-exclude"
+#define SLEEPING_ADVISORY    "advisory"
+#define SLEEPING_ENFORCED    "enforced"
+#define REPORT_WORKLOADS_MAX 20 /* status.workloads */
+#define REPORT_TRANSITIONS   10 /* status.transitions */
+
+/* The kinds that sleep, in the default wake order (StatefulSets first); sleep goes backwards. */
+enum hib_kind { HK_STATEFULSET, HK_DEPLOYMENT, HK_REPLICASET, HK_JOB, HK_CRONJOB, HK_COUNT };
+
+struct hib_kind_def {
+	const char *kind;  /* as in spec.wakeOrder */
+	struct kc_gvr gvr; /* as the API serves it */
+	bool suspend;      /* spec.suspend (true asleep), else spec.replicas (0 asleep) */
+};
+extern const struct hib_kind_def HIB_KINDS[HK_COUNT];
+
+struct hib {
+	const char *zoneinfo_dir; /* NULL: the system's */
+	struct controller *ctl;
+	struct inf *supervisors, *namespaces, *quotas, *work[HK_COUNT];
+	atomic_llong shift_ms; /* the test clock's offset from the wall clock */
+};
+
+/* One namespace's outcome of a reconcile. */
+struct ns_report {
+	char name[64];
+	bool sleeping; /* labelled by this supervisor after the reconcile */
+	int slept, skipped, kept, failed;
+};
+
+/* A workload reported in status.workloads. */
+struct wl_report {
+	char ns[64], kind[16], name[254];
+	const char *outcome, *reason; /* static strings */
+	char message[256];
+};
+
+/* One reconcile of one supervisor. */
+struct sup_rec {
+	struct hib *h;
+	struct kc_client *kc;
+	const char *name;       /* the supervisor's */
+	const struct jdoc *sup; /* cached, referenced */
+	struct lcfg *cfg;       /* in force, referenced */
+	int64_t now;            /* Unix seconds, the controller's clock */
+	struct sched_decision d;
+	bool enforce, allow_exclusion, deleting;
+	enum hib_kind order[HK_COUNT]; /* wake order */
+	size_t norder;
+	struct ns_report *nss; /* one per namespace handled */
+	size_t nns, cap_ns;
+	struct wl_report items[REPORT_WORKLOADS_MAX];
+	size_t nitems, more_items; /* reported, and those beyond the cap */
+	bool retry;                /* something failed or raced: back off and look again */
+	json_t *reserved_used;     /* sums of the sleeping namespaces' reservations (report.c) */
+};
+
+/* supervisor.c */
+/** sup_patch() - one patch of @gvr/@ns/@name; false (logged, rec->retry set) on failure.
+ * A failed JSON-patch test (the cache was behind) is -EAGAIN in *@rc, not logged as failure. */
+bool sup_patch(struct sup_rec *r, const struct kc_gvr *gvr, const char *ns, const char *name,
+               enum kc_patch_type type, const json_t *body, int *rc /* OUT, or NULL */);
+
+/* namespaces.c */
+/** ns_selected() - does supervisor @sup select namespace @ns (before any exclusion)? */
+bool ns_selected(const struct jdoc *sup, const struct jdoc *ns);
+/** ns_excluded() - a namespace no supervisor touches: why, or NULL. */
+const char *ns_excluded(const struct lcfg *cfg, const struct jdoc *ns);
+/** ns_sleeper() - the supervisor whose sleep holds @ns (its reservation), or NULL. */
+const char *ns_sleeper(const struct jdoc *ns, char *buf, size_t len);
+/** ns_reconcile_all() - sleep or wake every namespace of the supervisor, as r->d says. */
+void ns_reconcile_all(struct sup_rec *r);
+/** ns_report_add() - a new report row for @ns (zeroed). */
+struct ns_report *ns_report_add(struct sup_rec *r, const char *ns);
+
+/* workloads.c */
+/** wl_sleep_namespace() - every workload of @ns down; true when all are (or reported). */
+bool wl_sleep_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep);
+/** wl_wake_namespace() - every workload landlord slept in @ns up; true when all are. */
+bool wl_wake_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep);
+/** wl_report() - add a workload to status.workloads (beyond the cap it is only counted). */
+void wl_report(struct sup_rec *r, const char *ns, const char *kind, const char *name,
+               const char *outcome, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 7, 8)));
+
+/* report.c */
+/** report_status() - the status to write for @r (new reference). @invalid: the schedule's
+ * error, or NULL. */
+json_t *report_status(const struct sup_rec *r, const char *invalid);
+
+#endif
