@@ -54,4 +54,13 @@ extern const char *const wh_tenancy_mutate_resources[];
 /* wh_tenancy_mutate() on any view (@ud: a const struct adm_view *): tests. */
 void wh_tenancy_label(const json_t *request, struct admission_verdict *v, void *ud);
 
+/*
+ * The /sleep route (rule_sleep.c): refuses raising replicas or clearing suspend on a workload
+ * landlord put to sleep under a supervisor that enforces it (tenancy/sleepguard.h). @ud: a
+ * struct wh_tenancy (its client reads the workload of a /scale request).
+ */
+extern const char *const wh_sleep_resources[];
+void wh_sleep_validate(const json_t *request, struct admission_verdict *v,
+                       void *ud /* struct wh_tenancy */);
+
 #endif

@@ -39,10 +39,11 @@ struct wh_serve {
 	struct certs *certs;
 	struct http_server *server;
 	struct probes *probes;
-	struct admission_route *validate, *mutate;
-	struct admission_rule *rules;     /* webhook_rules, then the tenant rules on the view */
-	struct admission_rule *mutations; /* webhook_mutations, then the tenant mutations */
-	struct wh_tenancy tenancy;        /* the tenant rules' view and client */
+	struct admission_route *validate, *mutate, *sleep;
+	struct admission_rule sleep_rules[2]; /* the /sleep route's: enforced sleep */
+	struct admission_rule *rules;         /* webhook_rules, then the tenant rules on the view */
+	struct admission_rule *mutations;     /* webhook_mutations, then the tenant mutations */
+	struct wh_tenancy tenancy;            /* the tenant rules' view and client */
 	struct audit_events *events; /* Events for audited findings (with a client and a view) */
 	char *registered;            /* the base URL registered, or NULL */
 	atomic_bool draining;        /* wh_serve_drain() was called: /readyz says 503 */
@@ -291,6 +292,9 @@ static void build_rules(struct wh_serve *w, const struct wh_serve_opts *o)
 	        (struct admission_rule){"tenancy-mutate", wh_tenancy_mutate_resources,
 	                                ADMISSION_CREATE | ADMISSION_UPDATE,
 	                                o->view ? wh_tenancy_mutate : NULL, &w->tenancy});
+	w->sleep_rules[0] =
+	        (struct admission_rule){"sleep-enforced", wh_sleep_resources, ADMISSION_UPDATE,
+	                                wh_sleep_validate, &w->tenancy};
 }
 
 static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const char *cert,
@@ -312,6 +316,7 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 	build_rules(w, o);
 	w->validate = admission_route_new(w->server, "/validate", "validate", w->rules);
 	w->mutate = admission_route_new(w->server, "/mutate", "mutate", w->mutations);
+	w->sleep = admission_route_new(w->server, "/sleep", "sleep", w->sleep_rules);
 	rc = http_server_start(w->server, err);
 	if (rc == -EADDRINUSE)
 		ll_err_set(err, rc,
@@ -323,7 +328,7 @@ static int listen_on(struct wh_serve *w, const struct wh_serve_opts *o, const ch
 		           o->port, err ? err->msg : "");
 	else
 		log_info("webhook listening", "{s:s,s:i,s:s}", "addr", o->addr, "port",
-		         http_server_port(w->server), "paths", "/validate /mutate");
+		         http_server_port(w->server), "paths", "/validate /mutate /sleep");
 	return rc;
 }
 
@@ -489,6 +494,7 @@ void wh_serve_stop(struct wh_serve *w)
 	probes_free(w->probes);
 	admission_route_free(w->validate);
 	admission_route_free(w->mutate);
+	admission_route_free(w->sleep);
 	free(w->rules);
 	free(w->mutations);
 	for (size_t i = 0; i < w->n_dns; i++)

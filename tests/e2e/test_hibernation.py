@@ -499,3 +499,42 @@ def test_the_policy_names_a_bad_override_and_keeps_tenants_supervisors_theirs(en
     assert msg and f"ResourceSupervisor {name} belongs to tenant acme" in msg, msg
     msg = bob_patches({"metadata": {"annotations": {"other": "x"}}})
     assert msg and "only the annotation landlord.dev/hibernation may be changed" in msg, msg
+
+
+def test_an_enforced_sleep_refuses_a_hand_made_wake(env):
+    """enforce: true labels the namespace landlord.dev/sleeping=enforced, and the webhook
+    (sleep.landlord.dev, /sleep) refuses an editor raising replicas, through /scale too, or
+    clearing suspend, naming the supervisor and the override that wakes it; other changes, and
+    lowering, pass."""
+    ns = env.kit.namespace()
+    web = env.create(ns, deployment("web", 2))
+    nightly = env.create(ns, cronjob("nightly"))
+    env.kit.rbac.create_namespaced_role_binding(ns, {
+        "metadata": {"name": "bob-edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]})
+    name = env.supervisor([ns], enforce=True)
+    env.wait_values(ns, {web: 0, nightly: True}, "asleep")
+    assert env.ns_labels(ns)["landlord.dev/sleeping"] == "enforced"
+    apps, batch = k8s.AppsV1Api(env.kit.client("bob")), k8s.BatchV1Api(env.kit.client("bob"))
+
+    def scale_up():
+        return refusal(lambda: apps.patch_namespaced_deployment_scale(
+            "web", ns, {"spec": {"replicas": 3}}))
+    msg = env.kit.cluster.wait_for(scale_up, TIMEOUT, interval=0.3, what="the scale refused")
+    assert f"Deployment {ns}/web is asleep under ResourceSupervisor {name}" in msg, msg
+    assert f"kubectl annotate resourcesupervisor {name} landlord.dev/hibernation=wake" in msg
+    msg = refusal(lambda: apps.patch_namespaced_deployment("web", ns, {"spec": {"replicas": 1}}))
+    assert msg and "which enforces its sleep" in msg, msg
+    msg = refusal(lambda: batch.patch_namespaced_cron_job(
+        "nightly", ns, {"spec": {"suspend": False}}))
+    assert msg and f"CronJob {ns}/nightly" in msg and "its suspend stays" in msg, msg
+    assert refusal(lambda: apps.patch_namespaced_deployment(
+        "web", ns, {"metadata": {"labels": {"team": "a"}}})) is None
+    assert env.value(ns, *web) == 0 and env.value(ns, *nightly) is True
+
+    env.annotate(name, "wake")  # the way the message gives
+    env.wait_values(ns, {web: 2, nightly: False}, "woken by the override")
+    assert refusal(lambda: apps.patch_namespaced_deployment_scale(
+        "web", ns, {"spec": {"replicas": 3}})) is None
