@@ -182,7 +182,7 @@ static int sim_compute(struct sim *s, struct qp_result *res)
 
 		in[i] = (struct qp_ns){s->ns[i].name, sim_view(used, docs, &nd),
 		                       sim_view(s->ns[i].status, docs, &nd),
-		                       sim_view(s->ns[i].spec, docs, &nd)};
+		                       sim_view(s->ns[i].spec, docs, &nd), jdoc_root(NULL)};
 		json_decref(used);
 	}
 	rc = qp_compute(sim_view(s->plan, docs, &nd), in, s->n, res, NULL);
@@ -354,7 +354,8 @@ static void json_mode(const uint8_t *data, size_t size)
 		struct jval o = jval_at(nss, k);
 
 		in[n++] = (struct qp_ns){jval_str(jval_get(o, "name")), jval_get(o, "used"),
-		                         jval_get(o, "status"), jval_get(o, "spec")};
+		                         jval_get(o, "status"), jval_get(o, "spec"),
+		                         jval_get(o, "reserved")};
 	}
 	if (qp_compute(plan, in, n, &a, NULL) == 0) {
 		if (qp_compute(plan, in, n, &b, NULL) != 0 || a.n_phase1 != b.n_phase1 ||

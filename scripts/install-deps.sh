@@ -2,8 +2,9 @@
 # Install everything landlord needs to build, run and test on Debian 12, then build the pinned
 # Kubernetes control plane into ~/.cache/landlord/k8s/<version>, the pinned Helm into
 # ~/.cache/landlord/helm/<version>, the pinned OCI registry (chart-source tests) into
-# ~/.cache/landlord/registry/<version> and the pinned Gateway API CRDs into
-# ~/.cache/landlord/gateway-api/<version> (once; later runs are no-ops).
+# ~/.cache/landlord/registry/<version>, the pinned Gateway API CRDs into
+# ~/.cache/landlord/gateway-api/<version> and the pinned CRDs of KEDA, Argo CD and Argo Rollouts
+# into ~/.cache/landlord/ecosystem/<name>-<version> (once; later runs are no-ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,3 +41,4 @@ tests/cluster/build-k8s.sh
 tests/cluster/build-helm.sh
 tests/cluster/build-registry.sh
 tests/cluster/gateway-api-crds.sh >/dev/null
+tests/cluster/ecosystem-crds.sh >/dev/null

@@ -17,6 +17,7 @@
 #include "base/mem.h"
 #include "controllers/tenant_internal.h"
 #include "kube/quantity.h"
+#include "tenancy/hibernation.h"
 #include "tenancy/quotaplan.h"
 
 #define FORCE_ATTEMPTS 3 /* a status write lost to quota admission's own: read and try again */
@@ -274,13 +275,26 @@ static bool apply_quota_writes(struct rec *r, const struct qp_write *w, size_t n
 
 /* ---- the split ---- */
 
+/* A sleeping namespace's reservation (docs/hibernation.md), parsed into *@keep; NULL if none. */
+static struct jval reservation(const struct jdoc *ns_doc, struct jdoc **keep)
+{
+	const char *text = ns_doc ? jd_annotation(ns_doc, HIB_RESERVED_ANNOTATION) : NULL;
+
+	*keep = NULL;
+	if (text == NULL || jdoc_parse(text, strlen(text), NULL, keep, NULL) != 0)
+		return (struct jval){0};
+	return jval_get(jdoc_root(*keep), "used");
+}
+
 /* The quota model's view of one namespace's quota, read in place (@rq, held in *@keep until
- * planned; may be NULL). */
-static struct qp_ns qp_in(const char *ns, const struct jdoc *rq, const struct jdoc **keep)
+ * planned; may be NULL), and of its reservation while it sleeps (held in *@held). */
+static struct qp_ns qp_in(const char *ns, const struct jdoc *ns_doc, const struct jdoc *rq,
+                          const struct jdoc **keep, struct jdoc **held)
 {
 	*keep = rq;
 	return (struct qp_ns){ns, jd_get(rq, "status", "used", NULL),
-	                      jd_get(rq, "status", "hard", NULL), jd_get(rq, "spec", "hard", NULL)};
+	                      jd_get(rq, "status", "hard", NULL), jd_get(rq, "spec", "hard", NULL),
+	                      reservation(ns_doc, held)};
 }
 
 /* One split of the plan over the namespaces' quotas as they are now. */
@@ -290,26 +304,31 @@ static int plan_split(struct rec *r, struct jval plan_hard, struct jdoc_list rqs
 	size_t n = 0, cap = r->active.len + rqs.n;
 	struct qp_ns *in = xcalloc(cap ? cap : 1, sizeof(*in));
 	const struct jdoc **keep = xcalloc(cap ? cap : 1, sizeof(*keep));
+	struct jdoc **held = xcalloc(cap ? cap : 1, sizeof(*held));
 	struct ll_err err;
 	int rc;
 
 	for (size_t i = 0; i < r->active.len; i++, n++)
-		in[n] = qp_in(r->active.v[i].name, tc_quota_now(r, r->active.v[i].name), &keep[n]);
+		in[n] = qp_in(r->active.v[i].name, r->active.v[i].doc,
+		              tc_quota_now(r, r->active.v[i].name), &keep[n], &held[n]);
 	for (size_t i = 0; i < rqs.n; i++) {
 		const char *in_ns = jd_namespace(rqs.items[i]);
 
 		if (in_ns && !tc_docs_get(&r->active, in_ns) &&
 		    tc_str_eq(jd_name(rqs.items[i]), QUOTA_NAME) &&
 		    tc_namespace_was_ours(r, in_ns)) {
-			in[n] = qp_in(in_ns, tc_quota_now(r, in_ns), &keep[n]);
+			in[n] = qp_in(in_ns, NULL, tc_quota_now(r, in_ns), &keep[n], &held[n]);
 			n++;
 		}
 	}
 	rc = qp_compute(plan_hard, in, n, res, &err);
 	if (rc < 0)
 		tc_failf(r, "cannot split the plan's quota: %s", err.msg);
-	while (n > 0)
+	while (n > 0) {
 		jdoc_unref(keep[--n]);
+		jdoc_unref(held[n]);
+	}
+	free(held);
 	free(keep);
 	free(in);
 	return rc;

@@ -20,6 +20,16 @@
 #include "hibernation/supervisor_internal.h"
 #include "kube/selector.h"
 
+/* How long after a wake began the reservation waits for the workloads' pods. */
+#define WAKE_GRACE_S 60
+
+/* Append the operations of the array @take (its reference is taken) to @body. */
+static void json_extend_ops(json_t *body, json_t *take)
+{
+	json_array_extend(body, take);
+	json_decref(take);
+}
+
 bool ns_selected(const struct jdoc *sup, const struct jdoc *ns)
 {
 	struct jval names = jd_get(sup, "spec", "namespaces", "names", NULL), v;
@@ -154,23 +164,20 @@ static bool mark(struct sup_rec *r, const struct jdoc *ns)
 	return ok;
 }
 
-/* Remove the label and the reservation, testing that the reservation is still this one's. */
-static bool unmark(struct sup_rec *r, const struct jdoc *ns)
+/* Remove the label (@label) and the reservation (@reservation), testing that the reservation is
+ * still this one's. */
+static bool unmark(struct sup_rec *r, const struct jdoc *ns, bool label, bool reservation)
 {
+	static const char rpath[] = "/metadata/annotations/landlord.dev~1sleep-reserved";
 	const char *text = jd_annotation(ns, HIB_RESERVED_ANNOTATION);
 	json_t *body = json_array();
 	bool ok;
 
-	if (text)
-		json_array_append_new(
-		        body, json_pack("{s:s,s:s,s:s}", "op", "test", "path",
-		                        "/metadata/annotations/landlord.dev~1sleep-reserved",
-		                        "value", text));
-	if (text)
-		json_array_append_new(body, json_pack("{s:s,s:s}", "op", "remove", "path",
-		                                      "/metadata/annotations/"
-		                                      "landlord.dev~1sleep-reserved"));
-	if (jd_label(ns, LABEL_SLEEPING))
+	if (text && reservation)
+		json_extend_ops(body,
+		                json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", rpath,
+		                          "value", text, "op", "remove", "path", rpath));
+	if (label && jd_label(ns, LABEL_SLEEPING))
 		json_array_append_new(body, json_pack("{s:s,s:s}", "op", "remove", "path",
 		                                      "/metadata/labels/landlord.dev~1sleeping"));
 	ok = json_array_size(body) == 0 ||
@@ -214,11 +221,29 @@ static void sleep_one(struct sup_rec *r, const struct jdoc *ns, struct ns_report
 	add_reserved(r, ns);
 }
 
+/*
+ * Wake: every workload up, then the label goes; the reservation stays until the workloads have
+ * their pods again (or WAKE_GRACE_S after the wake began, those still short are reported), so
+ * that what the namespace used is not handed to another namespace meanwhile. A workload the
+ * quota keeps from coming back is reported QuotaExceeded for as long as it is.
+ */
 static void wake_one(struct sup_rec *r, const struct jdoc *ns, struct ns_report *rep)
 {
-	if (wl_wake_namespace(r, jd_name(ns), rep) && unmark(r, ns))
+	bool grace_over = r->now >= r->wake_began + WAKE_GRACE_S;
+	bool reserved = jd_annotation(ns, HIB_RESERVED_ANNOTATION) != NULL;
+	size_t short_of_pods;
+
+	rep->sleeping = true; /* until it is unmarked */
+	if (!wl_wake_namespace(r, jd_name(ns), rep) || !unmark(r, ns, true, false))
 		return;
-	rep->sleeping = true; /* still marked: looked at again after the back-off */
+	rep->sleeping = false;
+	short_of_pods = wl_short(r, jd_name(ns), rep, grace_over && reserved);
+	if (!reserved)
+		return;
+	if (short_of_pods > 0 && !grace_over && !r->deleting) /* a deleted one waits for no pods */
+		r->waiting_pods = true;
+	else
+		unmark(r, ns, false, true);
 }
 
 /* Was @ns put to sleep by this supervisor (its reservation says so)? */

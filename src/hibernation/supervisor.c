@@ -30,6 +30,8 @@
 #define CONTROLLER_NAME "resourcesupervisor"
 /* The API server's message for a JSON patch whose test or path does not hold. */
 #define JSON_PATCH_NOT_APPLIED "the server rejected our request due to an error in our request"
+/* While a woken namespace waits for its pods, it is looked at again this often at least. */
+#define POD_WAIT_MS 5000
 /* A timer fires this long after the transition's second, so the clock has reached it. */
 #define TIMER_SLACK_MS 50
 
@@ -46,6 +48,7 @@ static const char *const KEEP_WORKLOAD[] = {"metadata.name",
                                             "spec.suspend",
                                             "spec.persistentVolumeClaimRetentionPolicy",
                                             "status.conditions",
+                                            "status.replicas",
                                             NULL};
 /* Annotations are kept (a patch must know whether the map exists), but not kubectl's copy. */
 static const char *const DROP_WORKLOAD[] = {
@@ -84,14 +87,16 @@ static void map_namespace(const struct jdoc *ns, void (*emit)(const char *, void
 	emit_selecting(ud, ns, emit, ctx);
 }
 
-/* A workload matters while its namespace sleeps (a new one sleeps too), or once it is asleep. */
+/* A workload matters while its namespace sleeps (a new one sleeps too) or wakes (its pods come
+ * back), or once it is asleep. */
 static void map_workload(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
                          void *ud)
 {
 	struct hib *h = ud;
 	const struct jdoc *ns = inf_get_ref(h->namespaces, NULL, jd_namespace(obj));
 
-	if (ns && (jd_label(ns, LABEL_SLEEPING) || jd_annotation(obj, HIB_SAVED_ANNOTATION)))
+	if (ns && (jd_label(ns, LABEL_SLEEPING) || jd_annotation(ns, HIB_RESERVED_ANNOTATION) ||
+	           jd_annotation(obj, HIB_SAVED_ANNOTATION)))
 		emit_selecting(h, ns, emit, ctx);
 	jdoc_unref(ns);
 }
@@ -317,6 +322,21 @@ static int decide(struct sup_rec *r, struct ll_err *err)
 
 /* ---------- reconcile ---------- */
 
+/* When the supervisor last began to run (its newest transition), or to go (deletion). */
+static int64_t wake_began(const struct sup_rec *r)
+{
+	const char *ts = jd_str(r->sup, "metadata", "deletionTimestamp", NULL);
+	struct jval last = jval_at(jd_get(r->sup, "status", "transitions", NULL), 0);
+	int64_t t = 0;
+
+	if (ts == NULL && jval_str(jval_get(last, "state")) &&
+	    strcmp(jval_str(jval_get(last, "state")), "running") == 0)
+		ts = jval_str(jval_get(last, "time"));
+	if (ts == NULL || hib_parse_rfc3339(ts, &t, NULL) < 0)
+		return r->now; /* unknown: the grace runs from now */
+	return t;
+}
+
 static void read_spec(struct sup_rec *r)
 {
 	struct jval order = jd_get(r->sup, "spec", "wakeOrder", NULL), v;
@@ -326,6 +346,7 @@ static void read_spec(struct sup_rec *r)
 	r->enforce = jd_bool(r->sup, false, "spec", "enforce", NULL);
 	r->allow_exclusion = jd_bool(r->sup, false, "spec", "allowWorkloadExclusion", NULL);
 	r->deleting = jd_str(r->sup, "metadata", "deletionTimestamp", NULL) != NULL;
+	r->wake_began = wake_began(r);
 	jval_foreach(order, i, v)
 		for (int k = 0; k < HK_COUNT; k++)
 			if (!seen[k] && jval_str(v) &&
@@ -361,6 +382,8 @@ static struct ctrl_result outcome(struct sup_rec *r, int64_t now_ms_at)
 
 	if (r->retry)
 		return CTRL_RESULT_RETRY;
+	if (r->waiting_pods) /* workload events wake it sooner; this is for the grace's end */
+		return CTRL_RESULT_AFTER(POD_WAIT_MS);
 	if (r->deleting || r->d.next == 0)
 		return CTRL_RESULT_DONE;
 	wait = r->d.next * 1000 - now_ms_at + TIMER_SLACK_MS;

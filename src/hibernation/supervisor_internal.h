@@ -76,6 +76,8 @@ struct sup_rec {
 	struct wl_report items[REPORT_WORKLOADS_MAX];
 	size_t nitems, more_items; /* reported, and those beyond the cap */
 	bool retry;                /* something failed or raced: back off and look again */
+	bool waiting_pods;         /* a woken namespace waits for its pods (look again soon) */
+	int64_t wake_began;        /* when the running state began (the last transition) */
 	json_t *reserved_used;     /* sums of the sleeping namespaces' reservations (report.c) */
 };
 
@@ -102,6 +104,13 @@ struct ns_report *ns_report_add(struct sup_rec *r, const char *ns);
 bool wl_sleep_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep);
 /** wl_wake_namespace() - every workload landlord slept in @ns up; true when all are. */
 bool wl_wake_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep);
+/**
+ * wl_short() - how many workloads of @ns have fewer pods than replicas (status.replicas below
+ * spec.replicas) for no reason known yet; with @report, each is reported NotBack. One whose
+ * ReplicaFailure condition says the quota is exceeded is reported QuotaExceeded (with the
+ * controller's message, which names the resource) and not counted.
+ */
+size_t wl_short(struct sup_rec *r, const char *ns, struct ns_report *rep, bool report);
 /** wl_report() - add a workload to status.workloads (beyond the cap it is only counted). */
 void wl_report(struct sup_rec *r, const char *ns, const char *kind, const char *name,
                const char *outcome, const char *reason, const char *fmt, ...)

@@ -297,3 +297,55 @@ bool wl_wake_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep)
 	}
 	return done;
 }
+
+/* ---------- after a wake ---------- */
+
+/* The message of @w's ReplicaFailure condition when it is about quota, or NULL. */
+static const char *quota_failure(const struct jdoc *w)
+{
+	struct jval conds = jd_get(w, "status", "conditions", NULL), c;
+	size_t i;
+
+	jval_foreach(conds, i, c) {
+		const char *type = jval_str(jval_get(c, "type"));
+		const char *msg = jval_str(jval_get(c, "message"));
+
+		if (type && strcmp(type, "ReplicaFailure") == 0 && msg &&
+		    strstr(msg, "exceeded quota"))
+			return msg;
+	}
+	return NULL;
+}
+
+size_t wl_short(struct sup_rec *r, const char *ns, struct ns_report *rep, bool report)
+{
+	size_t n = 0;
+
+	for (int k = HK_STATEFULSET; k <= HK_REPLICASET; k++) {
+		struct jdoc_list all = inf_by_index_ref(r->h->work[k], "namespace", ns);
+
+		for (size_t i = 0; i < all.n; i++) {
+			const struct jdoc *w = all.items[i];
+			const char *quota = quota_failure(w);
+
+			if (out_of_scope((enum hib_kind)k, w) ||
+			    jd_int(w, 0, "status", "replicas", NULL) >=
+			            jd_int(w, 0, "spec", "replicas", NULL))
+				continue;
+			if (quota) { /* reported: it does not hold the reservation */
+				rep->failed++;
+				wl_report(r, ns, HIB_KINDS[k].kind, jd_name(w), "failed",
+				          "QuotaExceeded", "%s", quota);
+				continue;
+			}
+			n++;
+			if (report) {
+				rep->failed++;
+				wl_report(r, ns, HIB_KINDS[k].kind, jd_name(w), "failed", "NotBack",
+				          "has fewer pods than replicas since it was woken");
+			}
+		}
+		jdoc_list_release(&all);
+	}
+	return n;
+}

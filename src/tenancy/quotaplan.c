@@ -23,6 +23,8 @@ struct res {
 /* One namespace's view of one resource. */
 struct cell {
 	__int128 used, spec, status, target;
+	__int128 actual; /* status.used alone: @used is raised to a sleeping namespace's reservation
+	                  */
 	bool has_spec, has_status;
 };
 
@@ -156,6 +158,23 @@ static int load_plan(struct planner *p, struct jval plan_hard)
 	return 0;
 }
 
+/*
+ * A sleeping namespace keeps its share: its usage is the larger of status.used and what it used
+ * when it went to sleep. The reservation is landlord's own annotation; a value in it that does
+ * not read counts for nothing rather than stopping the tenant's plan.
+ */
+static void keep_reserved(const struct planner *p, const struct qp_ns *ns, const char *key,
+                          __int128 *used)
+{
+	struct qty q;
+	struct jval jv = jval_type(ns->reserved) == JT_OBJECT ? jval_get(ns->reserved, key)
+	                                                      : (struct jval){0};
+
+	(void)p;
+	if (jval_type(jv) != JT_NONE && read_value(jv, &q) == 0 && q.nano > *used)
+		*used = q.nano;
+}
+
 static int load_cells(struct planner *p)
 {
 	size_t r, i;
@@ -181,6 +200,8 @@ static int load_cells(struct planner *p)
 			    (rc = lookup(p, ns->spec_hard, "spec.hard", ns->name, key, &c->has_spec,
 			                 &c->spec)) != 0)
 				return rc;
+			c->actual = c->used;
+			keep_reserved(p, ns, key, &c->used);
 			if (__builtin_add_overflow(p->res[r].used, c->used, &p->res[r].used))
 				return ll_err_set(p->err, -ERANGE, "tenant usage of %s overflows",
 				                  key);
@@ -271,7 +292,7 @@ static void pin(struct planner *p, size_t r)
 		struct cell *c = cell_at(p, r, i);
 		__int128 cur = c->has_spec ? c->spec : 0;
 
-		c->target = c->used < cur ? c->used : cur;
+		c->target = c->actual < cur ? c->actual : cur;
 	}
 }
 

@@ -7,10 +7,14 @@
  * I/O); the caller plans again whenever a ResourceQuota, a tenant namespace or the Plan changes.
  *
  * Policy, per plan resource (resources are planned independently). P is the plan's value,
- * used_i the namespace's status.used (0 when absent), U the sum of used_i, n the namespace count,
- * spec_i the namespace's current spec.hard value, and a granule is 1m for cpu, requests.cpu and
- * limits.cpu and 1 for every other resource (bytes, counts, devices).
- * - Over plan (U > P): every namespace is pinned at min(used_i, spec_i), spec_i 0 if absent.
+ * used_i the namespace's status.used (0 when absent; for a sleeping namespace, the larger of that
+ * and its reservation, qp_ns.reserved, so that its share is not handed out while it sleeps), U the
+ * sum of used_i, n the namespace count, spec_i the namespace's current spec.hard value, and a
+ * granule is 1m for cpu, requests.cpu and limits.cpu and 1 for every other resource (bytes, counts,
+ * devices).
+ * - Over plan (U > P): every namespace is pinned at min(used_i, spec_i), spec_i 0 if absent,
+ *   with used_i its status.used alone: a reservation does not hold a share the plan no longer
+ *   has (the sleeping namespace's workloads are reported QuotaExceeded when they wake).
  *   Nothing is raised, so nothing new can be created anywhere until usage falls below the plan.
  *   Reported in qp_result.over_plan so that the controller can set a condition.
  * - Even split E: used_i plus an even share of the headroom H = P - U, in whole granules; leftover
@@ -68,6 +72,10 @@ struct qp_ns {
 	struct jval used;        /* status.used; missing before the quota controller filled it */
 	struct jval status_hard; /* status.hard in force; missing before it was filled */
 	struct jval spec_hard;   /* spec.hard landlord last wrote; missing when no ResourceQuota */
+	/* asleep (docs/hibernation.md): the "used" of its landlord.dev/sleep-reserved annotation,
+	 * what it used when it went to sleep; its usage counts as the larger of the two per
+	 * resource. Missing when awake. */
+	struct jval reserved;
 };
 
 /* A spec.hard to write into one namespace's ResourceQuota. */

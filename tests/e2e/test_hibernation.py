@@ -40,8 +40,13 @@ def labels(name):
 
 
 def pod_template(name):
+    """Admitted at the restricted Pod Security level (tenant namespaces enforce it)."""
     return {"metadata": {"labels": labels(name)},
-            "spec": {"containers": [{"name": "c", "image": "registry.example/app:1"}]}}
+            "spec": {"securityContext": {"runAsNonRoot": True, "runAsUser": 1000,
+                                         "seccompProfile": {"type": "RuntimeDefault"}},
+                     "containers": [{"name": "c", "image": "registry.example/app:1",
+                                     "securityContext": {"allowPrivilegeEscalation": False,
+                                                         "capabilities": {"drop": ["ALL"]}}}]}}
 
 
 def deployment(name, replicas, extra_labels=None):
@@ -538,3 +543,50 @@ def test_an_enforced_sleep_refuses_a_hand_made_wake(env):
     env.wait_values(ns, {web: 2, nightly: False}, "woken by the override")
     assert refusal(lambda: apps.patch_namespaced_deployment_scale(
         "web", ns, {"spec": {"replicas": 3}})) is None
+
+
+def pods(env, ns, kind_name):
+    return env.read(ns, *kind_name).get("status", {}).get("replicas") or 0
+
+
+def test_a_sleeping_namespace_keeps_its_quota_share(env):
+    """docs/quota.md with hibernation: while a namespace sleeps its reservation counts as its
+    usage, so a sibling filling up cannot take its share, and its workloads all come back; once
+    the Plan is lowered below what is reserved, the reservation no longer holds, and the
+    workload that cannot come back is reported QuotaExceeded while the rest wake."""
+    kit = env.kit
+    plan = kit.plan(hard={"pods": "6"})
+    t = kit.tenant(plan=plan, owners={"users": ["alice"]}, prefixed=["a", "b"])
+    a, b = kit.expect_namespace(f"{t}-a"), kit.expect_namespace(f"{t}-b")
+    kit.wait_ready(t, [a, b])
+    for ns in (a, b):
+        kit.wait_provisioned(ns, t)
+    web = env.create(a, deployment("web", 3))
+    nightly = env.create(a, cronjob("nightly"))
+    kit.cluster.wait_for(lambda: pods(env, a, web) == 3, TIMEOUT, what="a's 3 pods")
+    name = env.supervisor([a])
+    env.wait_values(a, {web: 0, nightly: True}, "a asleep")
+    reserved = json.loads(env.ns_annotations(a)["landlord.dev/sleep-reserved"])
+    assert reserved["supervisor"] == name and reserved["used"]["pods"] == "3", reserved
+
+    fill = env.create(b, deployment("fill", 6))  # wants everything: gets the headroom only
+    kit.cluster.wait_for(lambda: pods(env, b, fill) >= 2, TIMEOUT, what="b given headroom")
+    env.annotate(name, "wake")
+    kit.cluster.wait_for(lambda: pods(env, a, web) == 3, TIMEOUT, what="a's pods all back")
+    kit.cluster.wait_for(
+        lambda: "landlord.dev/sleep-reserved" not in env.ns_annotations(a), TIMEOUT,
+        what="the reservation released once the pods are back")
+    assert pods(env, b, fill) <= 3  # never a's share
+
+    env.annotate(name, "sleep")
+    env.wait_values(a, {web: 0}, "a asleep again")
+    kit.cluster.wait_for(lambda: pods(env, a, web) == 0, TIMEOUT, what="a's pods gone")
+    kit.patch_plan(plan, {"resourceQuota": {"hard": {"pods": "4"}}})
+    env.annotate(name, "wake")
+    env.wait_values(a, {web: 3, nightly: False}, "restored; the CronJob wakes")
+
+    def reported():
+        return next((w for w in env.status(name).get("workloads", [])
+                     if w["name"] == "web" and w["reason"] == "QuotaExceeded"), None)
+    w = kit.cluster.wait_for(reported, TIMEOUT, what="web reported QuotaExceeded")
+    assert "exceeded quota" in w["message"] and "pods" in w["message"], w

@@ -24,7 +24,7 @@
 struct tenant {
 	json_t *plan;
 	struct qp_ns ns[MAX_NS];
-	json_t *used[MAX_NS], *status[MAX_NS], *spec[MAX_NS];
+	json_t *used[MAX_NS], *status[MAX_NS], *spec[MAX_NS], *reserved[MAX_NS];
 	size_t n;
 	struct qp_result res;
 };
@@ -82,7 +82,7 @@ static struct jval view(const json_t *j, struct jdoc **docs, size_t *n)
 /* qp_compute() over the first @n namespaces, each map read in place from a document. */
 static int compute(struct tenant *t, size_t n, struct ll_err *err)
 {
-	struct jdoc *docs[1 + 3 * MAX_NS];
+	struct jdoc *docs[1 + 4 * MAX_NS];
 	size_t nd = 0, i;
 	int rc;
 
@@ -90,6 +90,7 @@ static int compute(struct tenant *t, size_t n, struct ll_err *err)
 		t->ns[i].used = view(t->used[i], docs, &nd);
 		t->ns[i].status_hard = view(t->status[i], docs, &nd);
 		t->ns[i].spec_hard = view(t->spec[i], docs, &nd);
+		t->ns[i].reserved = view(t->reserved[i], docs, &nd);
 	}
 	rc = qp_compute(view(t->plan, docs, &nd), t->ns, n, &t->res, err);
 	while (nd > 0)
@@ -114,6 +115,7 @@ static void tenant_release(struct tenant *t)
 		json_decref(t->used[i]);
 		json_decref(t->status[i]);
 		json_decref(t->spec[i]);
+		json_decref(t->reserved[i]);
 	}
 	json_decref(t->plan);
 	qp_result_release(&t->res);
@@ -493,6 +495,43 @@ static void test_quotaplan__a_removed_namespace_returns_its_share(void **state)
 	tenant_release(&t);
 }
 
+static void test_quotaplan__a_sleeping_namespace_keeps_its_share(void **state)
+{
+	struct tenant t = {.plan = js("{\"pods\": \"8\", \"requests.cpu\": \"2\"}")};
+	size_t a;
+
+	/* a sleeps (its pods gone) with what it used reserved; b would take the headroom */
+	a = add_settled(&t, "a", "{\"pods\": \"0\", \"requests.cpu\": \"0\"}",
+	                "{\"pods\": \"4\", \"requests.cpu\": \"1\"}");
+	t.reserved[a] = js("{\"pods\": \"3\", \"requests.cpu\": \"800m\", \"secrets\": \"x\"}");
+	add_settled(&t, "b", "{\"pods\": \"4\", \"requests.cpu\": \"1\"}",
+	            "{\"pods\": \"4\", \"requests.cpu\": \"1\"}");
+	plan_now(&t);
+	/* a counts 3 pods and 800m: the tenant has 1 pod and 200m of headroom left, split evenly
+	 * (the pod to a, first by name); without the reservation a would count 0 and be cut to
+	 * 2 pods and 500m, b given 6 and 1500m */
+	assert_int_equal(t.res.n_phase1, 1);
+	assert_write(&t.res.phase1[0], "a", true, "{\"pods\": \"4\", \"requests.cpu\": \"900m\"}");
+	assert_json(t.res.used, "{\"pods\": \"7\", \"requests.cpu\": \"1800m\"}");
+	tenant_release(&t);
+}
+
+static void test_quotaplan__a_lowered_plan_does_not_hold_a_reservation(void **state)
+{
+	struct tenant t = {.plan = js("{\"pods\": \"4\"}")};
+	size_t a;
+
+	/* over plan (3 reserved + 3 used > 4): a is pinned at what it really uses */
+	a = add_settled(&t, "a", "{\"pods\": \"0\"}", "{\"pods\": \"3\"}");
+	t.reserved[a] = js("{\"pods\": \"3\"}");
+	add_settled(&t, "b", "{\"pods\": \"3\"}", "{\"pods\": \"3\"}");
+	plan_now(&t);
+	assert_true(t.res.over_plan);
+	assert_int_equal(t.res.n_phase1, 1);
+	assert_write(&t.res.phase1[0], "a", true, "{\"pods\": \"0\"}");
+	tenant_release(&t);
+}
+
 static void test_quotaplan__plan_resources_added_and_dropped(void **state)
 {
 	struct tenant t = {.plan = js("{\"pods\": \"4\", \"services\": \"2\"}")};
@@ -631,6 +670,8 @@ int main(void)
 	        cmocka_unit_test(test_quotaplan__a_raised_plan_needs_no_lowering),
 	        cmocka_unit_test(test_quotaplan__a_raised_plan_tops_up_a_skewed_split),
 	        cmocka_unit_test(test_quotaplan__a_removed_namespace_returns_its_share),
+	        cmocka_unit_test(test_quotaplan__a_sleeping_namespace_keeps_its_share),
+	        cmocka_unit_test(test_quotaplan__a_lowered_plan_does_not_hold_a_reservation),
 	        cmocka_unit_test(test_quotaplan__plan_resources_added_and_dropped),
 	        cmocka_unit_test(test_quotaplan__order_of_input_does_not_matter),
 	        cmocka_unit_test(test_quotaplan__rejects_malformed_input),
