@@ -22,6 +22,7 @@
 #include "base/mem.h"
 #include "hibernation/supervisor_internal.h"
 #include "http/server.h"
+#include "kube/discovery.h"
 #include "kube/status.h"
 #include "tenancy/cron.h"
 #include "tenancy/landlordconfig_current.h"
@@ -53,6 +54,8 @@ static const char *const KEEP_WORKLOAD[] = {"metadata.name",
 /* Annotations are kept (a patch must know whether the map exists), but not kubectl's copy. */
 static const char *const DROP_WORKLOAD[] = {
         "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", NULL};
+static const struct inf_index_def WORKLOAD_INDEXES[] = {{"namespace", inf_index_namespace, NULL},
+                                                        {NULL, NULL, NULL}};
 /* As the TemplateGroupInstance controller asks, so the informer is shared. */
 static const char *const KEEP_QUOTA[] = {"metadata.labels", "metadata.uid", "spec",
                                          "status.hard",     "status.used",  NULL};
@@ -101,14 +104,71 @@ static void map_workload(const struct jdoc *obj, void (*emit)(const char *, void
 	jdoc_unref(ns);
 }
 
+static struct inf_opts workload_opts(const struct hib_kind_def *k)
+{
+	return (struct inf_opts){.gvr = k->gvr,
+	                         .keep = KEEP_WORKLOAD,
+	                         .drop = DROP_WORKLOAD,
+	                         .indexes = WORKLOAD_INDEXES};
+}
+
 static struct inf *workload_informer(struct mgr *m, const struct hib_kind_def *k)
 {
 	return mgr_informer(m, &(struct inf_opts){.gvr = k->gvr,
 	                                          .keep = KEEP_WORKLOAD,
 	                                          .drop = DROP_WORKLOAD,
-	                                          .indexes = (const struct inf_index_def[]){
-	                                                  {"namespace", inf_index_namespace, NULL},
-	                                                  {NULL, NULL, NULL}}});
+	                                          .indexes = WORKLOAD_INDEXES});
+}
+
+/* An optional kind's events, mapped as the others' (the informer was made while running). */
+static void enqueue_key(const char *key, void *ctx)
+{
+	ctrl_enqueue(ctx, key);
+}
+
+static void opt_add(const struct jdoc *obj, void *ud)
+{
+	struct hib *h = ud;
+
+	map_workload(obj, enqueue_key, h->ctl, h);
+}
+
+static void opt_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
+{
+	opt_add(old_obj, ud);
+	opt_add(new_obj, ud);
+}
+
+struct inf *hib_work(struct hib *h, enum hib_kind k)
+{
+	const struct hib_kind_def *def = &HIB_KINDS[k];
+	struct inf_opts opts = workload_opts(def);
+	struct kc_gvr gvr;
+	struct inf *inf;
+	char api_version[128];
+	bool created = false;
+
+	pthread_mutex_lock(&h->lock);
+	inf = h->work[k];
+	pthread_mutex_unlock(&h->lock);
+	if (inf == NULL && def->optional) {
+		snprintf(api_version, sizeof(api_version), "%s/%s", def->gvr.group,
+		         def->gvr.version);
+		if (disc_lookup_kind(h->disc, api_version, def->gvr.kind, &gvr, NULL) != 0)
+			return NULL; /* not served (yet): looked up again later, at most every 10 s
+			              */
+		inf = mgr_informer_live(ctrl_mgr(h->ctl), &opts, &created);
+		if (created)
+			inf_add_handler(inf,
+			                &(struct inf_handler){opt_add, opt_update, opt_add, h});
+		pthread_mutex_lock(&h->lock);
+		h->work[k] = inf;
+		pthread_mutex_unlock(&h->lock);
+		if (created)
+			log_info("hibernation: watching an optional kind", "{s:s}", "kind",
+			         def->kind);
+	}
+	return inf && inf_has_synced(inf) ? inf : NULL;
 }
 
 static int setup(struct controller *c, struct mgr *m, void *ud)
@@ -126,7 +186,10 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	                                               .keep = KEEP_QUOTA});
 	if (!h->supervisors || !h->namespaces || !h->quotas)
 		return -ENOMEM;
+	h->disc = disc_new(mgr_client(m));
 	for (int k = 0; k < HK_COUNT; k++) {
+		if (HIB_KINDS[k].optional)
+			continue; /* made once discovery finds it (hib_work()) */
 		h->work[k] = workload_informer(m, &HIB_KINDS[k]);
 		if (h->work[k] == NULL)
 			return -ENOMEM;
@@ -340,7 +403,7 @@ static int64_t wake_began(const struct sup_rec *r)
 static void read_spec(struct sup_rec *r)
 {
 	struct jval order = jd_get(r->sup, "spec", "wakeOrder", NULL), v;
-	bool seen[HK_COUNT] = {0};
+	bool seen[HK_WORKLOADS] = {0};
 	size_t i;
 
 	r->enforce = jd_bool(r->sup, false, "spec", "enforce", NULL);
@@ -348,13 +411,13 @@ static void read_spec(struct sup_rec *r)
 	r->deleting = jd_str(r->sup, "metadata", "deletionTimestamp", NULL) != NULL;
 	r->wake_began = wake_began(r);
 	jval_foreach(order, i, v)
-		for (int k = 0; k < HK_COUNT; k++)
+		for (int k = 0; k < HK_WORKLOADS; k++)
 			if (!seen[k] && jval_str(v) &&
 			    strcmp(jval_str(v), HIB_KINDS[k].kind) == 0) {
 				r->order[r->norder++] = (enum hib_kind)k;
 				seen[k] = true;
 			}
-	for (int k = 0; k < HK_COUNT; k++) /* kinds not named wake after, in the default order */
+	for (int k = 0; k < HK_WORKLOADS; k++) /* kinds not named wake after, in default order */
 		if (!seen[k])
 			r->order[r->norder++] = (enum hib_kind)k;
 }
@@ -445,11 +508,16 @@ struct hib *hib_new(const char *zoneinfo_dir)
 
 	h->zoneinfo_dir = zoneinfo_dir;
 	atomic_init(&h->shift_ms, 0);
+	pthread_mutex_init(&h->lock, NULL);
 	return h;
 }
 
 void hib_free(struct hib *h)
 {
+	if (h == NULL)
+		return;
+	disc_free(h->disc);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
 

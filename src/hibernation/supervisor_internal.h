@@ -10,6 +10,7 @@
 #define LANDLORD_SUPERVISOR_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,21 +29,48 @@
 #define REPORT_WORKLOADS_MAX 20 /* status.workloads */
 #define REPORT_TRANSITIONS   10 /* status.transitions */
 
-/* The kinds that sleep, in the default wake order (StatefulSets first); sleep goes backwards. */
-enum hib_kind { HK_STATEFULSET, HK_DEPLOYMENT, HK_REPLICASET, HK_JOB, HK_CRONJOB, HK_COUNT };
+/*
+ * The kinds that sleep. The workloads first, in the default wake order (StatefulSets first;
+ * sleep goes backwards); then KEDA's, paused before the workloads go down and resumed after
+ * they are up. Argo Rollouts and KEDA are optional: watched once discovery finds their CRDs.
+ */
+enum hib_kind {
+	HK_STATEFULSET,
+	HK_DEPLOYMENT,
+	HK_REPLICASET,
+	HK_ROLLOUT,
+	HK_JOB,
+	HK_CRONJOB,
+	HK_WORKLOADS, /* the kinds of spec.wakeOrder end here */
+	HK_SCALEDOBJECT = HK_WORKLOADS,
+	HK_SCALEDJOB,
+	HK_COUNT
+};
 
 struct hib_kind_def {
-	const char *kind;  /* as in spec.wakeOrder */
-	struct kc_gvr gvr; /* as the API serves it */
-	bool suspend;      /* spec.suspend (true asleep), else spec.replicas (0 asleep) */
+	const char *kind;          /* as in spec.wakeOrder */
+	struct kc_gvr gvr;         /* as the API serves it */
+	enum hib_saved_field what; /* what sleep changes (tenancy/hibernation.h) */
+	bool optional;             /* a CRD that may be missing (found by discovery) */
 };
 extern const struct hib_kind_def HIB_KINDS[HK_COUNT];
+
+/* KEDA's annotations (its pause): the value each has while asleep. */
+#define KEDA_PAUSED_REPLICAS "autoscaling.keda.sh/paused-replicas"
+#define KEDA_PAUSED          "autoscaling.keda.sh/paused"
+
+/** hib_work() - the synced informer of kind @k, or NULL (an optional kind not served yet, or
+ * still loading: its workloads are left for a later reconcile). */
+struct inf *hib_work(struct hib *h, enum hib_kind k);
 
 struct hib {
 	const char *zoneinfo_dir; /* NULL: the system's */
 	struct controller *ctl;
-	struct inf *supervisors, *namespaces, *quotas, *work[HK_COUNT];
-	atomic_llong shift_ms; /* the test clock's offset from the wall clock */
+	struct disc *disc; /* finds the optional kinds */
+	struct inf *supervisors, *namespaces, *quotas;
+	pthread_mutex_t lock;       /* work[] of optional kinds, once made */
+	struct inf *work[HK_COUNT]; /* NULL: an optional kind not found yet */
+	atomic_llong shift_ms;      /* the test clock's offset from the wall clock */
 };
 
 /* One namespace's outcome of a reconcile. */
@@ -69,7 +97,7 @@ struct sup_rec {
 	int64_t now;            /* Unix seconds, the controller's clock */
 	struct sched_decision d;
 	bool enforce, allow_exclusion, deleting;
-	enum hib_kind order[HK_COUNT]; /* wake order */
+	enum hib_kind order[HK_WORKLOADS]; /* wake order */
 	size_t norder;
 	struct ns_report *nss; /* one per namespace handled */
 	size_t nns, cap_ns;

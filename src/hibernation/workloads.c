@@ -20,11 +20,33 @@
 const struct hib_kind_def HIB_KINDS[HK_COUNT] = {
         [HK_STATEFULSET] = {"StatefulSet",
                             {"apps", "v1", "statefulsets", "StatefulSet", true},
+                            HIB_SAVED_REPLICAS,
                             false},
-        [HK_DEPLOYMENT] = {"Deployment", {"apps", "v1", "deployments", "Deployment", true}, false},
-        [HK_REPLICASET] = {"ReplicaSet", {"apps", "v1", "replicasets", "ReplicaSet", true}, false},
-        [HK_JOB] = {"Job", {"batch", "v1", "jobs", "Job", true}, true},
-        [HK_CRONJOB] = {"CronJob", {"batch", "v1", "cronjobs", "CronJob", true}, true},
+        [HK_DEPLOYMENT] = {"Deployment",
+                           {"apps", "v1", "deployments", "Deployment", true},
+                           HIB_SAVED_REPLICAS,
+                           false},
+        [HK_REPLICASET] = {"ReplicaSet",
+                           {"apps", "v1", "replicasets", "ReplicaSet", true},
+                           HIB_SAVED_REPLICAS,
+                           false},
+        [HK_ROLLOUT] = {"Rollout",
+                        {"argoproj.io", "v1alpha1", "rollouts", "Rollout", true},
+                        HIB_SAVED_REPLICAS,
+                        true},
+        [HK_JOB] = {"Job", {"batch", "v1", "jobs", "Job", true}, HIB_SAVED_SUSPEND, false},
+        [HK_CRONJOB] = {"CronJob",
+                        {"batch", "v1", "cronjobs", "CronJob", true},
+                        HIB_SAVED_SUSPEND,
+                        false},
+        [HK_SCALEDOBJECT] = {"ScaledObject",
+                             {"keda.sh", "v1alpha1", "scaledobjects", "ScaledObject", true},
+                             HIB_SAVED_PAUSED_REPLICAS,
+                             true},
+        [HK_SCALEDJOB] = {"ScaledJob",
+                          {"keda.sh", "v1alpha1", "scaledjobs", "ScaledJob", true},
+                          HIB_SAVED_PAUSED,
+                          true},
 };
 
 void wl_report(struct sup_rec *r, const char *ns, const char *kind, const char *name,
@@ -50,11 +72,59 @@ void wl_report(struct sup_rec *r, const char *ns, const char *kind, const char *
 
 /* ---------- reading a workload ---------- */
 
+/* The JSON patch path of what sleep changes, and its value while asleep. */
+static const char *value_path(enum hib_kind k)
+{
+	switch (HIB_KINDS[k].what) {
+	case HIB_SAVED_SUSPEND:
+		return "/spec/suspend";
+	case HIB_SAVED_PAUSED_REPLICAS:
+		return "/metadata/annotations/autoscaling.keda.sh~1paused-replicas";
+	case HIB_SAVED_PAUSED:
+		return "/metadata/annotations/autoscaling.keda.sh~1paused";
+	default:
+		return "/spec/replicas";
+	}
+}
+
+static json_t *asleep_value(enum hib_kind k)
+{
+	switch (HIB_KINDS[k].what) {
+	case HIB_SAVED_SUSPEND:
+		return json_true();
+	case HIB_SAVED_PAUSED_REPLICAS:
+		return json_string("0");
+	case HIB_SAVED_PAUSED:
+		return json_string("true");
+	default:
+		return json_integer(0);
+	}
+}
+
+/* The value the workload has now, as JSON (a new reference; NULL: absent). */
+static json_t *current_value(enum hib_kind k, const struct jdoc *w)
+{
+	switch (HIB_KINDS[k].what) {
+	case HIB_SAVED_SUSPEND:
+		return jval_to_json(jd_get(w, "spec", "suspend", NULL));
+	case HIB_SAVED_PAUSED_REPLICAS:
+		return jval_to_json(
+		        jd_get(w, "metadata", "annotations", KEDA_PAUSED_REPLICAS, NULL));
+	case HIB_SAVED_PAUSED:
+		return jval_to_json(jd_get(w, "metadata", "annotations", KEDA_PAUSED, NULL));
+	default:
+		return jval_to_json(jd_get(w, "spec", "replicas", NULL));
+	}
+}
+
 static bool asleep(enum hib_kind k, const struct jdoc *w)
 {
-	if (HIB_KINDS[k].suspend)
-		return jd_bool(w, false, "spec", "suspend", NULL);
-	return jd_int(w, -1, "spec", "replicas", NULL) == 0;
+	json_t *now = current_value(k, w), *want = asleep_value(k);
+	bool same = now && json_equal(now, want);
+
+	json_decref(now);
+	json_decref(want);
+	return same;
 }
 
 /* Not landlord's to put to sleep at all: owned ReplicaSets (they carry their Deployment's
@@ -81,35 +151,49 @@ static bool out_of_scope(enum hib_kind k, const struct jdoc *w)
 	return false;
 }
 
-/* The value the workload has now, as JSON (a new reference; NULL: the field is absent). */
-static json_t *current_value(enum hib_kind k, const struct jdoc *w)
-{
-	const char *field = HIB_KINDS[k].suspend ? "suspend" : "replicas";
-
-	return jval_to_json(jd_get(w, "spec", field, NULL));
-}
-
-static const char *value_path(enum hib_kind k)
-{
-	return HIB_KINDS[k].suspend ? "/spec/suspend" : "/spec/replicas";
-}
-
 /* ---------- sleep ---------- */
 
-/* The patch that puts @w to sleep, or NULL when its value cannot be saved. */
-static json_t *sleep_patch(struct sup_rec *r, enum hib_kind k, const struct jdoc *w)
+/* The saved value of @w now: what to put back at the wake. */
+static struct hib_saved saved_now(struct sup_rec *r, enum hib_kind k, const struct jdoc *w)
 {
-	struct hib_saved saved = {.field = HIB_KINDS[k].suspend ? HIB_SAVED_SUSPEND
-	                                                        : HIB_SAVED_REPLICAS};
-	json_t *now = current_value(k, w), *body = json_array();
-	char *text;
+	struct hib_saved saved = {.field = HIB_KINDS[k].what};
+	json_t *now = current_value(k, w);
 
 	snprintf(saved.supervisor, sizeof(saved.supervisor), "%s", r->name);
 	if (saved.field == HIB_SAVED_SUSPEND)
 		saved.suspend = now && json_is_true(now);
-	else
+	else if (saved.field == HIB_SAVED_REPLICAS)
 		saved.replicas = now && json_is_integer(now) ? (int32_t)json_integer_value(now) : 1;
-	text = hib_saved_format(&saved);
+	else if (json_is_string(now)) {
+		saved.has_string = true;
+		snprintf(saved.string, sizeof(saved.string), "%s", json_string_value(now));
+		if (strlen(json_string_value(now)) >= sizeof(saved.string))
+			saved.field = 0; /* too long to save: hib_saved_format() refuses it */
+	}
+	json_decref(now);
+	return saved;
+}
+
+/* Add @key=@value to @w's annotations (with the map when it has none). */
+static void add_annotation(json_t *body, const struct jdoc *w, const char *path, const char *key,
+                           const char *value)
+{
+	if (jd_get(w, "metadata", "annotations", NULL).doc == NULL)
+		json_array_append_new(body,
+		                      json_pack("{s:s,s:s,s:{s:s}}", "op", "add", "path",
+		                                "/metadata/annotations", "value", key, value));
+	else
+		json_array_append_new(body, json_pack("{s:s,s:s,s:s}", "op", "add", "path", path,
+		                                      "value", value));
+}
+
+/* The patch that puts @w to sleep, or NULL when its value cannot be saved. */
+static json_t *sleep_patch(struct sup_rec *r, enum hib_kind k, const struct jdoc *w)
+{
+	struct hib_saved saved = saved_now(r, k, w);
+	json_t *now = current_value(k, w), *body = json_array();
+	char *text = hib_saved_format(&saved);
+
 	if (text == NULL) {
 		json_decref(now);
 		json_decref(body);
@@ -118,21 +202,13 @@ static json_t *sleep_patch(struct sup_rec *r, enum hib_kind k, const struct jdoc
 	if (now) /* the value saved is the value there */
 		json_array_append_new(body, json_pack("{s:s,s:s,s:O}", "op", "test", "path",
 		                                      value_path(k), "value", now));
-	else /* absent (defaulted when read back): nothing else may have changed */
+	else /* absent: nothing else may have changed */
 		json_array_append_new(body, json_pack("{s:s,s:s,s:s}", "op", "test", "path",
 		                                      "/metadata/resourceVersion", "value",
 		                                      jd_resource_version(w)));
-	if (jd_get(w, "metadata", "annotations", NULL).doc == NULL)
-		json_array_append_new(body, json_pack("{s:s,s:s,s:{s:s}}", "op", "add", "path",
-		                                      "/metadata/annotations", "value",
-		                                      HIB_SAVED_ANNOTATION, text));
-	else
-		json_array_append_new(body, json_pack("{s:s,s:s,s:s}", "op", "add", "path",
-		                                      SAVED_PATH, "value", text));
-	json_array_append_new(body,
-	                      json_pack("{s:s,s:s,s:o}", "op", now ? "replace" : "add", "path",
-	                                value_path(k), "value",
-	                                HIB_KINDS[k].suspend ? json_true() : json_integer(0)));
+	add_annotation(body, w, SAVED_PATH, HIB_SAVED_ANNOTATION, text);
+	json_array_append_new(body, json_pack("{s:s,s:s,s:o}", "op", now ? "replace" : "add",
+	                                      "path", value_path(k), "value", asleep_value(k)));
 	json_decref(now);
 	free(text);
 	return body;
@@ -219,24 +295,46 @@ static void sleep_workload(struct sup_rec *r, enum hib_kind k, const struct jdoc
 	json_decref(body);
 }
 
+static void sleep_kind(struct sup_rec *r, enum hib_kind k, const char *ns, struct ns_report *rep)
+{
+	struct inf *inf = hib_work(r->h, k);
+	struct jdoc_list all = inf ? inf_by_index_ref(inf, "namespace", ns) : (struct jdoc_list){0};
+
+	for (size_t i = 0; i < all.n; i++)
+		sleep_workload(r, k, all.items[i], rep);
+	jdoc_list_release(&all);
+}
+
 bool wl_sleep_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep)
 {
-	for (size_t o = r->norder; o-- > 0;) {
-		enum hib_kind k = r->order[o];
-		struct jdoc_list all = inf_by_index_ref(r->h->work[k], "namespace", ns);
-
-		for (size_t i = 0; i < all.n; i++)
-			sleep_workload(r, k, all.items[i], rep);
-		jdoc_list_release(&all);
-	}
+	/* KEDA paused first: it would scale what goes down back up */
+	for (int k = HK_WORKLOADS; k < HK_COUNT; k++)
+		sleep_kind(r, (enum hib_kind)k, ns, rep);
+	if (r->retry)
+		return false;
+	for (size_t o = r->norder; o-- > 0;)
+		sleep_kind(r, r->order[o], ns, rep);
 	return !r->retry;
 }
 
 /* ---------- wake ---------- */
 
-static json_t *saved_value(const struct hib_saved *s)
+/* The operation that puts @s's value back at @path (a KEDA annotation that was absent goes). */
+static json_t *restore_op(const struct hib_saved *s, const char *path)
 {
-	return s->field == HIB_SAVED_SUSPEND ? json_boolean(s->suspend) : json_integer(s->replicas);
+	switch (s->field) {
+	case HIB_SAVED_SUSPEND:
+		return json_pack("{s:s,s:s,s:b}", "op", "replace", "path", path, "value",
+		                 s->suspend);
+	case HIB_SAVED_REPLICAS:
+		return json_pack("{s:s,s:s,s:i}", "op", "replace", "path", path, "value",
+		                 (int)s->replicas);
+	default:
+		if (s->has_string)
+			return json_pack("{s:s,s:s,s:s}", "op", "replace", "path", path, "value",
+			                 s->string);
+		return json_pack("{s:s,s:s}", "op", "remove", "path", path);
+	}
 }
 
 static bool wake_workload(struct sup_rec *r, enum hib_kind k, const struct jdoc *w,
@@ -264,12 +362,9 @@ static bool wake_workload(struct sup_rec *r, enum hib_kind k, const struct jdoc 
 	body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", SAVED_PATH, "value",
 	                 text, "op", "remove", "path", SAVED_PATH);
 	if (asleep(k, w)) {
-		json_t *restore = json_pack("[{s:s,s:s,s:O},{s:s,s:s,s:o}]", "op", "test", "path",
-		                            value_path(k), "value", now, "op", "replace", "path",
-		                            value_path(k), "value", saved_value(&saved));
-
-		json_array_extend(body, restore);
-		json_decref(restore);
+		json_array_append_new(body, json_pack("{s:s,s:s,s:O}", "op", "test", "path",
+		                                      value_path(k), "value", now));
+		json_array_append_new(body, restore_op(&saved, value_path(k)));
 	}
 	ok = sup_patch(r, &HIB_KINDS[k].gvr, jd_namespace(w), jd_name(w), KC_PATCH_JSON, body,
 	               NULL);
@@ -283,18 +378,28 @@ static bool wake_workload(struct sup_rec *r, enum hib_kind k, const struct jdoc 
 	return ok;
 }
 
+static bool wake_kind(struct sup_rec *r, enum hib_kind k, const char *ns, struct ns_report *rep)
+{
+	struct inf *inf = hib_work(r->h, k);
+	struct jdoc_list all = inf ? inf_by_index_ref(inf, "namespace", ns) : (struct jdoc_list){0};
+	bool done = inf != NULL || !HIB_KINDS[k].optional || r->h->work[k] == NULL;
+
+	for (size_t i = 0; i < all.n; i++)
+		done = wake_workload(r, k, all.items[i], rep) && done;
+	jdoc_list_release(&all);
+	return done;
+}
+
 bool wl_wake_namespace(struct sup_rec *r, const char *ns, struct ns_report *rep)
 {
 	bool done = true;
 
-	for (size_t o = 0; o < r->norder; o++) {
-		enum hib_kind k = r->order[o];
-		struct jdoc_list all = inf_by_index_ref(r->h->work[k], "namespace", ns);
-
-		for (size_t i = 0; i < all.n; i++)
-			done = wake_workload(r, k, all.items[i], rep) && done;
-		jdoc_list_release(&all);
-	}
+	for (size_t o = 0; o < r->norder; o++)
+		done = wake_kind(r, r->order[o], ns, rep) && done;
+	if (!done)
+		return false;
+	for (int k = HK_WORKLOADS; k < HK_COUNT; k++) /* KEDA resumes once the workloads are up */
+		done = wake_kind(r, (enum hib_kind)k, ns, rep) && done;
 	return done;
 }
 
@@ -321,8 +426,10 @@ size_t wl_short(struct sup_rec *r, const char *ns, struct ns_report *rep, bool r
 {
 	size_t n = 0;
 
-	for (int k = HK_STATEFULSET; k <= HK_REPLICASET; k++) {
-		struct jdoc_list all = inf_by_index_ref(r->h->work[k], "namespace", ns);
+	for (int k = HK_STATEFULSET; k <= HK_ROLLOUT; k++) {
+		struct inf *inf = hib_work(r->h, (enum hib_kind)k);
+		struct jdoc_list all =
+		        inf ? inf_by_index_ref(inf, "namespace", ns) : (struct jdoc_list){0};
 
 		for (size_t i = 0; i < all.n; i++) {
 			const struct jdoc *w = all.items[i];

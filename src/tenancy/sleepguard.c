@@ -12,6 +12,7 @@
 static const char *const KINDS[][2] = {{"deployments", "Deployment"},
                                        {"statefulsets", "StatefulSet"},
                                        {"replicasets", "ReplicaSet"},
+                                       {"rollouts", "Rollout"},
                                        {"jobs", "Job"},
                                        {"cronjobs", "CronJob"}};
 

@@ -4,7 +4,8 @@
  *
  * The API server sends these requests only from namespaces labelled
  * landlord.dev/sleeping=enforced (the webhook sleep.landlord.dev, path /sleep): UPDATEs of
- * Deployments, StatefulSets, ReplicaSets, Jobs and CronJobs, and of the first three's /scale.
+ * Deployments, StatefulSets, ReplicaSets, Argo Rollouts, Jobs and CronJobs, and of the first
+ * four's /scale.
  * A request is refused when the workload carries landlord's saved value
  * (landlord.dev/sleep-saved) and it raises spec.replicas, or clears spec.suspend; everything
  * else passes (a workload landlord did not put to sleep, a change of anything else, lowering).

@@ -34,7 +34,9 @@ static int read_saved(const struct wh_tenancy *tn, const json_t *request, char *
 {
 	const char *resource = jx_str(request, "resource", "resource", NULL);
 	const char *ns = jx_str(request, "namespace", NULL), *name = jx_str(request, "name", NULL);
-	struct kc_gvr gvr = {"apps", "v1", resource, sleepguard_kind(resource), true};
+	struct kc_gvr gvr = {jx_str(request, "resource", "group", NULL),
+	                     jx_str(request, "resource", "version", NULL), resource,
+	                     sleepguard_kind(resource), true};
 	struct kc_resp resp = {0};
 	struct ll_err err = {{0}};
 	int rc = tn->client ? kc_get(tn->client, &gvr, ns, name, &resp, &err) : -ENOTCONN;

@@ -590,3 +590,74 @@ def test_a_sleeping_namespace_keeps_its_quota_share(env):
                      if w["name"] == "web" and w["reason"] == "QuotaExceeded"), None)
     w = kit.cluster.wait_for(reported, TIMEOUT, what="web reported QuotaExceeded")
     assert "exceeded quota" in w["message"] and "pods" in w["message"], w
+
+
+KEDA, ARGO = "keda.sh", "argoproj.io"
+
+
+def scaled_object(name, annotations):
+    return {"apiVersion": f"{KEDA}/v1alpha1", "kind": "ScaledObject",
+            "metadata": {"name": name, "annotations": annotations},
+            "spec": {"scaleTargetRef": {"name": name}, "minReplicaCount": 0, "maxReplicaCount": 4,
+                     "triggers": [{"type": "cron", "metadata": {
+                         "timezone": "UTC", "start": "0 8 * * *", "end": "0 18 * * *",
+                         "desiredReplicas": "2"}}]}}
+
+
+def scaled_job(name):
+    return {"apiVersion": f"{KEDA}/v1alpha1", "kind": "ScaledJob", "metadata": {"name": name},
+            "spec": {"jobTargetRef": job_spec(name), "triggers": [{"type": "cron", "metadata": {
+                "timezone": "UTC", "start": "0 8 * * *", "end": "0 18 * * *",
+                "desiredReplicas": "1"}}]}}
+
+
+def rollout(name, replicas):
+    return {"apiVersion": f"{ARGO}/v1alpha1", "kind": "Rollout", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels(name)},
+                     "template": pod_template(name),
+                     "strategy": {"canary": {"steps": [{"setWeight": 50}]}}}}
+
+
+def test_keda_and_argo_rollouts_sleep_and_come_back_as_they_were(env):
+    """With the pinned KEDA and Argo Rollouts CRDs installed after landlord started (it finds
+    them by discovery): ScaledObjects get paused-replicas "0" and ScaledJobs paused "true",
+    a value the user had set saved and restored, one that was absent removed again; a Rollout
+    goes to 0 replicas and back."""
+    from ecosystem import install_ecosystem_crds
+    install_ecosystem_crds(env.kit.cluster, "keda", "rollouts")
+    api = env.kit.custom
+    ns = env.kit.namespace()
+    for plural, body in (("scaledobjects", scaled_object("mine", {KEDA_PR: "2"})),
+                         ("scaledobjects", scaled_object("plain", {})),
+                         ("scaledjobs", scaled_job("batch")),
+                         ("rollouts", rollout("canary", 3))):
+        api.create_namespaced_custom_object(body["apiVersion"].split("/")[0], "v1alpha1", ns,
+                                            plural, body)
+
+    def get(group, plural, name):
+        return api.get_namespaced_custom_object(group, "v1alpha1", ns, plural, name)
+
+    def ann(group, plural, name):
+        return get(group, plural, name)["metadata"].get("annotations") or {}
+    name = env.supervisor([ns])
+
+    def asleep():
+        return (ann(KEDA, "scaledobjects", "mine").get(KEDA_PR) == "0" and
+                ann(KEDA, "scaledobjects", "plain").get(KEDA_PR) == "0" and
+                ann(KEDA, "scaledjobs", "batch").get("autoscaling.keda.sh/paused") == "true" and
+                get(ARGO, "rollouts", "canary")["spec"]["replicas"] == 0)
+    env.kit.cluster.wait_for(asleep, 90, what="KEDA paused and the Rollout at 0")
+    assert json.loads(ann(KEDA, "scaledobjects", "mine")[SAVED]) == {
+        "supervisor": name, "field": "paused-replicas", "value": "2"}
+    assert json.loads(ann(KEDA, "scaledobjects", "plain")[SAVED])["value"] is None
+    assert json.loads(ann(ARGO, "rollouts", "canary")[SAVED])["value"] == 3
+
+    env.delete(name)
+    assert ann(KEDA, "scaledobjects", "mine").get(KEDA_PR) == "2"
+    assert KEDA_PR not in ann(KEDA, "scaledobjects", "plain")
+    assert "autoscaling.keda.sh/paused" not in ann(KEDA, "scaledjobs", "batch")
+    assert get(ARGO, "rollouts", "canary")["spec"]["replicas"] == 3
+    assert SAVED not in ann(ARGO, "rollouts", "canary")
+
+
+KEDA_PR = "autoscaling.keda.sh/paused-replicas"
