@@ -293,6 +293,12 @@ enum kc_patch_type {
 	KC_PATCH_JSON,      /* application/json-patch+json (supports "test" guards) */
 	KC_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in kinds only) */
 };
+/*
+ * The message of the API server's 422 answer to a JSON patch that does not apply (a "test"
+ * that does not hold, a path that is not there); the detail is only in the Status's causes.
+ * A validation failure's message names the object instead.
+ */
+#define KC_JSON_PATCH_NOT_APPLIED "the server rejected our request due to an error in our request"
 int kc_patch(struct kc_client *c, const struct kc_gvr *gvr, const char *ns, const char *name,
              const char *subresource, enum kc_patch_type type, const json_t *patch,
              const char *field_manager /* or NULL */, struct kc_resp *resp /* OUT */,

@@ -282,6 +282,22 @@ static void map_rolebinding(const struct jdoc *obj, void (*emit)(const char *, v
 	jdoc_unref(ns);
 }
 
+/*
+ * ResourceSupervisors: the one named as a tenant is that tenant's concern, its own (drift,
+ * deletion) or one in its way (a conflict that may clear).
+ */
+static void map_supervisor(const struct jdoc *obj, void (*emit)(const char *, void *), void *ctx,
+                           void *ud)
+{
+	struct tenant_ctl *t = ud;
+	const struct jdoc *tenant =
+	        jd_name(obj) ? inf_get_ref(t->tenants, NULL, jd_name(obj)) : NULL;
+
+	if (tenant)
+		emit(jd_name(obj), ctx);
+	jdoc_unref(tenant);
+}
+
 static void on_config_change(void *ud)
 {
 	struct tenant_ctl *t = ud;
@@ -345,6 +361,9 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	/* Namespaces: metadata only (PartialObjectMetadata): labels and annotations are all
 	 * landlord reads or writes of a namespace. */
 	struct inf_opts namespaces = {.gvr = KC_NAMESPACES, .metadata_only = true};
+	/* ResourceSupervisors: whole, as the supervisor controller asks (one shared informer); a
+	 * conflicting one carries none of landlord's labels, so none is filtered out */
+	struct inf_opts supervisors = {.gvr = LL_RESOURCESUPERVISORS};
 	int rc = 0;
 
 	t->c = c;
@@ -356,10 +375,12 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 		t->owned[k] = owned_informer(m, TC_OWNED[k].gvr, TC_OWNED[k].keep, k == OWN_RB);
 	t->croles = owned_informer(m, &KC_CLUSTERROLES, KEEP_CR, false);
 	t->crbindings = owned_informer(m, &KC_CLUSTERROLEBINDINGS, KEEP_CRB, false);
+	t->supervisors = mgr_informer(m, &supervisors);
 	for (int k = 0; k < N_OWNED; k++)
 		if (!t->owned[k])
 			return -ENOMEM;
-	if (!t->tenants || !t->plans || !t->namespaces || !t->croles || !t->crbindings)
+	if (!t->tenants || !t->plans || !t->namespaces || !t->croles || !t->crbindings ||
+	    !t->supervisors)
 		return -ENOMEM;
 	rc = add_indexes(t);
 	if (rc < 0)
@@ -375,6 +396,7 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 			ctrl_watch_mapped(c, t->owned[k], index_landlords, t);
 	ctrl_watch_mapped(c, t->croles, map_by_label, t);
 	ctrl_watch_mapped(c, t->crbindings, map_by_label, t);
+	ctrl_watch_mapped(c, t->supervisors, map_supervisor, t);
 	return lcfg_subscribe(on_config_change, t);
 }
 
@@ -485,12 +507,30 @@ static bool none_left(struct rec *r)
 	return rc == 0 && !ctx.left;
 }
 
+/* The teardown's status while it waits; retried on failure, else looked at again later. */
+static struct ctrl_result teardown_pending(struct rec *r)
+{
+	json_t *status;
+
+	r->ns_pending = true;
+	status = tc_desired_status(r, true);
+	tc_write_status(r, status);
+	json_decref(status);
+	return r->failed ? CTRL_RESULT_RETRY : CTRL_RESULT_AFTER(NOT_READY_POLL);
+}
+
+/*
+ * The supervisor goes first and the namespaces wait until it is gone: its finalizer wakes every
+ * workload it put to sleep, so nothing is released or purged asleep. Its deletion comes back
+ * by watch.
+ */
 static struct ctrl_result teardown(struct rec *r)
 {
 	struct tc_docs owned = {0};
-	json_t *status;
 	bool done;
 
+	if (!tc_supervisor_gone(r))
+		return teardown_pending(r);
 	tc_owned_namespaces(r, &owned);
 	for (size_t i = 0; i < owned.len; i++)
 		tc_let_go(r, owned.v[i].doc);
@@ -502,11 +542,7 @@ static struct ctrl_result teardown(struct rec *r)
 		log_info("tenant released", "{s:s}", "tenant", r->name);
 		return CTRL_RESULT_DONE;
 	}
-	r->ns_pending = true;
-	status = tc_desired_status(r, true);
-	tc_write_status(r, status);
-	json_decref(status);
-	return r->failed ? CTRL_RESULT_RETRY : CTRL_RESULT_AFTER(NOT_READY_POLL);
+	return teardown_pending(r);
 }
 
 static struct ctrl_result provision(struct rec *r)
@@ -523,18 +559,20 @@ static struct ctrl_result provision(struct rec *r)
 	tc_sync_namespaces(r);
 	tc_sync_inside(r);
 	tc_quarantine_released(r);
+	tc_sync_supervisor(r); /* before the owners' role, which follows the supervisor */
 	tc_sync_tenant_role(r);
 	status = tc_desired_status(r, false);
 	tc_write_status(r, status);
 	ready = !r->failed && !r->ns_pending && !r->quota_pending && !r->access_pending &&
-	        !r->policies_pending && json_array_size(r->collisions) == 0;
+	        !r->policies_pending && tc_hibernation_ok(r) && json_array_size(r->collisions) == 0;
 	json_decref(status);
 	if (r->failed)
 		return CTRL_RESULT_RETRY;
 	return ready ? CTRL_RESULT_DONE : CTRL_RESULT_AFTER(NOT_READY_POLL);
 }
 
-/* The Tenant is gone (its finalizer was removed by hand): clean what is left. */
+/* The Tenant is gone (its finalizer was removed by hand): clean what is left. Its supervisor
+ * goes with it through its ownerReference (the garbage collector). */
 static struct ctrl_result orphaned(struct rec *r)
 {
 	struct tc_docs owned = {0};

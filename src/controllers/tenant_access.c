@@ -241,6 +241,10 @@ void tc_sync_tenant_role(struct rec *r)
 		json_t *crb = tm_clusterrolebinding(r->tenant, which);
 		const struct jdoc *cr_cached, *crb_cached;
 
+		/* the override of the tenant's supervisor, while it is the tenant's (by name) */
+		if (which == TM_ROLE_OWNERS && r->hib_ours)
+			json_array_append_new(json_object_get(cr, "rules"),
+			                      tm_supervisor_owner_rule(r->tenant));
 		tm_tenant_role_name(r->name, which, name);
 		cr_cached = inf_get_ref(r->t->croles, NULL, name);
 		crb_cached = inf_get_ref(r->t->crbindings, NULL, name);

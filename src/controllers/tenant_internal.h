@@ -8,6 +8,7 @@
  *   tenant_inside.c      what goes into each namespace, in order: quota, policies, then access
  *   tenant_quota.c       the plan split over the namespaces, each share put in force at once
  *   tenant_access.c      RoleBindings and the per-tenant ClusterRole
+ *   tenant_hibernation.c spec.hibernation: the tenant's ResourceSupervisor
  *   tenant_status.c      status and conditions
  *
  * Invariants: a struct rec lives for one reconcile of one Tenant and is touched by one thread;
@@ -72,6 +73,7 @@ extern const struct owned TC_OWNED[N_OWNED];
 struct tenant_ctl {
 	struct controller *c;
 	struct inf *tenants, *plans, *namespaces, *owned[N_OWNED], *croles, *crbindings;
+	struct inf *supervisors; /* every ResourceSupervisor, whole (the supervisor controller's) */
 };
 
 /*
@@ -113,6 +115,12 @@ struct rec {
 	struct tc_docs quota_now; /* ns name -> its ResourceQuota as last written or read now */
 	bool quotas_read;         /* quota_now holds a live read of every quota of the tenant */
 	bool ns_pending, quota_pending, access_pending, policies_pending, over_plan;
+	/* spec.hibernation (tenant_hibernation.c): the HibernationReady condition's reason and
+	 * message (reason NULL: no condition), and whether the supervisor is the tenant's and in
+	 * place, so that its owners may change its override */
+	const char *hib_reason;
+	char hib_msg[320];
+	bool hib_ours;
 	bool failed;
 	char fail_msg[512];
 };
@@ -210,6 +218,24 @@ void tc_revoke_members(struct rec *r, const char *ns_name);
  * there later, by anyone). */
 void tc_quarantine_released(struct rec *r);
 void tc_delete_tenant_role(struct rec *r);
+
+/* ---- hibernation (tenant_hibernation.c) ---- */
+
+#define COND_HIBERNATION "HibernationReady"
+#define HIB_PROVISIONED  "Provisioned"
+/*
+ * spec.hibernation: create the tenant's ResourceSupervisor (POST), repair its spec, labels and
+ * ownerReferences (one JSON patch guarded by its resourceVersion, never touching its
+ * annotations, finalizers or status), or delete it once spec.hibernation is gone. A supervisor
+ * of the tenant's name without an ownerReference to its uid is reported (HibernationConflict)
+ * and never written.
+ */
+void tc_sync_supervisor(struct rec *r);
+/* Teardown: delete the tenant's supervisor (its finalizer wakes every namespace it put to
+ * sleep); true once none of the tenant's is left, read from the API server. */
+bool tc_supervisor_gone(struct rec *r);
+/* Is the HibernationReady condition True, or absent (nothing asked)? */
+bool tc_hibernation_ok(const struct rec *r);
 
 /* ---- status (tenant_status.c) ---- */
 

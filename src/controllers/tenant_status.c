@@ -107,6 +107,29 @@ static json_t *ready_cond(struct rec *r, json_t *conds, bool all_ok, bool deleti
 	return set_cond(conds, "Ready", false, why, msg, gen);
 }
 
+/* @conds without the condition of @type (the array is replaced, and dropped). */
+static json_t *without(json_t *conds, const char *type)
+{
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+		if (!tc_str_eq(jx_str(c, "type", NULL), type))
+			json_array_append(out, c);
+	json_decref(conds);
+	return out;
+}
+
+/* HibernationReady, only while there is something to say (spec.hibernation, or a supervisor
+ * of the tenant's that is still being deleted). */
+static json_t *hibernation_cond(struct rec *r, json_t *conds, long long gen)
+{
+	if (r->hib_reason == NULL)
+		return without(conds, COND_HIBERNATION);
+	return set_cond(conds, COND_HIBERNATION, tc_hibernation_ok(r), r->hib_reason, r->hib_msg,
+	                gen);
+}
+
 static json_t *conditions(struct rec *r, long long gen, bool deleting)
 {
 	/* the desired conditions start from the current ones (their transition times), and are
@@ -130,7 +153,9 @@ static json_t *conditions(struct rec *r, long long gen, bool deleting)
 	                 acc_ok ? "role bindings in place"
 	                        : "access is granted once quota and policies are in force",
 	                 gen);
-	return ready_cond(r, conds, ns_ok && quota_ok && pol_ok && acc_ok, deleting, gen);
+	conds = hibernation_cond(r, conds, gen);
+	return ready_cond(r, conds, ns_ok && quota_ok && pol_ok && acc_ok && tc_hibernation_ok(r),
+	                  deleting, gen);
 }
 
 json_t *tc_desired_status(struct rec *r, bool deleting)

@@ -29,8 +29,6 @@
 #include "tenancy/tzif.h"
 
 #define CONTROLLER_NAME "resourcesupervisor"
-/* The API server's message for a JSON patch whose test or path does not hold. */
-#define JSON_PATCH_NOT_APPLIED "the server rejected our request due to an error in our request"
 /* While a woken namespace waits for its pods, it is looked at again this often at least. */
 #define POD_WAIT_MS 5000
 /* A timer fires this long after the transition's second, so the clock has reached it. */
@@ -215,9 +213,10 @@ static int patch_failure(enum kc_patch_type type, const struct kc_resp *resp)
 {
 	if (resp->http_status == 404)
 		return -ENOENT;
-	if (type == KC_PATCH_JSON && (resp->http_status == 409 ||
-	                              (resp->http_status == 422 &&
-	                               strcmp(resp->status.message, JSON_PATCH_NOT_APPLIED) == 0)))
+	if (type == KC_PATCH_JSON &&
+	    (resp->http_status == 409 ||
+	     (resp->http_status == 422 &&
+	      strcmp(resp->status.message, KC_JSON_PATCH_NOT_APPLIED) == 0)))
 		return -EAGAIN;
 	return -EIO;
 }

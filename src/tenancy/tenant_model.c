@@ -783,3 +783,76 @@ void tm_index_plan(const struct jdoc *tenant, void (*emit)(const char *value, vo
 	if (p)
 		emit(p, ctx);
 }
+
+/* ---- spec.hibernation ---- */
+
+/* A string of @v's member @key, or NULL when absent, not a string or empty. */
+static const char *nonempty(struct jval v, const char *key)
+{
+	const char *s = jval_str(jval_get(v, key));
+
+	return s && *s ? s : NULL;
+}
+
+void tm_hibernation_parse(struct jval tenant, struct tm_hibernation *out)
+{
+	struct jval h = jval_path(tenant, "spec", "hibernation", NULL);
+
+	memset(out, 0, sizeof(*out));
+	if (jval_type(h) != JT_OBJECT)
+		return;
+	out->set = true;
+	out->sleep = nonempty(h, "sleepSchedule");
+	out->wake = nonempty(h, "wakeSchedule");
+	out->timezone = nonempty(h, "timezone") ?: TM_DEFAULT_TZ;
+	out->enforce = jval_bool(jval_get(h, "enforce"), false);
+	out->allow_exclusion = jval_bool(jval_get(h, "allowWorkloadExclusion"), false);
+}
+
+json_t *tm_resourcesupervisor(struct jval tenant)
+{
+	const char *name = jval_name(tenant);
+	const char *uid = jval_str(jval_path(tenant, "metadata", "uid", NULL));
+	struct tm_hibernation h;
+	json_t *meta, *schedule;
+
+	tm_hibernation_parse(tenant, &h);
+	if (!h.set || name == NULL || uid == NULL)
+		return NULL;
+	meta = object_meta(tenant, name, NULL);
+	json_object_set_new(meta, "ownerReferences",
+	                    json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion",
+	                              LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "kind", "Tenant",
+	                              "name", name, "uid", uid, "controller", 1));
+	schedule = json_pack("{s:s}", "timezone", h.timezone);
+	if (h.sleep)
+		json_object_set_new(schedule, "sleepSchedule", json_string(h.sleep));
+	if (h.wake)
+		json_object_set_new(schedule, "wakeSchedule", json_string(h.wake));
+	return json_pack("{s:s,s:s,s:o,s:{s:{s:{s:{s:s}}},s:o,s:b,s:b}}", "apiVersion",
+	                 LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "kind", TM_SUPERVISOR_KIND,
+	                 "metadata", meta, "spec", "namespaces", "labelSelector", "matchLabels",
+	                 LABEL_TENANT, name, "schedule", schedule, "enforce", h.enforce,
+	                 "allowWorkloadExclusion", h.allow_exclusion);
+}
+
+bool tm_supervisor_owned_by(struct jval supervisor, const char *tenant_uid)
+{
+	struct jval refs = jval_path(supervisor, "metadata", "ownerReferences", NULL), ref;
+	size_t i;
+
+	jval_foreach(refs, i, ref) {
+		const char *uid = jval_str(jval_get(ref, "uid"));
+
+		if (tenant_uid && uid && strcmp(uid, tenant_uid) == 0)
+			return true;
+	}
+	return false;
+}
+
+json_t *tm_supervisor_owner_rule(struct jval tenant)
+{
+	return json_pack("{s:[s],s:[s],s:[s],s:[s,s,s]}", "apiGroups", LANDLORD_GROUP, "resources",
+	                 TM_SUPERVISORS, "resourceNames", jval_name(tenant), "verbs", "get",
+	                 "patch", "update");
+}

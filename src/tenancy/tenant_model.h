@@ -157,6 +157,49 @@ json_t *tm_clusterrolebinding(struct jval tenant, enum tm_tenant_role which);
 /** tm_tenant_role_name() - the name of role @which of @tenant into @out. */
 void tm_tenant_role_name(const char *tenant, enum tm_tenant_role which, char out[TM_ROLE_NAME_BUF]);
 
+/* ---- spec.hibernation: the tenant's ResourceSupervisor (docs/tenants.md#hibernation) ---- */
+
+#define TM_SUPERVISORS     "resourcesupervisors" /* the resource, in RBAC rules */
+#define TM_SUPERVISOR_KIND "ResourceSupervisor"
+#define TM_DEFAULT_TZ      "UTC" /* the CRDs' default timezone */
+
+/* A Tenant's spec.hibernation, read in place: the strings are lent by the Tenant's document. */
+struct tm_hibernation {
+	bool set;                      /* spec.hibernation is an object; the rest holds only then */
+	const char *sleep;             /* sleepSchedule, or NULL (absent or empty) */
+	const char *wake;              /* wakeSchedule, or NULL (absent or empty) */
+	const char *timezone;          /* never NULL once set: TM_DEFAULT_TZ when absent or empty */
+	bool enforce, allow_exclusion; /* absent: false */
+};
+
+/** tm_hibernation_parse() - @tenant's spec.hibernation into @out (zeroed when it is absent). */
+void tm_hibernation_parse(struct jval tenant, struct tm_hibernation *out /* OUT */);
+
+/**
+ * tm_resourcesupervisor() - the ResourceSupervisor landlord makes for @tenant's
+ * spec.hibernation: named as the tenant, labelled with landlord's labels for it, owned by it
+ * (ownerReference with its uid, controller: true), selecting the namespaces labelled
+ * landlord.dev/tenant=<tenant>, with the Tenant's schedule (timezone defaulted), enforce and
+ * allowWorkloadExclusion. Everything landlord owns of it: spec, labels and ownerReferences;
+ * never annotations (the owners' override), finalizers or status. Every field the CRD would
+ * default is written, so the object as stored compares equal. NULL when spec.hibernation is
+ * absent, or the Tenant has no name or uid (a stand-in for a deleted one).
+ */
+json_t *tm_resourcesupervisor(struct jval tenant);
+
+/** tm_supervisor_owned_by() - does @supervisor carry an ownerReference to the Tenant whose uid
+ * is @tenant_uid (NULL: false)? Only such a supervisor is the tenant's: others are never
+ * taken over. */
+bool tm_supervisor_owned_by(struct jval supervisor, const char *tenant_uid);
+
+/**
+ * tm_supervisor_owner_rule() - the rule of the owners' ClusterRole (TM_ROLE_OWNERS) that lets
+ * them change their supervisor's override: get, patch and update on resourcesupervisors by
+ * resourceNames [<tenant>] (the landlord-hibernation policy refuses any other change). Added by
+ * the controller only while the supervisor of that name is the tenant's.
+ */
+json_t *tm_supervisor_owner_rule(struct jval tenant);
+
 /** tm_pod_security() - spec.podSecurity or the configured default (static string). */
 const char *tm_pod_security(struct jval tenant, const struct lcfg *cfg);
 bool tm_network_isolation(struct jval tenant, const struct lcfg *cfg);

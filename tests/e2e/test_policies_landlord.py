@@ -293,7 +293,8 @@ def test_landlord_may_mark_its_helm_releases_anywhere_and_gains_no_reach_by_it(e
     core.patch_namespace(env.plain, mark, dry_run="All")
     msg = denied_by(SELF_POLICY, core.patch_namespace, env.plain, {"metadata": {
         "annotations": {"landlord.dev/helm.site": "tgi/site", "team": "x"}}}, dry_run="All")
-    assert "(elsewhere only its landlord.dev/helm.* annotations)" in msg, msg
+    assert ("(elsewhere only its landlord.dev/helm.* and landlord.dev/sleep-reserved "
+            "annotations and its landlord.dev/sleeping label)") in msg, msg
     denied_by(SELF_POLICY, core.patch_namespace, env.plain, {"metadata": {
         "annotations": {"landlord.dev/helm.site": "tgi/site"}, "labels": {"x": "y"}}},
         dry_run="All")

@@ -27,6 +27,7 @@
 #define CR      "clusterroles.rbac.authorization.k8s.io"
 #define CRB     "clusterrolebindings.rbac.authorization.k8s.io"
 #define NP      "networkpolicies.networking.k8s.io"
+#define RS      "resourcesupervisors.landlord.dev"
 
 struct env {
 	struct fake_api *f;
@@ -59,6 +60,7 @@ static struct fake_api *new_fake(void)
 	fake_api_add_gvr(f, &LL_TENANTS, true);
 	fake_api_add_gvr(f, &LL_PLANS, true);
 	fake_api_add_gvr(f, &LL_LANDLORDCONFIGS, true);
+	fake_api_add_gvr(f, &LL_RESOURCESUPERVISORS, true);
 	put(f, CR, "{\"metadata\":{\"name\":\"admin\"}}");
 	put(f, CR, "{\"metadata\":{\"name\":\"edit\"}}");
 	put(f, CR, "{\"metadata\":{\"name\":\"view\"}}");
@@ -824,6 +826,237 @@ static void test_tenant__a_plans_status_wakes_no_tenant(void **state)
 	assert_true(fake_mgr_reconciles("tenant") == before + 1);
 }
 
+/* ---- spec.hibernation: the tenant's ResourceSupervisor ---- */
+
+#define SLEEPY_HIB                                                                       \
+	"{\"sleepSchedule\":\"0 20 * * *\",\"wakeSchedule\":\"0 8 * * *\",\"timezone\":" \
+	"\"Europe/Berlin\",\"enforce\":true}"
+#define WANT_RS_SPEC                                                                    \
+	"{\"namespaces\":{\"labelSelector\":{\"matchLabels\":{\"landlord.dev/tenant\":" \
+	"\"acme\"}}},\"schedule\":{\"sleepSchedule\":\"0 20 * * *\",\"wakeSchedule\":"  \
+	"\"0 8 * * *\",\"timezone\":\"Europe/Berlin\"},\"enforce\":true,"               \
+	"\"allowWorkloadExclusion\":false}"
+
+/* ACME with spec.hibernation @hib (JSON text), or without it (NULL). */
+static void put_sleepy(struct fake_api *f, const char *hib)
+{
+	json_t *t = js(ACME);
+
+	if (hib)
+		json_object_set_new((json_t *)jx_get(t, "spec", NULL), "hibernation", js(hib));
+	fake_api_put(f, TENANTS, t);
+	json_decref(t);
+}
+
+static bool rs_spec_is(struct fake_api *f, void *ud)
+{
+	json_t *rs = fake_api_get(f, RS, NULL, "acme"), *want = js(ud);
+	bool ok = rs && json_equal(jx_get(rs, "spec", NULL), want);
+
+	json_decref(want);
+	json_decref(rs);
+	return ok;
+}
+
+/* The number of rules of the owners' ClusterRole, and whether the last is the supervisor's. */
+static size_t owner_rules(struct fake_api *f, bool *supervisor)
+{
+	json_t *cr = fake_api_get(f, CR, NULL, "landlord:tenant:acme:owners");
+	const json_t *rules = jx_get(cr, "rules", NULL);
+	const json_t *last = json_array_get(rules, json_array_size(rules) - 1);
+	size_t n = json_array_size(rules);
+
+	*supervisor =
+	        last &&
+	        strcmp(json_string_value(json_array_get(jx_get(last, "resources", NULL), 0)) ?: "",
+	               "resourcesupervisors") == 0;
+	json_decref(cr);
+	return n;
+}
+
+struct rules_want {
+	size_t n;
+	bool supervisor;
+};
+
+static bool owner_rules_are(struct fake_api *f, void *ud)
+{
+	const struct rules_want *w = ud;
+	bool supervisor;
+
+	return owner_rules(f, &supervisor) == w->n && supervisor == w->supervisor;
+}
+
+static void wait_owner_rules(struct fake_api *f, size_t n, bool supervisor)
+{
+	struct rules_want w = {n, supervisor};
+	bool has;
+
+	if (!fake_api_wait(f, owner_rules_are, &w))
+		fail_msg("the owners' role has %zu rules (supervisor's: %d), not %zu (%d)",
+		         owner_rules(f, &has), has, n, supervisor);
+}
+
+static void sleepy_provisioned(struct env *e)
+{
+	put(e->f, PLANS, GOLD);
+	put_sleepy(e->f, SLEEPY_HIB);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	wait_cond(e->f, "acme", "HibernationReady", "True", "Provisioned");
+}
+
+/* The supervisor is made for the tenant's namespaces, labelled and owned, and its owners may
+ * change its override by name; drift in what landlord owns is repaired, and the owners'
+ * override, others' labels and the supervisor controller's finalizer are left as they are. */
+static void test_tenant__hibernation_makes_and_keeps_the_tenants_supervisor(void **state)
+{
+	struct env *e = *state;
+	json_t *t, *rs, *ref;
+
+	sleepy_provisioned(e);
+	t = fake_api_get(e->f, TENANTS, NULL, "acme");
+	rs = fake_api_get(e->f, RS, NULL, "acme");
+	assert_non_null(rs);
+	assert_true(rs_spec_is(e->f, WANT_RS_SPEC));
+	assert_string_equal(jx_label(rs, "landlord.dev/tenant"), "acme");
+	assert_string_equal(jx_label(rs, "app.kubernetes.io/managed-by"), "landlord");
+	ref = json_array_get(jx_get(rs, "metadata", "ownerReferences", NULL), 0);
+	assert_string_equal(jx_str(ref, "uid", NULL), jx_uid(t));
+	assert_string_equal(jx_str(ref, "kind", NULL), "Tenant");
+	assert_true(jx_bool(ref, 0, "controller", NULL));
+	assert_null(jx_get(rs, "metadata", "annotations", NULL));
+	wait_owner_rules(e->f, 4, true);
+	wait_events(e->f, "HibernationCreated", "Normal", 1);
+
+	/* an administrator's edit, the owners' override, the supervisor controller's finalizer */
+	json_object_set_new((json_t *)jx_get(rs, "spec", "schedule", NULL), "sleepSchedule",
+	                    json_string("0 1 * * *"));
+	json_object_set_new((json_t *)jx_get(rs, "spec", "namespaces", NULL), "names",
+	                    js("[\"kube-system\"]"));
+	json_object_set_new((json_t *)jx_get(rs, "metadata", NULL), "annotations",
+	                    js("{\"landlord.dev/hibernation\":\"wake\"}"));
+	json_object_set_new((json_t *)jx_get(rs, "metadata", NULL), "finalizers",
+	                    js("[\"landlord.dev/finalizer\"]"));
+	json_object_del((json_t *)jx_get(rs, "metadata", "labels", NULL), "landlord.dev/tenant");
+	json_object_set_new((json_t *)jx_get(rs, "metadata", "labels", NULL), "team",
+	                    json_string("ops"));
+	fake_api_put(e->f, RS, rs);
+	json_decref(rs);
+	assert_true(fake_api_wait(e->f, rs_spec_is, WANT_RS_SPEC));
+	wait_obj(e->f, RS, NULL, "acme", true);
+	rs = fake_api_get(e->f, RS, NULL, "acme");
+	assert_string_equal(jx_annotation(rs, "landlord.dev/hibernation"), "wake");
+	assert_int_equal(json_array_size(jx_get(rs, "metadata", "finalizers", NULL)), 1);
+	assert_string_equal(
+	        json_string_value(json_array_get(jx_get(rs, "metadata", "finalizers", NULL), 0)),
+	        "landlord.dev/finalizer");
+	assert_string_equal(jx_label(rs, "landlord.dev/tenant"), "acme");
+	assert_string_equal(jx_label(rs, "team"), "ops");
+	json_decref(rs);
+	json_decref(t);
+}
+
+/* A supervisor of the tenant's name that is not the tenant's is reported and never written;
+ * once it goes, the tenant's own is made. */
+static void test_tenant__a_supervisor_of_the_tenants_name_is_never_taken_over(void **state)
+{
+	struct env *e = *state;
+	const char *theirs = "{\"metadata\":{\"name\":\"acme\",\"labels\":{\"landlord.dev/"
+	                     "tenant\":\"acme\",\"app.kubernetes.io/managed-by\":\"landlord\"}},"
+	                     "\"spec\":{\"namespaces\":{\"names\":[\"other\"]}}}";
+	json_t *before, *after, *t;
+	const json_t *c;
+
+	put(e->f, RS, theirs);
+	before = fake_api_get(e->f, RS, NULL, "acme");
+	put(e->f, PLANS, GOLD);
+	put_sleepy(e->f, SLEEPY_HIB);
+	wait_cond(e->f, "acme", "HibernationReady", "False", "HibernationConflict");
+	wait_cond(e->f, "acme", "Ready", "False", "HibernationConflict");
+	t = fake_api_get(e->f, TENANTS, NULL, "acme");
+	c = cond_find(jx_get(t, "status", "conditions", NULL), "HibernationReady");
+	assert_non_null(strstr(jx_str(c, "message", NULL), "ResourceSupervisor acme exists"));
+	after = fake_api_get(e->f, RS, NULL, "acme");
+	assert_true(json_equal(before, after)); /* not one write */
+	wait_owner_rules(e->f, 3, false);       /* and no right to it for the owners */
+	wait_events(e->f, "HibernationConflict", "Warning", 1);
+
+	assert_true(fake_api_delete(e->f, RS, NULL, "acme"));
+	wait_cond(e->f, "acme", "HibernationReady", "True", "Provisioned");
+	assert_true(fake_api_wait(e->f, rs_spec_is, WANT_RS_SPEC));
+	wait_owner_rules(e->f, 4, true);
+	json_decref(t);
+	json_decref(before);
+	json_decref(after);
+}
+
+static bool no_hibernation_condition(struct fake_api *f, void *ud)
+{
+	json_t *t = fake_api_get(f, TENANTS, NULL, "acme");
+	bool ok = t && jx_generation(t) == jx_int(t, 0, "status", "observedGeneration", NULL) &&
+	          !cond_find(jx_get(t, "status", "conditions", NULL), "HibernationReady");
+
+	(void)ud;
+	json_decref(t);
+	return ok;
+}
+
+/* Removing spec.hibernation deletes the supervisor (its finalizer wakes the namespaces). */
+static void test_tenant__removing_hibernation_deletes_the_supervisor(void **state)
+{
+	struct env *e = *state;
+
+	sleepy_provisioned(e);
+	wait_owner_rules(e->f, 4, true);
+	put_sleepy(e->f, NULL);
+	wait_obj(e->f, RS, NULL, "acme", false);
+	assert_true(fake_api_wait(e->f, no_hibernation_condition, NULL));
+	wait_owner_rules(e->f, 3, false);
+	wait_cond(e->f, "acme", "Ready", "True", "Provisioned");
+	wait_events(e->f, "HibernationRemoved", "Normal", 1);
+}
+
+static bool rs_deleting(struct fake_api *f, void *ud)
+{
+	json_t *rs = fake_api_get(f, RS, NULL, "acme");
+	bool ok = rs && jx_get(rs, "metadata", "deletionTimestamp", NULL);
+
+	(void)ud;
+	json_decref(rs);
+	return ok;
+}
+
+/* A deleted Tenant's supervisor goes first: its namespaces are released only once it is gone
+ * (woken by its finalizer, here the test's). */
+static void test_tenant__deletion_waits_until_the_supervisor_is_gone(void **state)
+{
+	struct env *e = *state;
+	json_t *rs, *ns;
+
+	sleepy_provisioned(e);
+	rs = fake_api_get(e->f, RS, NULL, "acme"); /* as the supervisor controller holds it */
+	json_object_set_new((json_t *)jx_get(rs, "metadata", NULL), "finalizers",
+	                    js("[\"landlord.dev/finalizer\"]"));
+	fake_api_put(e->f, RS, rs);
+	assert_true(fake_api_delete(e->f, TENANTS, NULL, "acme"));
+	assert_true(fake_api_wait(e->f, rs_deleting, NULL));
+	wait_cond(e->f, "acme", "HibernationReady", "False", "Pending");
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_string_equal(jx_label(ns, "landlord.dev/tenant"), "acme"); /* not released yet */
+	json_decref(ns);
+	json_decref(rs);
+
+	rs = fake_api_get(e->f, RS, NULL, "acme"); /* everything woken: the finalizer goes */
+	json_object_del((json_t *)jx_get(rs, "metadata", NULL), "finalizers");
+	fake_api_put(e->f, RS, rs);
+	wait_obj(e->f, TENANTS, NULL, "acme", false);
+	wait_obj(e->f, RS, NULL, "acme", false);
+	ns = fake_api_get(e->f, "namespaces", NULL, "acme-dev");
+	assert_string_equal(jx_annotation(ns, "landlord.dev/released-from"), "acme");
+	json_decref(ns);
+	json_decref(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +1097,16 @@ int main(void)
 	                test_tenant__a_plan_without_quota_gets_an_empty_quota, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_tenant__a_plans_status_wakes_no_tenant, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__hibernation_makes_and_keeps_the_tenants_supervisor, setup,
+	                teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__a_supervisor_of_the_tenants_name_is_never_taken_over, setup,
+	                teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__removing_hibernation_deletes_the_supervisor, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_tenant__deletion_waits_until_the_supervisor_is_gone, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -477,6 +477,128 @@ static void test_tenant_model__owners_create_namespaces_and_delete_only_theirs(v
 	jdoc_unref(t);
 }
 
+/* ---- spec.hibernation ---- */
+
+#define HIB_TENANT(hibernation)                                                 \
+	"{\"metadata\":{\"name\":\"acme\",\"uid\":\"u-1\"},\"spec\":{\"plan\":" \
+	"\"gold\"" hibernation "}}"
+
+static void test_tenant_model__no_hibernation_makes_no_supervisor(void **state)
+{
+	struct jdoc *t = jd(HIB_TENANT(""));
+	struct jdoc *not_object = jd(HIB_TENANT(",\"hibernation\":true"));
+	struct jdoc *stand_in = jd("{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"plan\":\"gold\","
+	                           "\"hibernation\":{}}}");
+	struct tm_hibernation h;
+
+	(void)state;
+	tm_hibernation_parse(jdoc_root(t), &h);
+	assert_false(h.set);
+	assert_null(h.timezone);
+	assert_null(tm_resourcesupervisor(jdoc_root(t)));
+	tm_hibernation_parse(jdoc_root(not_object), &h);
+	assert_false(h.set);
+	assert_null(tm_resourcesupervisor(jdoc_root(not_object)));
+	/* without a uid (a stand-in for a Tenant that is gone) there is nothing to own it */
+	assert_null(tm_resourcesupervisor(jdoc_root(stand_in)));
+	jdoc_unref(stand_in);
+	jdoc_unref(not_object);
+	jdoc_unref(t);
+}
+
+/* An empty spec.hibernation: asleep at once, in UTC, advisory, no exclusion. */
+static void test_tenant_model__empty_hibernation_is_read_with_the_crds_defaults(void **state)
+{
+	struct jdoc *t = jd(HIB_TENANT(",\"hibernation\":{\"sleepSchedule\":\"\"}"));
+	struct tm_hibernation h;
+
+	(void)state;
+	tm_hibernation_parse(jdoc_root(t), &h);
+	assert_true(h.set);
+	assert_null(h.sleep); /* empty is none, as the supervisor reads it */
+	assert_null(h.wake);
+	assert_string_equal(h.timezone, "UTC");
+	assert_false(h.enforce);
+	assert_false(h.allow_exclusion);
+	jdoc_unref(t);
+}
+
+/* Everything landlord owns of the supervisor, and nothing else (no annotations, finalizers or
+ * status: the owners' override and the supervisor controller's). */
+static void test_tenant_model__hibernation_becomes_the_tenants_supervisor(void **state)
+{
+	struct jdoc *t = jd(
+	        HIB_TENANT(",\"hibernation\":{\"sleepSchedule\":\"0 20 * * 1-5\",\"wakeSchedule\":"
+	                   "\"0 8 * * 1-5\",\"timezone\":\"Europe/Berlin\",\"enforce\":true,"
+	                   "\"allowWorkloadExclusion\":true}"));
+	struct jdoc *bare = jd(HIB_TENANT(",\"hibernation\":{}"));
+	json_t *rs = tm_resourcesupervisor(jdoc_root(t)), *sleep_now;
+	json_t *want =
+	        js("{\"apiVersion\":\"landlord.dev/v1alpha1\",\"kind\":\"ResourceSupervisor\","
+	           "\"metadata\":{\"name\":\"acme\",\"labels\":{\"app.kubernetes.io/managed-by\":"
+	           "\"landlord\",\"landlord.dev/tenant\":\"acme\"},\"ownerReferences\":[{"
+	           "\"apiVersion\":\"landlord.dev/v1alpha1\",\"kind\":\"Tenant\",\"name\":\"acme\","
+	           "\"uid\":\"u-1\",\"controller\":true}]},"
+	           "\"spec\":{\"namespaces\":{\"labelSelector\":{\"matchLabels\":{"
+	           "\"landlord.dev/tenant\":\"acme\"}}},\"schedule\":{\"sleepSchedule\":"
+	           "\"0 20 * * 1-5\",\"wakeSchedule\":\"0 8 * * 1-5\",\"timezone\":"
+	           "\"Europe/Berlin\"},\"enforce\":true,\"allowWorkloadExclusion\":true}}");
+	json_t *want_now = js("{\"namespaces\":{\"labelSelector\":{\"matchLabels\":{"
+	                      "\"landlord.dev/tenant\":\"acme\"}}},\"schedule\":{\"timezone\":"
+	                      "\"UTC\"},\"enforce\":false,\"allowWorkloadExclusion\":false}");
+
+	(void)state;
+	assert_true(json_equal(rs, want));
+	sleep_now = tm_resourcesupervisor(jdoc_root(bare));
+	assert_true(json_equal(json_object_get(sleep_now, "spec"), want_now));
+	json_decref(want_now);
+	json_decref(sleep_now);
+	json_decref(want);
+	json_decref(rs);
+	jdoc_unref(bare);
+	jdoc_unref(t);
+}
+
+/* A supervisor is the tenant's only by an ownerReference to its uid: a name or labels are not
+ * enough (an administrator's supervisor of the same name is never taken over). */
+static void test_tenant_model__a_supervisor_is_the_tenants_by_its_uid_only(void **state)
+{
+	struct jdoc *ours = jd("{\"metadata\":{\"name\":\"acme\",\"ownerReferences\":["
+	                       "{\"kind\":\"Other\",\"uid\":\"x\"},{\"kind\":\"Tenant\","
+	                       "\"name\":\"acme\",\"uid\":\"u-1\"}]}}");
+	struct jdoc *labelled = jd("{\"metadata\":{\"name\":\"acme\",\"labels\":{"
+	                           "\"landlord.dev/tenant\":\"acme\",\"app.kubernetes.io/"
+	                           "managed-by\":\"landlord\"},\"ownerReferences\":[{\"kind\":"
+	                           "\"Tenant\",\"name\":\"acme\",\"uid\":\"u-0\"}]}}");
+	struct jdoc *bare = jd("{\"metadata\":{\"name\":\"acme\"}}");
+
+	(void)state;
+	assert_true(tm_supervisor_owned_by(jdoc_root(ours), "u-1"));
+	assert_false(tm_supervisor_owned_by(jdoc_root(ours), "u-2"));
+	assert_false(tm_supervisor_owned_by(jdoc_root(ours), NULL));
+	assert_false(tm_supervisor_owned_by(jdoc_root(labelled), "u-1"));
+	assert_false(tm_supervisor_owned_by(jdoc_root(bare), "u-1"));
+	jdoc_unref(bare);
+	jdoc_unref(labelled);
+	jdoc_unref(ours);
+}
+
+/* The owners' rule: their own supervisor by name, and only the verbs an override needs. */
+static void test_tenant_model__owners_may_change_their_supervisor_by_name(void **state)
+{
+	struct jdoc *t = jd(HIB_TENANT(",\"hibernation\":{}"));
+	json_t *rule = tm_supervisor_owner_rule(jdoc_root(t));
+	json_t *want = js("{\"apiGroups\":[\"landlord.dev\"],\"resources\":"
+	                  "[\"resourcesupervisors\"],\"resourceNames\":[\"acme\"],"
+	                  "\"verbs\":[\"get\",\"patch\",\"update\"]}");
+
+	(void)state;
+	assert_true(json_equal(rule, want));
+	json_decref(want);
+	json_decref(rule);
+	jdoc_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +616,12 @@ int main(void)
 	        cmocka_unit_test(test_tenant_model__owners_role_grants_own_to_owners_only),
 	        cmocka_unit_test(
 	                test_tenant_model__owners_create_namespaces_and_delete_only_theirs),
+	        cmocka_unit_test(test_tenant_model__no_hibernation_makes_no_supervisor),
+	        cmocka_unit_test(
+	                test_tenant_model__empty_hibernation_is_read_with_the_crds_defaults),
+	        cmocka_unit_test(test_tenant_model__hibernation_becomes_the_tenants_supervisor),
+	        cmocka_unit_test(test_tenant_model__a_supervisor_is_the_tenants_by_its_uid_only),
+	        cmocka_unit_test(test_tenant_model__owners_may_change_their_supervisor_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
