@@ -137,36 +137,79 @@ static void opt_update(const struct jdoc *old_obj, const struct jdoc *new_obj, v
 	opt_add(new_obj, ud);
 }
 
-struct inf *hib_work(struct hib *h, enum hib_kind k)
+/* Is the CRD of optional kind @def installed (the CRD informer has it)? */
+static bool crd_installed(struct hib *h, const struct hib_kind_def *def)
+{
+	char name[256];
+	const struct jdoc *crd;
+
+	snprintf(name, sizeof(name), "%s.%s", def->gvr.resource, def->gvr.group);
+	crd = inf_get_ref(h->crds, NULL, name);
+	jdoc_unref(crd);
+	return crd != NULL;
+}
+
+/* An optional kind's informer, made once discovery serves it (NULL until then). */
+static struct inf *optional_informer(struct hib *h, const struct hib_kind_def *def)
+{
+	struct inf_opts opts = workload_opts(def);
+	char api_version[128];
+	struct kc_gvr gvr;
+	bool created = false;
+	struct inf *inf;
+
+	snprintf(api_version, sizeof(api_version), "%s/%s", def->gvr.group, def->gvr.version);
+	if (disc_lookup_kind(h->disc, api_version, def->gvr.kind, &gvr, NULL) != 0)
+		return NULL; /* not served (yet): looked up again at most every 10 s */
+	inf = mgr_informer_live(ctrl_mgr(h->ctl), &opts, &created);
+	if (created) {
+		inf_add_handler(inf, &(struct inf_handler){opt_add, opt_update, opt_add, h});
+		log_info("hibernation: watching an optional kind", "{s:s}", "kind", def->kind);
+	}
+	return inf;
+}
+
+struct inf *hib_work(struct sup_rec *r, enum hib_kind k)
 {
 	const struct hib_kind_def *def = &HIB_KINDS[k];
-	struct inf_opts opts = workload_opts(def);
-	struct kc_gvr gvr;
+	struct hib *h = r->h;
 	struct inf *inf;
-	char api_version[128];
-	bool created = false;
 
 	pthread_mutex_lock(&h->lock);
 	inf = h->work[k];
 	pthread_mutex_unlock(&h->lock);
-	if (inf == NULL && def->optional) {
-		snprintf(api_version, sizeof(api_version), "%s/%s", def->gvr.group,
-		         def->gvr.version);
-		if (disc_lookup_kind(h->disc, api_version, def->gvr.kind, &gvr, NULL) != 0)
-			return NULL; /* not served (yet): looked up again later, at most every 10 s
-			              */
-		inf = mgr_informer_live(ctrl_mgr(h->ctl), &opts, &created);
-		if (created)
-			inf_add_handler(inf,
-			                &(struct inf_handler){opt_add, opt_update, opt_add, h});
+	if (inf == NULL && def->optional && crd_installed(h, def)) {
+		inf = optional_informer(h, def);
 		pthread_mutex_lock(&h->lock);
-		h->work[k] = inf;
+		if (h->work[k] == NULL)
+			h->work[k] = inf;
 		pthread_mutex_unlock(&h->lock);
-		if (created)
-			log_info("hibernation: watching an optional kind", "{s:s}", "kind",
-			         def->kind);
 	}
-	return inf && inf_has_synced(inf) ? inf : NULL;
+	if (inf && inf_has_synced(inf))
+		return inf;
+	if (def->optional && crd_installed(h, def))
+		r->retry = true; /* installed, not read yet: look again after the back-off */
+	return NULL;
+}
+
+/* A CRD of an optional kind came or went: every supervisor looks again. */
+static void map_crd(const struct jdoc *crd, void (*emit)(const char *, void *), void *ctx, void *ud)
+{
+	struct hib *h = ud;
+	char name[256];
+
+	for (int k = 0; k < HK_COUNT; k++) {
+		snprintf(name, sizeof(name), "%s.%s", HIB_KINDS[k].gvr.resource,
+		         HIB_KINDS[k].gvr.group);
+		if (HIB_KINDS[k].optional && jd_name(crd) && strcmp(jd_name(crd), name) == 0) {
+			struct jdoc_list sups = inf_list_ref(h->supervisors, NULL);
+
+			for (size_t i = 0; i < sups.n; i++)
+				emit(jd_name(sups.items[i]), ctx);
+			jdoc_list_release(&sups);
+			return;
+		}
+	}
 }
 
 static int setup(struct controller *c, struct mgr *m, void *ud)
@@ -185,6 +228,10 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 	if (!h->supervisors || !h->namespaces || !h->quotas)
 		return -ENOMEM;
 	h->disc = disc_new(mgr_client(m));
+	h->crds = mgr_informer(m, &(struct inf_opts){.gvr = KC_CRDS, .metadata_only = true});
+	if (h->crds == NULL)
+		return -ENOMEM;
+	ctrl_watch_mapped(c, h->crds, map_crd, h);
 	for (int k = 0; k < HK_COUNT; k++) {
 		if (HIB_KINDS[k].optional)
 			continue; /* made once discovery finds it (hib_work()) */

@@ -59,15 +59,19 @@ extern const struct hib_kind_def HIB_KINDS[HK_COUNT];
 #define KEDA_PAUSED_REPLICAS "autoscaling.keda.sh/paused-replicas"
 #define KEDA_PAUSED          "autoscaling.keda.sh/paused"
 
-/** hib_work() - the synced informer of kind @k, or NULL (an optional kind not served yet, or
- * still loading: its workloads are left for a later reconcile). */
-struct inf *hib_work(struct hib *h, enum hib_kind k);
+struct sup_rec;
+/**
+ * hib_work() - the synced informer of kind @k, or NULL: an optional kind whose CRD is not
+ * installed (none of it to handle), or installed and not read yet (its workloads are left for a
+ * later reconcile: r->retry is set).
+ */
+struct inf *hib_work(struct sup_rec *r, enum hib_kind k);
 
 struct hib {
 	const char *zoneinfo_dir; /* NULL: the system's */
 	struct controller *ctl;
 	struct disc *disc; /* finds the optional kinds */
-	struct inf *supervisors, *namespaces, *quotas;
+	struct inf *supervisors, *namespaces, *quotas, *crds;
 	pthread_mutex_t lock;       /* work[] of optional kinds, once made */
 	struct inf *work[HK_COUNT]; /* NULL: an optional kind not found yet */
 	atomic_llong shift_ms;      /* the test clock's offset from the wall clock */

@@ -297,7 +297,7 @@ static void sleep_workload(struct sup_rec *r, enum hib_kind k, const struct jdoc
 
 static void sleep_kind(struct sup_rec *r, enum hib_kind k, const char *ns, struct ns_report *rep)
 {
-	struct inf *inf = hib_work(r->h, k);
+	struct inf *inf = hib_work(r, k);
 	struct jdoc_list all = inf ? inf_by_index_ref(inf, "namespace", ns) : (struct jdoc_list){0};
 
 	for (size_t i = 0; i < all.n; i++)
@@ -380,10 +380,16 @@ static bool wake_workload(struct sup_rec *r, enum hib_kind k, const struct jdoc 
 
 static bool wake_kind(struct sup_rec *r, enum hib_kind k, const char *ns, struct ns_report *rep)
 {
-	struct inf *inf = hib_work(r->h, k);
-	struct jdoc_list all = inf ? inf_by_index_ref(inf, "namespace", ns) : (struct jdoc_list){0};
-	bool done = inf != NULL || !HIB_KINDS[k].optional || r->h->work[k] == NULL;
+	bool retry = r->retry, done;
+	struct jdoc_list all = {0};
+	struct inf *inf;
 
+	r->retry = false;
+	inf = hib_work(r, k);
+	done = inf != NULL || !r->retry; /* read, or not installed; else not read yet */
+	r->retry = r->retry || retry;
+	if (inf)
+		all = inf_by_index_ref(inf, "namespace", ns);
 	for (size_t i = 0; i < all.n; i++)
 		done = wake_workload(r, k, all.items[i], rep) && done;
 	jdoc_list_release(&all);
@@ -427,7 +433,7 @@ size_t wl_short(struct sup_rec *r, const char *ns, struct ns_report *rep, bool r
 	size_t n = 0;
 
 	for (int k = HK_STATEFULSET; k <= HK_ROLLOUT; k++) {
-		struct inf *inf = hib_work(r->h, (enum hib_kind)k);
+		struct inf *inf = hib_work(r, (enum hib_kind)k);
 		struct jdoc_list all =
 		        inf ? inf_by_index_ref(inf, "namespace", ns) : (struct jdoc_list){0};
 

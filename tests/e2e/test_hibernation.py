@@ -28,6 +28,7 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, VERSION
+import tenants
 
 RS = "resourcesupervisors"
 SAVED = "landlord.dev/sleep-saved"
@@ -90,6 +91,15 @@ def job(name):
             "spec": {**spec, "suspend": False}}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def policies(installed):
+    """deploy/policies in force for this module's tests, and gone after them: later modules
+    assume a cluster without them unless they apply them."""
+    tenants.apply_policies(installed)
+    yield
+    tenants.remove_policies(installed)
+
+
 class Env:
     """One test's landlord (Kit), its namespaces and supervisors, and the workload APIs."""
 
@@ -99,7 +109,6 @@ class Env:
         self.batch = k8s.BatchV1Api(kit.admin)
         self.autoscaling = k8s.AutoscalingV2Api(kit.admin)
         self.supervisors = []
-        kit.apply_policies()
 
     # ---- landlord's clock ----
 

@@ -28,6 +28,7 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, MANAGED_BY, VERSION, forbidden, ignore_404
+import tenants
 from tenants import SELF_POLICY, TENANT_LABEL
 
 RS = "resourcesupervisors"
@@ -67,6 +68,15 @@ def refusal(fn):
     return None
 
 
+@pytest.fixture(scope="module", autouse=True)
+def policies(installed):
+    """deploy/policies in force for this module's tests, and gone after them: later modules
+    assume a cluster without them unless they apply them."""
+    tenants.apply_policies(installed)
+    yield
+    tenants.remove_policies(installed)
+
+
 class Env:
     """One test's landlord (Kit), its Tenant and the supervisors it leaves behind."""
 
@@ -74,7 +84,6 @@ class Env:
         self.kit = kit
         self.apps = k8s.AppsV1Api(kit.admin)
         self.extra = []  # supervisors the test makes as an administrator
-        kit.apply_policies()
 
     def tenant(self, prefixed, hibernation=None, **kw):
         """A Tenant owned by alice with these namespaces (and spec.hibernation), Ready."""
@@ -313,7 +322,6 @@ def rs_rule(names, verbs=("get", "patch", "update")):
 def test_landlord_may_let_owners_change_only_their_own_supervisor(kit, role, rule, allowed):
     """landlord-self-limits: the owners' role may get, patch and update the supervisor named as
     its tenant, by name, and nothing else of supervisors (dry runs as landlord)."""
-    kit.apply_policies()
     rbac = k8s.RbacAuthorizationV1Api(kit.client("landlord"))
 
     def create():

@@ -122,7 +122,9 @@ def test_api_server_calls_landlord_over_tls_with_its_own_ca(installed, tmp_path,
         base = f"https://127.0.0.1:{proc.webhook_port}"
         bundle = secret_data(installed, "ca-bundle.crt")
         assert v.metadata.labels["app.kubernetes.io/managed-by"] == "landlord"
-        assert {h.client_config.url for h in v.webhooks} == {f"{base}/validate"}
+        # /sleep: enforced hibernation's webhook (docs/hibernation.md)
+        assert {h.client_config.url for h in v.webhooks} == {f"{base}/validate",
+                                                            f"{base}/sleep"}
         assert {h.client_config.url for h in m.webhooks} == {f"{base}/mutate"}
         for h in v.webhooks + m.webhooks:
             assert base64.b64decode(h.client_config.ca_bundle).decode() == bundle
