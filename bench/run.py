@@ -7,5 +7,5 @@ import sys
 here = pathlib.Path(__file__).resolve().parent
 for script in ("informer_sync.py", "tenants.py", "restart.py", "idle.py", "plan_status.py",
                "quota_window.py", "admission_latency.py", "webhook_pods.py", "templates.py",
-               "helm.py"):
+               "helm.py", "hibernation.py"):
     subprocess.run([sys.executable, here / script, *sys.argv[1:]], check=True)

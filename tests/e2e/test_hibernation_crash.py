@@ -16,7 +16,7 @@ import json
 from kubernetes import client as k8s
 
 from kube import GROUP, VERSION
-from procs import start_controllers
+from procs import start_controllers, start_landlord
 from test_hibernation import cronjob, deployment
 
 CRASH_EXIT = 86
@@ -135,3 +135,57 @@ def crash_points(world):
         world.kit.custom.patch_cluster_custom_object(GROUP, VERSION, RS, world.name, {
             "metadata": {"annotations": {"landlord.dev/hibernation": None}}})
     assert n > 4, "the crash points did not cover the sleep and the wake"
+
+
+def test_a_second_replica_finishes_a_sleep_its_leader_died_in(kit):
+    """Two `landlord controller` replicas under leader election; the leader is killed in the
+    middle of a sleep (its API rate kept low, so that twenty Deployments take it seconds); the
+    follower takes the Lease and finishes: every workload asleep, saved, and the order kept."""
+    from test_landlord import delete_lease
+    delete_lease(kit.cluster)
+    apps = k8s.AppsV1Api(kit.admin)
+    nss = [kit.namespace(), kit.namespace()]
+    for ns in nss:
+        for i in range(10):
+            apps.create_namespaced_deployment(ns, deployment(f"web{i}", 2))
+    timing = ["--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "500ms",
+              "--kube-api-qps", "4", "--kube-api-burst", "1"]
+    leader = start_landlord(kit.cluster, kit.tmp_path, "controller", *timing, name="leader")
+    leader.wait_probe()
+    kit.cluster.wait_for(lambda: leader.metric("landlord_leader") == 1.0, 30, what="a leader")
+    follower = start_landlord(kit.cluster, kit.tmp_path, "controller", *timing, name="follower")
+    name = kit.name("rs")
+    try:
+        follower.wait_probe()
+        kit.custom.create_cluster_custom_object(GROUP, VERSION, RS, {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceSupervisor",
+            "metadata": {"name": name}, "spec": {"namespaces": {"names": nss}}})
+
+        def saved():
+            return [(ns, d.metadata.name) for ns in nss
+                    for d in apps.list_namespaced_deployment(ns).items
+                    if SAVED in (d.metadata.annotations or {})]
+        kit.cluster.wait_for(saved, 60, interval=0.05, what="the sleep begun")
+        leader.kill()
+        mid = saved()
+        assert 0 < len(mid) < 20, f"not killed mid-sleep: {len(mid)} of 20 asleep"
+        kit.cluster.wait_for(lambda: len(saved()) == 20, 60, what="the follower finishing")
+        assert follower.metric("landlord_leader") == 1.0
+        for ns in nss:
+            assert "landlord.dev/sleeping" in (kit.core.read_namespace(ns).metadata.labels or {})
+            assert all(d.spec.replicas == 0 and
+                       json.loads(d.metadata.annotations[SAVED])["value"] == 2
+                       for d in apps.list_namespaced_deployment(ns).items)
+        kit.custom.delete_cluster_custom_object(GROUP, VERSION, RS, name)
+        kit.cluster.wait_for(
+            lambda: all(d.spec.replicas == 2 for ns in nss
+                        for d in apps.list_namespaced_deployment(ns).items), 60,
+            what="woken by the follower at the deletion")
+    finally:
+        follower.stop()
+        try:
+            kit.custom.patch_cluster_custom_object(GROUP, VERSION, RS, name,
+                                                   {"metadata": {"finalizers": None}})
+            kit.custom.delete_cluster_custom_object(GROUP, VERSION, RS, name)
+        except k8s.rest.ApiException:
+            pass
