@@ -113,6 +113,11 @@ static void run(struct tool *t, bool sleep)
 	free(text);
 }
 
+static int num(const char *s)
+{
+	return (int)strtol(s, NULL, 10);
+}
+
 static int parse_args(int argc, char **argv, struct tool *t)
 {
 	static const struct option opts[] = {{"kubeconfig", required_argument, NULL, 'k'},
@@ -135,22 +140,22 @@ static int parse_args(int argc, char **argv, struct tool *t)
 			t->prefix = optarg;
 			break;
 		case 'n':
-			t->namespaces = atoi(optarg);
+			t->namespaces = num(optarg);
 			break;
 		case 'd':
-			t->deployments = atoi(optarg);
+			t->deployments = num(optarg);
 			break;
 		case 's':
 			t->name = optarg;
 			break;
 		case 'r':
-			t->replicas = atoi(optarg);
+			t->replicas = num(optarg);
 			break;
 		case 'q':
 			t->qps = atof(optarg);
 			break;
 		case 'b':
-			t->burst = atoi(optarg);
+			t->burst = num(optarg);
 			break;
 		default:
 			return -1;
