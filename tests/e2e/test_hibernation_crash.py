@@ -139,7 +139,7 @@ def crash_points(world):
 
 def test_a_second_replica_finishes_a_sleep_its_leader_died_in(kit):
     """Two `landlord controller` replicas under leader election; the leader is killed in the
-    middle of a sleep (its API rate kept low, so that twenty Deployments take it seconds); the
+    middle of a sleep (its API rate kept low, 20 requests a second, so that twenty Deployments take it about a second); the
     follower takes the Lease and finishes: every workload asleep, saved, and the order kept."""
     from test_landlord import delete_lease
     delete_lease(kit.cluster)
@@ -149,7 +149,7 @@ def test_a_second_replica_finishes_a_sleep_its_leader_died_in(kit):
         for i in range(10):
             apps.create_namespaced_deployment(ns, deployment(f"web{i}", 2))
     timing = ["--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "500ms",
-              "--kube-api-qps", "4", "--kube-api-burst", "1"]
+              "--kube-api-qps", "20", "--kube-api-burst", "1"]
     leader = start_landlord(kit.cluster, kit.tmp_path, "controller", *timing, name="leader")
     leader.wait_probe()
     kit.cluster.wait_for(lambda: leader.metric("landlord_leader") == 1.0, 30, what="a leader")
