@@ -218,14 +218,14 @@ wait_for 30 "$APISERVER_PID" kube-apiserver admin_curl "$API_URL/api/v1/namespac
 # (with another client QPS, for the quota benchmark). Deployments, ReplicaSets, StatefulSets,
 # Jobs and CronJobs make pods, which stay Pending (no kubelet runs here; the template roll-up
 # test marks some Running) and count in quotas; the HPA controller reports on its targets
-# (the hibernation tests: an HPA whose target sleeps at 0 replicas).
+# every 3 s (the hibernation tests: an HPA whose target sleeps at 0 replicas).
 KCFG=$D/kubeconfigs/kcm.kubeconfig
 printf '%s\n' \
 	--kubeconfig="$KCFG" --authentication-kubeconfig="$KCFG" --authorization-kubeconfig="$KCFG" \
 	--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-cert-publisher,deployment-controller,replicaset-controller,statefulset-controller,job-controller,cronjob-controller,horizontal-pod-autoscaler-controller \
 	--service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
 	--use-service-account-credentials=false --leader-elect=false --authentication-skip-lookup=true \
-	--kube-api-qps=200 --kube-api-burst=400 \
+	--kube-api-qps=200 --kube-api-burst=400 --horizontal-pod-autoscaler-sync-period=3s \
 	--bind-address=127.0.0.1 --secure-port="$KCM_PORT" --v=1 >"$D/kcm.args"
 mapfile -t kcm_args <"$D/kcm.args"
 setsid "$BIN_DIR/kube-controller-manager" "${kcm_args[@]}" \
