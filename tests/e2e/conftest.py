@@ -248,6 +248,16 @@ def installed(cluster):
     return tenants.install(cluster)
 
 
+@pytest.fixture(scope="module")
+def module_policies(installed):
+    """deploy/policies in force for one module's tests (pytestmark = usefixtures), and gone
+    after them: later modules assume a cluster without them unless they apply them."""
+    import tenants
+    tenants.apply_policies(installed)
+    yield
+    tenants.remove_policies(installed)
+
+
 @pytest.fixture
 def created(installed):
     """Cluster-scoped landlord.dev objects a test creates for real, as (plural, name) pairs:

@@ -28,7 +28,6 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, VERSION
-import tenants
 
 RS = "resourcesupervisors"
 SAVED = "landlord.dev/sleep-saved"
@@ -91,13 +90,7 @@ def job(name):
             "spec": {**spec, "suspend": False}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def policies(installed):
-    """deploy/policies in force for this module's tests, and gone after them: later modules
-    assume a cluster without them unless they apply them."""
-    tenants.apply_policies(installed)
-    yield
-    tenants.remove_policies(installed)
+pytestmark = pytest.mark.usefixtures("module_policies")
 
 
 class Env:

@@ -28,7 +28,6 @@ from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
 from kube import GROUP, MANAGED_BY, VERSION, forbidden, ignore_404
-import tenants
 from tenants import SELF_POLICY, TENANT_LABEL
 
 RS = "resourcesupervisors"
@@ -68,13 +67,7 @@ def refusal(fn):
     return None
 
 
-@pytest.fixture(scope="module", autouse=True)
-def policies(installed):
-    """deploy/policies in force for this module's tests, and gone after them: later modules
-    assume a cluster without them unless they apply them."""
-    tenants.apply_policies(installed)
-    yield
-    tenants.remove_policies(installed)
+pytestmark = pytest.mark.usefixtures("module_policies")
 
 
 class Env:
