@@ -106,6 +106,23 @@ carries a chart, installed by helm as acme's editor account, never as landlord:
   kubectl -n acme-dev get ti hi -o jsonpath='{.status.rows[0].release}'   # deployed, revision 1
   kubectl -n acme-dev delete configmap greeting-greeting     # drift: helm puts it back
 
+Hibernation (docs/hibernation.md): a ResourceSupervisor sleeps namespaces on a schedule; the
+override sleeps acme-dev now, until the next scheduled wake, and deleting it wakes everything:
+
+  kubectl -n acme-dev create deployment web --image=registry.k8s.io/pause:3.10 --replicas=2
+  kubectl apply -f - <<EOF
+  apiVersion: landlord.dev/v1alpha1
+  kind: ResourceSupervisor
+  metadata: {name: acme-nights}
+  spec:
+    namespaces: {names: [acme-dev]}
+    schedule: {sleepSchedule: "0 20 * * *", wakeSchedule: "0 8 * * *", timezone: Europe/Berlin}
+  EOF
+  kubectl annotate rsup acme-nights landlord.dev/hibernation=sleep   # rewritten to sleep-until=...
+  kubectl -n acme-dev get deploy web -o jsonpath='{.spec.replicas} {.metadata.annotations}'
+  kubectl get rsup                              # state, next transition, namespaces
+  kubectl delete rsup acme-nights               # web back at 2 replicas first
+
 Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
 
 MSG
