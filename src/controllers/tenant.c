@@ -26,6 +26,7 @@
 #include "controllers/tenant_internal.h"
 #include "kube/conditions.h"
 #include "kube/events.h"
+#include "kube/finalizers.h"
 #include "kube/status.h"
 #include "tenancy/landlordconfig_current.h"
 #include "tenancy/quotaplan.h"
@@ -402,43 +403,13 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 
 /* ---- finalizer ---- */
 
-static int finalizer_index(struct jval obj)
-{
-	struct jval finalizers = jval_path(obj, "metadata", "finalizers", NULL), v;
-	size_t i;
-
-	jval_foreach(finalizers, i, v)
-		if (tc_str_eq(jval_str(v), LANDLORD_FINALIZER))
-			return (int)i;
-	return -1;
-}
-
 /* Add or remove landlord's finalizer with a JSON patch that leaves other entries alone. */
 static bool set_finalizer(struct rec *r, bool present)
 {
-	int idx = finalizer_index(r->tenant);
-	char path[64];
-	json_t *body;
-	bool ok;
+	json_t *body = kc_finalizer_patch(r->tenant, LANDLORD_FINALIZER, present);
+	bool ok =
+	        body == NULL || tc_patch(r, &LL_TENANTS, NULL, r->name, KC_PATCH_JSON, body, NULL);
 
-	if ((idx >= 0) == present)
-		return true;
-	if (present && jval_type(jval_path(r->tenant, "metadata", "finalizers", NULL)) != JT_NONE)
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "op", "test", "path",
-		                 "/metadata/resourceVersion", "value",
-		                 jval_resource_version(r->tenant), "op", "add", "path",
-		                 "/metadata/finalizers/-", "value", LANDLORD_FINALIZER);
-	else if (present)
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:[s]}]", "op", "test", "path",
-		                 "/metadata/resourceVersion", "value",
-		                 jval_resource_version(r->tenant), "op", "add", "path",
-		                 "/metadata/finalizers", "value", LANDLORD_FINALIZER);
-	else {
-		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
-		                 LANDLORD_FINALIZER, "op", "remove", "path", path);
-	}
-	ok = tc_patch(r, &LL_TENANTS, NULL, r->name, KC_PATCH_JSON, body, NULL);
 	json_decref(body);
 	return ok;
 }
@@ -640,7 +611,8 @@ static struct ctrl_result reconcile(struct controller *c, const char *key, void 
 	r.plan_doc = inf_get_ref(t->plans, NULL, jd_str(doc, "spec", "plan", NULL) ?: "");
 	r.plan = jdoc_root(r.plan_doc);
 	if (tc_doc_deleting(doc))
-		res = finalizer_index(r.tenant) >= 0 ? teardown(&r) : CTRL_RESULT_DONE;
+		res = kc_finalizer_index(r.tenant, LANDLORD_FINALIZER) >= 0 ? teardown(&r)
+		                                                            : CTRL_RESULT_DONE;
 	else
 		res = provision(&r);
 out:

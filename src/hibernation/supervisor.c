@@ -23,6 +23,7 @@
 #include "hibernation/supervisor_internal.h"
 #include "http/server.h"
 #include "kube/discovery.h"
+#include "kube/finalizers.h"
 #include "kube/status.h"
 #include "tenancy/cron.h"
 #include "tenancy/landlordconfig_current.h"
@@ -292,43 +293,13 @@ bool sup_patch(struct sup_rec *r, const struct kc_gvr *gvr, const char *ns, cons
 	return ok;
 }
 
-static int finalizer_index(const struct jdoc *sup)
-{
-	struct jval list = jd_get(sup, "metadata", "finalizers", NULL), v;
-	size_t i;
-
-	jval_foreach(list, i, v)
-		if (jval_str(v) && strcmp(jval_str(v), LANDLORD_FINALIZER) == 0)
-			return (int)i;
-	return -1;
-}
-
 /* Add or remove landlord's finalizer, leaving other entries alone. */
 static bool set_finalizer(struct sup_rec *r, bool present)
 {
-	int idx = finalizer_index(r->sup);
-	char path[64];
-	json_t *body;
-	bool ok;
+	json_t *body = kc_finalizer_patch(jdoc_root(r->sup), LANDLORD_FINALIZER, present);
+	bool ok = body == NULL ||
+	          sup_patch(r, &LL_RESOURCESUPERVISORS, NULL, r->name, KC_PATCH_JSON, body, NULL);
 
-	if ((idx >= 0) == present)
-		return true;
-	if (present && jd_get(r->sup, "metadata", "finalizers", NULL).doc != NULL)
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "op", "test", "path",
-		                 "/metadata/resourceVersion", "value", jd_resource_version(r->sup),
-		                 "op", "add", "path", "/metadata/finalizers/-", "value",
-		                 LANDLORD_FINALIZER);
-	else if (present)
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:[s]}]", "op", "test", "path",
-		                 "/metadata/resourceVersion", "value", jd_resource_version(r->sup),
-		                 "op", "add", "path", "/metadata/finalizers", "value",
-		                 LANDLORD_FINALIZER);
-	else {
-		snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
-		body = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
-		                 LANDLORD_FINALIZER, "op", "remove", "path", path);
-	}
-	ok = sup_patch(r, &LL_RESOURCESUPERVISORS, NULL, r->name, KC_PATCH_JSON, body, NULL);
 	json_decref(body);
 	return ok;
 }

@@ -388,38 +388,6 @@ bool tpl_fingerprint_swap(struct templates *t, const char *key, const char *befo
 
 /* ---------- what both controllers write the same way ---------- */
 
-int tpl_finalizer_index(struct jval obj)
-{
-	struct jval finalizers = jval_path(obj, "metadata", "finalizers", NULL), v;
-	size_t i;
-
-	jval_foreach(finalizers, i, v)
-		if (jval_str(v) && strcmp(jval_str(v), LANDLORD_FINALIZER) == 0)
-			return (int)i;
-	return -1;
-}
-
-json_t *tpl_finalizer_patch(struct jval obj, bool present)
-{
-	int idx = tpl_finalizer_index(obj);
-	bool have_list = jval_type(jval_path(obj, "metadata", "finalizers", NULL)) != JT_NONE;
-	char path[64];
-
-	if ((idx >= 0) == present)
-		return NULL;
-	if (present)
-		return json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:o}]", "op", "test", "path",
-		                 "/metadata/resourceVersion", "value", jval_resource_version(obj),
-		                 "op", "add", "path",
-		                 have_list ? "/metadata/finalizers/-" : "/metadata/finalizers",
-		                 "value",
-		                 have_list ? json_string(LANDLORD_FINALIZER)
-		                           : json_pack("[s]", LANDLORD_FINALIZER));
-	snprintf(path, sizeof(path), "/metadata/finalizers/%d", idx);
-	return json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", path, "value",
-	                 LANDLORD_FINALIZER, "op", "remove", "path", path);
-}
-
 json_t *tpl_status_changes(struct jval obj, const json_t *want)
 {
 	json_t *changes = json_object(), *v;

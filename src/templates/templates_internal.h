@@ -158,14 +158,6 @@ int ti_account_ensure(struct templates *t, const char *ns, const struct ti_accou
 /** ti_accounts_release() - delete @ns's accounts and bindings (no instance left there). */
 void ti_accounts_release(struct templates *t, const char *ns);
 
-/** tpl_finalizer_index() - where landlord's finalizer is in @obj's, or -1. */
-int tpl_finalizer_index(struct jval obj);
-/**
- * tpl_finalizer_patch() - the JSON patch that adds (@present) or removes landlord's finalizer
- * of @obj and leaves other entries alone (guarded by its resourceVersion, or by a test of the
- * entry removed); NULL when there is nothing to change.
- */
-json_t *tpl_finalizer_patch(struct jval obj, bool present);
 /** tpl_status_changes() - the fields of @want that differ from @obj's status (new object). */
 json_t *tpl_status_changes(struct jval obj, const json_t *want);
 /** tpl_sooner() - @res, or a requeue after @wait_ms when that comes sooner. */

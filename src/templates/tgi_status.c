@@ -14,6 +14,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "kube/conditions.h"
+#include "kube/finalizers.h"
 #include "kube/selector.h"
 #include "templates/tgi_internal.h"
 #include "tenancy/landlordconfig_current.h"
@@ -169,12 +170,12 @@ int tgi_write_status_kinds(struct tgi_rec *r)
 
 bool tgi_has_finalizer(const struct tgi_rec *r)
 {
-	return tpl_finalizer_index(r->tgi) >= 0;
+	return kc_finalizer_index(r->tgi, LANDLORD_FINALIZER) >= 0;
 }
 
 int tgi_set_finalizer(struct tgi_rec *r, bool present)
 {
-	json_t *body = tpl_finalizer_patch(r->tgi, present);
+	json_t *body = kc_finalizer_patch(r->tgi, LANDLORD_FINALIZER, present);
 	int rc = body ? tgi_patch(r, NULL, KC_PATCH_JSON, body) : 0;
 
 	json_decref(body);

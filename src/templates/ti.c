@@ -20,6 +20,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "kube/conditions.h"
+#include "kube/finalizers.h"
 #include "kube/selector.h"
 #include "templates/ti_internal.h"
 #include "tenancy/render.h"
@@ -120,7 +121,7 @@ static int setup(struct controller *c, struct mgr *m, void *ud)
 /* Add or remove landlord's finalizer. */
 static int set_finalizer(struct ti_rec *r, bool present)
 {
-	json_t *body = tpl_finalizer_patch(r->ti, present);
+	json_t *body = kc_finalizer_patch(r->ti, LANDLORD_FINALIZER, present);
 	int rc = body ? ti_patch(r, NULL, KC_PATCH_JSON, body) : 0;
 
 	json_decref(body);
@@ -407,7 +408,7 @@ static struct ctrl_result teardown(struct ti_rec *r)
 	bool changed;
 	int rc = 0;
 
-	if (tpl_finalizer_index(r->ti) < 0 || !still_finalized(r))
+	if (kc_finalizer_index(r->ti, LANDLORD_FINALIZER) < 0 || !still_finalized(r))
 		return CTRL_RESULT_DONE;
 	if (r->ns && jd_str(r->ns, "metadata", "deletionTimestamp", NULL) == NULL &&
 	    ti_account_for(r->ns_name, r->ns_labels, r->writer, &r->account) == 0) {
