@@ -143,6 +143,9 @@ json_t *report_status(const struct sup_rec *r, const char *invalid)
 	json_object_set_new(status, "namespaceCount", json_integer((json_int_t)r->nns));
 	json_object_set_new(status, "namespaces", namespaces(r));
 	json_object_set_new(status, "workloads", workloads(r));
+	if (r->more_items)
+		json_object_set_new(status, "workloadsNotListed",
+		                    json_integer((json_int_t)r->more_items));
 	json_object_set_new(status, "transitions", transitions(r, state));
 	if (!invalid && r->d.state == SCHED_SLEEPING && r->reserved_used)
 		json_object_set_new(status, "freed", freed(r));

@@ -663,3 +663,17 @@ def test_keda_and_argo_rollouts_sleep_and_come_back_as_they_were(env):
 
 
 KEDA_PR = "autoscaling.keda.sh/paused-replicas"
+
+
+def test_status_names_at_most_twenty_workloads_and_counts_the_rest(env):
+    ns = env.kit.namespace()
+    for i in range(22):  # each skipped and reported: at 0 they would lose their volumes
+        env.create(ns, statefulset(f"db{i}", 1, when_scaled="Delete"))
+    name = env.supervisor([ns])
+
+    def reported():
+        st = env.status(name)
+        return st if st.get("workloadsNotListed") == 2 else None
+    st = env.kit.cluster.wait_for(reported, TIMEOUT, what="20 listed, 2 counted")
+    assert len(st["workloads"]) == 20
+    assert next(r for r in st["namespaces"] if r["name"] == ns)["skipped"] == 22
