@@ -30,28 +30,40 @@ static void json_extend_ops(json_t *body, json_t *take)
 	json_decref(take);
 }
 
-bool ns_selected(const struct jdoc *sup, const struct jdoc *ns)
+struct sel *ns_selector(const struct jdoc *sup)
+{
+	struct jval ls = jd_get(sup, "spec", "namespaces", "labelSelector", NULL);
+	json_t *sel_json;
+	struct sel *sel = NULL;
+
+	if (jval_type(ls) != JT_OBJECT)
+		return NULL;
+	sel_json = jval_to_json(ls);
+	if (sel_from_json(sel_json, &sel, NULL) != 0)
+		sel = NULL; /* the CRD's schema keeps this from happening: selects nothing */
+	json_decref(sel_json);
+	return sel;
+}
+
+static const char *ns_label(const char *key, void *ud)
+{
+	return jd_label(ud, key);
+}
+
+bool ns_selected(const struct jdoc *sup, const struct sel *sel, const struct jdoc *ns)
 {
 	struct jval names = jd_get(sup, "spec", "namespaces", "names", NULL), v;
-	struct jval ls = jd_get(sup, "spec", "namespaces", "labelSelector", NULL);
 	const char *name = jd_name(ns);
-	json_t *sel_json = NULL, *labels = NULL;
-	struct sel *sel = NULL;
+	struct sel *own = sel ? NULL : ns_selector(sup);
 	bool found = false;
 	size_t i;
 
 	jval_foreach(names, i, v)
 		if (jval_str(v) && name && strcmp(jval_str(v), name) == 0)
-			return true;
-	if (jval_type(ls) != JT_OBJECT)
-		return false;
-	sel_json = jval_to_json(ls);
-	labels = jval_to_json(jd_get(ns, "metadata", "labels", NULL));
-	if (sel_from_json(sel_json, &sel, NULL) == 0)
-		found = sel_matches(sel, labels);
-	sel_free(sel);
-	json_decref(labels);
-	json_decref(sel_json);
+			found = true;
+	if (!found && (sel || own))
+		found = sel_matches_lookup(sel ? sel : own, ns_label, (void *)ns);
+	sel_free(own);
 	return found;
 }
 
@@ -305,10 +317,12 @@ static struct jdoc_list candidates(struct sup_rec *r)
 void ns_reconcile_all(struct sup_rec *r)
 {
 	struct jdoc_list all = candidates(r);
+	struct sel *sel = ns_selector(r->sup); /* once, not per namespace */
 
 	for (size_t i = 0; i < all.n; i++) {
 		const struct jdoc *ns = all.items[i];
-		bool wanted = !r->deleting && ns_selected(r->sup, ns) && !ns_excluded(r->cfg, ns);
+		bool wanted =
+		        !r->deleting && ns_selected(r->sup, sel, ns) && !ns_excluded(r->cfg, ns);
 		struct ns_report *rep;
 
 		if (i > 0 && strcmp(jd_name(all.items[i - 1]), jd_name(ns)) == 0)
@@ -321,5 +335,6 @@ void ns_reconcile_all(struct sup_rec *r)
 		else
 			wake_one(r, ns, rep);
 	}
+	sel_free(sel);
 	jdoc_list_release(&all);
 }

@@ -75,7 +75,7 @@ static void emit_selecting(struct hib *h, const struct jdoc *ns, void (*emit)(co
 	char holder[254];
 
 	for (size_t i = 0; i < sups.n; i++)
-		if (ns_selected(sups.items[i], ns))
+		if (ns_selected(sups.items[i], NULL, ns))
 			emit(jd_name(sups.items[i]), ctx);
 	jdoc_list_release(&sups);
 	if (ns_sleeper(ns, holder, sizeof(holder)))

@@ -120,8 +120,14 @@ bool sup_patch(struct sup_rec *r, const struct kc_gvr *gvr, const char *ns, cons
                enum kc_patch_type type, const json_t *body, int *rc /* OUT, or NULL */);
 
 /* namespaces.c */
-/** ns_selected() - does supervisor @sup select namespace @ns (before any exclusion)? */
-bool ns_selected(const struct jdoc *sup, const struct jdoc *ns);
+struct sel;
+/** ns_selector() - @sup's spec.namespaces.labelSelector, parsed (sel_free()); NULL: none. */
+struct sel *ns_selector(const struct jdoc *sup);
+/**
+ * ns_selected() - does supervisor @sup select namespace @ns (before any exclusion)? @sel: its
+ * ns_selector(), or NULL to parse it here (a caller asking about many namespaces parses once).
+ */
+bool ns_selected(const struct jdoc *sup, const struct sel *sel, const struct jdoc *ns);
 /** ns_excluded() - a namespace no supervisor touches: why, or NULL. */
 const char *ns_excluded(const struct lcfg *cfg, const struct jdoc *ns);
 /** ns_sleeper() - the supervisor whose sleep holds @ns (its reservation), or NULL. */
