@@ -226,7 +226,7 @@ static void create(struct rec *r, const json_t *want)
 
 void tc_sync_supervisor(struct rec *r)
 {
-	json_t *want = tm_resourcesupervisor(r->tenant);
+	json_t *want = tm_resourcesupervisor(r->tenant, lcfg_argocd(r->cfg) != NULL);
 	const struct jdoc *have = inf_get_ref(r->t->supervisors, NULL, r->name);
 	bool ours = have && tm_supervisor_owned_by(jdoc_root(have), tenant_uid(r));
 

@@ -35,6 +35,9 @@
 /* A timer fires this long after the transition's second, so the clock has reached it. */
 #define TIMER_SLACK_MS 50
 
+const struct kc_gvr HIB_APPPROJECTS = {"argoproj.io", "v1alpha1", "appprojects", "AppProject",
+                                       true};
+
 /* The projections: what the reconcile reads of each workload. */
 static const char *const KEEP_WORKLOAD[] = {"metadata.name",
                                             "metadata.namespace",
@@ -50,6 +53,10 @@ static const char *const KEEP_WORKLOAD[] = {"metadata.name",
                                             "status.conditions",
                                             "status.replicas",
                                             NULL};
+/* What the sync window needs of an AppProject (syncwindow.c). */
+static const char *const KEEP_PROJECT[] = {
+        "metadata.name",        "metadata.namespace", "metadata.resourceVersion",
+        "metadata.annotations", "spec.syncWindows",   NULL};
 /* Annotations are kept (a patch must know whether the map exists), but not kubectl's copy. */
 static const char *const DROP_WORKLOAD[] = {
         "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", NULL};
@@ -138,59 +145,111 @@ static void opt_update(const struct jdoc *old_obj, const struct jdoc *new_obj, v
 	opt_add(new_obj, ud);
 }
 
-/* Is the CRD of optional kind @def installed (the CRD informer has it)? */
-static bool crd_installed(struct hib *h, const struct hib_kind_def *def)
+/* Is the CRD of optional resource @gvr installed (the CRD informer has it)? */
+static bool crd_installed(struct hib *h, const struct kc_gvr *gvr)
 {
 	char name[256];
 	const struct jdoc *crd;
 
-	snprintf(name, sizeof(name), "%s.%s", def->gvr.resource, def->gvr.group);
+	snprintf(name, sizeof(name), "%s.%s", gvr->resource, gvr->group);
 	crd = inf_get_ref(h->crds, NULL, name);
 	jdoc_unref(crd);
 	return crd != NULL;
 }
 
 /* An optional kind's informer, made once discovery serves it (NULL until then). */
-static struct inf *optional_informer(struct hib *h, const struct hib_kind_def *def)
+static struct inf *optional_informer(struct hib *h, const struct inf_opts *opts,
+                                     const struct inf_handler *handler)
 {
-	struct inf_opts opts = workload_opts(def);
+	struct inf_opts served = *opts;
 	char api_version[128];
-	struct kc_gvr gvr;
 	bool created = false;
 	struct inf *inf;
 
-	snprintf(api_version, sizeof(api_version), "%s/%s", def->gvr.group, def->gvr.version);
-	if (disc_lookup_kind(h->disc, api_version, def->gvr.kind, &gvr, NULL) != 0)
+	snprintf(api_version, sizeof(api_version), "%s/%s", opts->gvr.group, opts->gvr.version);
+	if (disc_lookup_kind(h->disc, api_version, opts->gvr.kind, &served.gvr, NULL) != 0)
 		return NULL; /* not served (yet): looked up again at most every 10 s */
-	inf = mgr_informer_live(ctrl_mgr(h->ctl), &opts, &created);
+	inf = mgr_informer_live(ctrl_mgr(h->ctl), &served, &created);
 	if (created) {
-		inf_add_handler(inf, &(struct inf_handler){opt_add, opt_update, opt_add, h});
-		log_info("hibernation: watching an optional kind", "{s:s}", "kind", def->kind);
+		inf_add_handler(inf, handler);
+		log_info("hibernation: watching an optional kind", "{s:s}", "kind", opts->gvr.kind);
 	}
 	return inf;
+}
+
+/*
+ * The synced informer in *@slot, made once the CRD of @opts->gvr is installed and served;
+ * NULL while it is not (r->retry set when installed but not read yet).
+ */
+static struct inf *optional_synced(struct sup_rec *r, struct inf **slot,
+                                   const struct inf_opts *opts, const struct inf_handler *handler)
+{
+	struct hib *h = r->h;
+	struct inf *inf;
+
+	pthread_mutex_lock(&h->lock);
+	inf = *slot;
+	pthread_mutex_unlock(&h->lock);
+	if (inf == NULL && crd_installed(h, &opts->gvr)) {
+		inf = optional_informer(h, opts, handler);
+		pthread_mutex_lock(&h->lock);
+		if (*slot == NULL)
+			*slot = inf;
+		pthread_mutex_unlock(&h->lock);
+	}
+	if (inf && inf_has_synced(inf))
+		return inf;
+	if (crd_installed(h, &opts->gvr))
+		r->retry = true; /* installed, not read yet: look again after the back-off */
+	return NULL;
 }
 
 struct inf *hib_work(struct sup_rec *r, enum hib_kind k)
 {
 	const struct hib_kind_def *def = &HIB_KINDS[k];
-	struct hib *h = r->h;
-	struct inf *inf;
+	struct inf_opts opts = workload_opts(def);
 
-	pthread_mutex_lock(&h->lock);
-	inf = h->work[k];
-	pthread_mutex_unlock(&h->lock);
-	if (inf == NULL && def->optional && crd_installed(h, def)) {
-		inf = optional_informer(h, def);
-		pthread_mutex_lock(&h->lock);
-		if (h->work[k] == NULL)
-			h->work[k] = inf;
-		pthread_mutex_unlock(&h->lock);
+	if (!def->optional)
+		return r->h->work[k];
+	return optional_synced(r, &r->h->work[k], &opts,
+	                       &(struct inf_handler){opt_add, opt_update, opt_add, r->h});
+}
+
+/* An AppProject matters to the supervisors naming it and to those holding its window. */
+static void project_add(const struct jdoc *project, void *ud)
+{
+	struct hib *h = ud;
+	const char *holders = jd_annotation(project, SLEEP_WINDOW_ANNOTATION);
+	struct jdoc_list sups = inf_list_ref(h->supervisors, NULL);
+
+	for (size_t i = 0; i < sups.n; i++) {
+		struct jval names = jd_get(sups.items[i], "spec", "argocd", "appProjects", NULL), v;
+		const char *name = jd_name(sups.items[i]);
+		bool wanted = holders && strstr(holders, name);
+		size_t j;
+
+		jval_foreach(names, j, v)
+			wanted = wanted ||
+			         (jval_str(v) && strcmp(jval_str(v), jd_name(project)) == 0);
+		if (wanted)
+			ctrl_enqueue(h->ctl, name);
 	}
-	if (inf && inf_has_synced(inf))
-		return inf;
-	if (def->optional && crd_installed(h, def))
-		r->retry = true; /* installed, not read yet: look again after the back-off */
-	return NULL;
+	jdoc_list_release(&sups);
+}
+
+static void project_update(const struct jdoc *old_obj, const struct jdoc *new_obj, void *ud)
+{
+	project_add(old_obj, ud);
+	project_add(new_obj, ud);
+}
+
+struct inf *hib_projects(struct sup_rec *r)
+{
+	return optional_synced(
+	        r, &r->h->projects,
+	        &(struct inf_opts){
+	                .gvr = HIB_APPPROJECTS, .keep = KEEP_PROJECT, .drop = DROP_WORKLOAD},
+	        &(struct inf_handler){project_add, project_update, project_add, r->h});
 }
 
 /* A CRD of an optional kind came or went: every supervisor looks again. */
@@ -199,10 +258,12 @@ static void map_crd(const struct jdoc *crd, void (*emit)(const char *, void *), 
 	struct hib *h = ud;
 	char name[256];
 
-	for (int k = 0; k < HK_COUNT; k++) {
-		snprintf(name, sizeof(name), "%s.%s", HIB_KINDS[k].gvr.resource,
-		         HIB_KINDS[k].gvr.group);
-		if (HIB_KINDS[k].optional && jd_name(crd) && strcmp(jd_name(crd), name) == 0) {
+	for (int k = 0; k <= HK_COUNT; k++) {
+		const struct kc_gvr *gvr = k < HK_COUNT ? &HIB_KINDS[k].gvr : &HIB_APPPROJECTS;
+
+		snprintf(name, sizeof(name), "%s.%s", gvr->resource, gvr->group);
+		if ((k == HK_COUNT || HIB_KINDS[k].optional) && jd_name(crd) &&
+		    strcmp(jd_name(crd), name) == 0) {
 			struct jdoc_list sups = inf_list_ref(h->supervisors, NULL);
 
 			for (size_t i = 0; i < sups.n; i++)
@@ -470,6 +531,17 @@ static struct ctrl_result outcome(struct sup_rec *r, int64_t now_ms_at)
 	return CTRL_RESULT_AFTER(wait > TIMER_SLACK_MS ? wait : TIMER_SLACK_MS);
 }
 
+/* After a wake: is every namespace of the supervisor awake, its reservation gone too? */
+static bool nothing_asleep(const struct sup_rec *r)
+{
+	if (r->retry || r->waiting_pods)
+		return false;
+	for (size_t i = 0; i < r->nns; i++)
+		if (r->nss[i].sleeping)
+			return false;
+	return true;
+}
+
 static void run(struct sup_rec *r)
 {
 	struct ll_err err = {{0}};
@@ -479,7 +551,7 @@ static void run(struct sup_rec *r)
 	if (r->deleting) {
 		r->d = (struct sched_decision){.state = SCHED_RUNNING};
 		ns_reconcile_all(r);
-		if (!r->retry)
+		if (nothing_asleep(r) && win_release_all(r) && !r->retry)
 			set_finalizer(r, false);
 		return;
 	}
@@ -493,7 +565,11 @@ static void run(struct sup_rec *r)
 	}
 	if (ov_text)
 		settle_override(r, ov_text);
-	ns_reconcile_all(r);
+	/* The window comes before anything sleeps and goes after everything woke. */
+	if (r->d.state != SCHED_SLEEPING || win_hold_all(r))
+		ns_reconcile_all(r);
+	if (r->d.state != SCHED_SLEEPING && nothing_asleep(r))
+		win_release_all(r);
 	write_status(r, NULL);
 }
 

@@ -5,6 +5,7 @@
  *   namespaces.c  which namespaces, and each one's label and quota reservation
  *   workloads.c   each workload's sleep and wake (one guarded JSON patch each)
  *   report.c      status: namespaces, workloads reported, transitions, freed, conditions
+ *   syncwindow.c  the Argo CD deny sync window held on spec.argocd.appProjects while asleep
  */
 #ifndef LANDLORD_SUPERVISOR_INTERNAL_H
 #define LANDLORD_SUPERVISOR_INTERNAL_H
@@ -22,12 +23,13 @@
 #include "tenancy/landlordconfig.h"
 
 /* Labels and annotations of the feature (docs/hibernation.md). */
-#define LABEL_SLEEPING       "landlord.dev/sleeping" /* advisory or enforced */
-#define LABEL_HIB_EXCLUDE    "landlord.dev/hibernation-exclude"
-#define SLEEPING_ADVISORY    "advisory"
-#define SLEEPING_ENFORCED    "enforced"
-#define REPORT_WORKLOADS_MAX 20 /* status.workloads */
-#define REPORT_TRANSITIONS   10 /* status.transitions */
+#define LABEL_SLEEPING          "landlord.dev/sleeping" /* advisory or enforced */
+#define LABEL_HIB_EXCLUDE       "landlord.dev/hibernation-exclude"
+#define SLEEPING_ADVISORY       "advisory"
+#define SLEEPING_ENFORCED       "enforced"
+#define SLEEP_WINDOW_ANNOTATION "landlord.dev/sleep-window" /* on AppProjects: the holders */
+#define REPORT_WORKLOADS_MAX    20                          /* status.workloads */
+#define REPORT_TRANSITIONS      10                          /* status.transitions */
 
 /*
  * The kinds that sleep. The workloads first, in the default wake order (StatefulSets first;
@@ -59,6 +61,9 @@ extern const struct hib_kind_def HIB_KINDS[HK_COUNT];
 #define KEDA_PAUSED_REPLICAS "autoscaling.keda.sh/paused-replicas"
 #define KEDA_PAUSED          "autoscaling.keda.sh/paused"
 
+/* Argo CD's AppProjects (optional: watched once discovery finds the CRD). */
+extern const struct kc_gvr HIB_APPPROJECTS;
+
 struct sup_rec;
 /**
  * hib_work() - the synced informer of kind @k, or NULL: an optional kind whose CRD is not
@@ -67,6 +72,9 @@ struct sup_rec;
  */
 struct inf *hib_work(struct sup_rec *r, enum hib_kind k);
 
+/** hib_projects() - the synced AppProject informer, or NULL as hib_work() says. */
+struct inf *hib_projects(struct sup_rec *r);
+
 struct hib {
 	const char *zoneinfo_dir; /* NULL: the system's */
 	struct controller *ctl;
@@ -74,6 +82,7 @@ struct hib {
 	struct inf *supervisors, *namespaces, *quotas, *crds;
 	pthread_mutex_t lock;       /* work[] of optional kinds, once made */
 	struct inf *work[HK_COUNT]; /* NULL: an optional kind not found yet */
+	struct inf *projects;       /* AppProjects; NULL: not found yet */
 	atomic_llong shift_ms;      /* the test clock's offset from the wall clock */
 };
 
@@ -153,6 +162,19 @@ size_t wl_short(struct sup_rec *r, const char *ns, struct ns_report *rep, bool r
 void wl_report(struct sup_rec *r, const char *ns, const char *kind, const char *name,
                const char *outcome, const char *reason, const char *fmt, ...)
         __attribute__((format(printf, 7, 8)));
+
+/* syncwindow.c */
+/**
+ * win_hold_all() - the deny window held on each AppProject of spec.argocd.appProjects; true
+ * when each one holds it or is reported (not found, Argo CD not configured or not installed).
+ * False: a write failed or raced (r->retry set): nothing may go to sleep yet.
+ */
+bool win_hold_all(struct sup_rec *r);
+/**
+ * win_release_all() - this supervisor's hold released on every AppProject that lists it (the
+ * last holder removes the window). True when none is left. Call only once nothing is asleep.
+ */
+bool win_release_all(struct sup_rec *r);
 
 /* report.c */
 /** report_status() - the status to write for @r (new reference). @invalid: the schedule's

@@ -809,12 +809,12 @@ void tm_hibernation_parse(struct jval tenant, struct tm_hibernation *out)
 	out->allow_exclusion = jval_bool(jval_get(h, "allowWorkloadExclusion"), false);
 }
 
-json_t *tm_resourcesupervisor(struct jval tenant)
+json_t *tm_resourcesupervisor(struct jval tenant, bool argocd)
 {
 	const char *name = jval_name(tenant);
 	const char *uid = jval_str(jval_path(tenant, "metadata", "uid", NULL));
 	struct tm_hibernation h;
-	json_t *meta, *schedule;
+	json_t *meta, *schedule, *sup;
 
 	tm_hibernation_parse(tenant, &h);
 	if (!h.set || name == NULL || uid == NULL)
@@ -829,11 +829,15 @@ json_t *tm_resourcesupervisor(struct jval tenant)
 		json_object_set_new(schedule, "sleepSchedule", json_string(h.sleep));
 	if (h.wake)
 		json_object_set_new(schedule, "wakeSchedule", json_string(h.wake));
-	return json_pack("{s:s,s:s,s:o,s:{s:{s:{s:{s:s}}},s:o,s:b,s:b}}", "apiVersion",
-	                 LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "kind", TM_SUPERVISOR_KIND,
-	                 "metadata", meta, "spec", "namespaces", "labelSelector", "matchLabels",
-	                 LABEL_TENANT, name, "schedule", schedule, "enforce", h.enforce,
-	                 "allowWorkloadExclusion", h.allow_exclusion);
+	sup = json_pack("{s:s,s:s,s:o,s:{s:{s:{s:{s:s}}},s:o,s:b,s:b}}", "apiVersion",
+	                LANDLORD_GROUP "/" LANDLORD_VERSION_V1A1, "kind", TM_SUPERVISOR_KIND,
+	                "metadata", meta, "spec", "namespaces", "labelSelector", "matchLabels",
+	                LABEL_TENANT, name, "schedule", schedule, "enforce", h.enforce,
+	                "allowWorkloadExclusion", h.allow_exclusion);
+	if (argocd)
+		json_object_set_new(json_object_get(sup, "spec"), "argocd",
+		                    json_pack("{s:[s]}", "appProjects", name));
+	return sup;
 }
 
 bool tm_supervisor_owned_by(struct jval supervisor, const char *tenant_uid)

@@ -183,9 +183,11 @@ void tm_hibernation_parse(struct jval tenant, struct tm_hibernation *out /* OUT 
  * allowWorkloadExclusion. Everything landlord owns of it: spec, labels and ownerReferences;
  * never annotations (the owners' override), finalizers or status. Every field the CRD would
  * default is written, so the object as stored compares equal. NULL when spec.hibernation is
- * absent, or the Tenant has no name or uid (a stand-in for a deleted one).
+ * absent, or the Tenant has no name or uid (a stand-in for a deleted one). With @argocd (the
+ * LandlordConfig names an Argo CD namespace), the AppProject named as the tenant (its
+ * Extension's, docs/argocd.md) gets the deny sync window while asleep: spec.argocd.appProjects.
  */
-json_t *tm_resourcesupervisor(struct jval tenant);
+json_t *tm_resourcesupervisor(struct jval tenant, bool argocd);
 
 /** tm_supervisor_owned_by() - does @supervisor carry an ownerReference to the Tenant whose uid
  * is @tenant_uid (NULL: false)? Only such a supervisor is the tenant's: others are never

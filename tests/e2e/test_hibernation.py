@@ -663,6 +663,60 @@ def test_keda_and_argo_rollouts_sleep_and_come_back_as_they_were(env):
 
 
 KEDA_PR = "autoscaling.keda.sh/paused-replicas"
+WINDOW = {"kind": "deny", "schedule": "* * * * *", "duration": "1h", "applications": ["*"],
+          "namespaces": ["*"], "clusters": ["*"], "manualSync": False}
+HOLDERS = "landlord.dev/sleep-window"
+
+
+def app_project(name, windows=None):
+    spec = {"sourceRepos": ["*"], "destinations": []}
+    if windows is not None:
+        spec["syncWindows"] = windows
+    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+            "metadata": {"name": name}, "spec": spec}
+
+
+def test_an_argo_cd_deny_window_is_held_while_asleep(env):
+    """With the pinned Argo CD CRDs installed after landlord started: the exact deny window is
+    added to each AppProject of spec.argocd.appProjects before anything sleeps (the annotation
+    names its holders), kept beside a window of the user's, shared by two supervisors (the last
+    to wake removes it), and not added where the same window was already there (which stays).
+    A missing AppProject is reported; the workloads sleep anyway."""
+    from ecosystem import install_ecosystem_crds
+    install_ecosystem_crds(env.kit.cluster, "argocd")
+    api, argo = env.kit.custom, env.kit.namespace()
+    allow = {**WINDOW, "kind": "allow", "schedule": "0 8 * * *"}
+    for body in (app_project("plain"), app_project("theirs", [dict(WINDOW)]),
+                 app_project("mixed", [allow])):
+        api.create_namespaced_custom_object("argoproj.io", "v1alpha1", argo, "appprojects", body)
+
+    def project(name):
+        p = api.get_namespaced_custom_object("argoproj.io", "v1alpha1", argo, "appprojects", name)
+        return p["spec"].get("syncWindows") or [], (p["metadata"].get("annotations") or {})
+    ns_a, ns_b = env.kit.namespace(), env.kit.namespace()
+    env.create(ns_a, deployment("web", 2))
+    env.create(ns_b, deployment("web", 2))
+    spec = {"namespace": argo, "appProjects": ["plain", "theirs", "mixed", "missing"]}
+    first = env.supervisor([ns_a], argocd=spec)
+    env.wait_values(ns_a, {("Deployment", "web"): 0}, "the first supervisor's sleep")
+    assert project("plain") == ([WINDOW], {HOLDERS: first})
+    assert project("mixed") == ([allow, WINDOW], {HOLDERS: first})
+    assert project("theirs") == ([WINDOW], {}), "a window already there is left alone"
+    missing = [w for w in env.wait_state(first, "sleeping").get("workloads", [])
+               if w["kind"] == "AppProject"]
+    assert [(w["name"], w["reason"]) for w in missing] == [("missing", "AppProjectNotFound")]
+
+    second = env.supervisor([ns_b], argocd={"namespace": argo, "appProjects": ["plain"]})
+    env.wait_values(ns_b, {("Deployment", "web"): 0}, "the second supervisor's sleep")
+    assert project("plain") == ([WINDOW], {HOLDERS: ",".join(sorted([first, second]))})
+
+    env.delete(first)
+    assert env.value(ns_a, "Deployment", "web") == 2
+    assert project("plain") == ([WINDOW], {HOLDERS: second}), "still held by the second"
+    assert project("mixed") == ([allow], {}), "the last holder removed it, the user's stays"
+    assert project("theirs") == ([WINDOW], {})
+    env.delete(second)
+    assert project("plain") == ([], {})
 
 
 def test_status_names_at_most_twenty_workloads_and_counts_the_rest(env):

@@ -1,26 +1,29 @@
 """A ResourceSupervisor's sleep and wake, with landlord killed right after its Nth API write, for
 every N, still reach the end state of an uninterrupted run (issue 15, point 10).
 
-Two namespaces, each with a Deployment and a CronJob. For N = 1, 2, ... a landlord started with
---test-crash-after-writes N (it exits with status 86 just after its Nth successful write, before
-it sees the answer) puts them to sleep; then, whatever it left, the order holds: no workload
-carries landlord's saved value in a namespace without the sleep label. A normal landlord then
-finishes: every workload asleep with its value saved. The same for the wake (the override
-"wake"): wherever the crash left it, no namespace has lost its label while a workload in it is
-still asleep; a normal landlord restores every value exactly. N grows until a crashing landlord
-finishes both before its Nth write.
+Two namespaces, each with a Deployment and a CronJob, and an Argo CD AppProject that gets the
+deny sync window. For N = 1, 2, ... a landlord started with --test-crash-after-writes N (it
+exits with status 86 just after its Nth successful write, before it sees the answer) puts them
+to sleep; then, whatever it left, the order holds: no workload carries landlord's saved value
+in a namespace without the sleep label, nor while the AppProject lacks the window. A normal
+landlord then finishes: every workload asleep with its value saved. The same for the wake (the
+override "wake"): wherever the crash left it, no namespace has lost its label, and the window
+is not gone, while a workload in it is still asleep; a normal landlord restores every value
+exactly and removes the window. N grows until a crashing landlord finishes both before its Nth
+write.
 """
 
 import json
 
 from kubernetes import client as k8s
 
+from ecosystem import install_ecosystem_crds
 from kube import GROUP, VERSION
 from procs import start_controllers, start_landlord
-from test_hibernation import cronjob, deployment
+from test_hibernation import HOLDERS, WINDOW, app_project, cronjob, deployment
 
 CRASH_EXIT = 86
-MAX_WRITES = 24  # one sleep and one wake of these namespaces take about 15
+MAX_WRITES = 24  # one sleep and one wake of these namespaces take about 17
 SAVED = "landlord.dev/sleep-saved"
 RS = "resourcesupervisors"
 AWAKE = {("Deployment", "web"): 2, ("CronJob", "nightly"): False}
@@ -34,11 +37,16 @@ class World:
         for ns in self.nss:
             self.apps.create_namespaced_deployment(ns, deployment("web", 2))
             self.batch.create_namespaced_cron_job(ns, cronjob("nightly"))
+        install_ecosystem_crds(kit.cluster, "argocd")
+        self.argo = kit.namespace()
+        kit.custom.create_namespaced_custom_object("argoproj.io", "v1alpha1", self.argo,
+                                                   "appprojects", app_project("proj"))
         self.name = kit.name("rs")
         kit.custom.create_cluster_custom_object(GROUP, VERSION, RS, {
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceSupervisor",
             "metadata": {"name": self.name},
-            "spec": {"namespaces": {"names": self.nss}, "schedule": {}}})
+            "spec": {"namespaces": {"names": self.nss}, "schedule": {},
+                     "argocd": {"namespace": self.argo, "appProjects": ["proj"]}}})
 
     def workloads(self, ns):
         """(kind, name) -> (value, saved) of the namespace's workloads."""
@@ -52,14 +60,28 @@ class World:
         labels = self.kit.core.read_namespace(ns).metadata.labels or {}
         return "landlord.dev/sleeping" in labels
 
+    def window(self):
+        """Does the AppProject hold the deny window, with this supervisor its holder?"""
+        p = self.kit.custom.get_namespaced_custom_object("argoproj.io", "v1alpha1", self.argo,
+                                                         "appprojects", "proj")
+        windows = p["spec"].get("syncWindows") or []
+        holders = (p["metadata"].get("annotations") or {}).get(HOLDERS)
+        assert (WINDOW in windows) == (holders == self.name), f"{windows} held by {holders}"
+        return WINDOW in windows
+
     def check_order(self, when):
         """What a crash may leave: a workload holding landlord's saved value is always in a
-        namespace still labelled asleep."""
+        namespace still labelled asleep, and the AppProject has the window meanwhile."""
+        window = self.window()
         for ns in self.nss:
             held = [k for k, (_, saved) in self.workloads(ns).items() if saved]
             assert not held or self.labelled(ns), f"{when}: {held} asleep in {ns} without the label"
+            assert not held or window, f"{when}: {held} asleep in {ns} without the sync window"
+            assert not self.labelled(ns) or window, f"{when}: {ns} asleep without the window"
 
     def asleep(self):
+        if not self.window():
+            return False
         for ns in self.nss:
             if not self.labelled(ns):
                 return False
@@ -70,7 +92,7 @@ class World:
         return True
 
     def awake(self):
-        return all(not self.labelled(ns) and
+        return not self.window() and all(not self.labelled(ns) and
                    all(v == (AWAKE[k], None) for k, v in self.workloads(ns).items())
                    for ns in self.nss)
 

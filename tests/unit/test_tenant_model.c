@@ -495,12 +495,12 @@ static void test_tenant_model__no_hibernation_makes_no_supervisor(void **state)
 	tm_hibernation_parse(jdoc_root(t), &h);
 	assert_false(h.set);
 	assert_null(h.timezone);
-	assert_null(tm_resourcesupervisor(jdoc_root(t)));
+	assert_null(tm_resourcesupervisor(jdoc_root(t), false));
 	tm_hibernation_parse(jdoc_root(not_object), &h);
 	assert_false(h.set);
-	assert_null(tm_resourcesupervisor(jdoc_root(not_object)));
+	assert_null(tm_resourcesupervisor(jdoc_root(not_object), false));
 	/* without a uid (a stand-in for a Tenant that is gone) there is nothing to own it */
-	assert_null(tm_resourcesupervisor(jdoc_root(stand_in)));
+	assert_null(tm_resourcesupervisor(jdoc_root(stand_in), false));
 	jdoc_unref(stand_in);
 	jdoc_unref(not_object);
 	jdoc_unref(t);
@@ -532,7 +532,7 @@ static void test_tenant_model__hibernation_becomes_the_tenants_supervisor(void *
 	                   "\"0 8 * * 1-5\",\"timezone\":\"Europe/Berlin\",\"enforce\":true,"
 	                   "\"allowWorkloadExclusion\":true}"));
 	struct jdoc *bare = jd(HIB_TENANT(",\"hibernation\":{}"));
-	json_t *rs = tm_resourcesupervisor(jdoc_root(t)), *sleep_now;
+	json_t *rs = tm_resourcesupervisor(jdoc_root(t), false), *sleep_now;
 	json_t *want =
 	        js("{\"apiVersion\":\"landlord.dev/v1alpha1\",\"kind\":\"ResourceSupervisor\","
 	           "\"metadata\":{\"name\":\"acme\",\"labels\":{\"app.kubernetes.io/managed-by\":"
@@ -549,7 +549,12 @@ static void test_tenant_model__hibernation_becomes_the_tenants_supervisor(void *
 
 	(void)state;
 	assert_true(json_equal(rs, want));
-	sleep_now = tm_resourcesupervisor(jdoc_root(bare));
+	sleep_now = tm_resourcesupervisor(jdoc_root(bare), false);
+	assert_true(json_equal(json_object_get(sleep_now, "spec"), want_now));
+	json_decref(sleep_now);
+	/* With Argo CD configured, the tenant's AppProject gets the window while asleep. */
+	sleep_now = tm_resourcesupervisor(jdoc_root(bare), true);
+	json_object_set_new(want_now, "argocd", json_pack("{s:[s]}", "appProjects", "acme"));
 	assert_true(json_equal(json_object_get(sleep_now, "spec"), want_now));
 	json_decref(want_now);
 	json_decref(sleep_now);
