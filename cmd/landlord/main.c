@@ -21,6 +21,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "controllers/controllers.h"
+#include "hibernation/extension.h"
 #include "hibernation/supervisor.h"
 #include "http/probes.h"
 #include "http/server.h"
@@ -72,7 +73,8 @@ static int check_server(struct kc_client *c)
 /* The landlord.dev CRDs are installed: Tenant, and the newest ones older installs lack. */
 static int check_crds(struct kc_client *c)
 {
-	static const char *const kinds[] = {"Tenant", "HelmLedger", "ResourceSupervisor"};
+	static const char *const kinds[] = {"Tenant", "HelmLedger", "ResourceSupervisor",
+	                                    "Extension"};
 	struct disc *d = disc_new(c);
 	struct kc_gvr gvr;
 	struct ll_err err;
@@ -211,9 +213,10 @@ static int cmd_webhook(const struct config *cfg)
 
 static struct mgr *controllers_new(const struct config *cfg, struct kc_client *client,
                                    struct kc_client *lease_client, struct templates *tpl,
-                                   struct hib *hib)
+                                   struct hib *hib, struct ext *ext)
 {
 	struct controller_def supervisors = hib_controller_def(hib);
+	struct controller_def extensions = ext_controller_def(ext);
 	struct controller_def config = landlordconfig_controller_def();
 	struct controller_def tenant = tenant_controller_def();
 	struct controller_def plan = plan_controller_def();
@@ -250,6 +253,7 @@ static struct mgr *controllers_new(const struct config *cfg, struct kc_client *c
 	mgr_add_controller(m, &ti);
 	mgr_add_controller(m, &tgi);
 	mgr_add_controller(m, &supervisors);
+	mgr_add_controller(m, &extensions);
 	hib_add_test_hooks(hib, m);
 	return m;
 }
@@ -300,6 +304,7 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	struct templates *tpl = NULL;
 	struct wh_serve *wh = NULL;
 	struct hib *hib = NULL;
+	struct ext *ext = NULL;
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
 	int rc = check_helm(cfg);
@@ -319,7 +324,8 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 	if (rc < 0)
 		goto out;
 	hib = hib_new(NULL);
-	m = controllers_new(cfg, client, lease_client, tpl, hib);
+	ext = ext_new();
+	m = controllers_new(cfg, client, lease_client, tpl, hib, ext);
 	if (with_webhook)
 		rc = view_new(m, false, &view);
 	if (rc == 0 && with_webhook)
@@ -333,6 +339,7 @@ out:
 	cacheview_free(view);
 	mgr_free(m);
 	hib_free(hib);
+	ext_free(ext);
 	templates_free(tpl);
 	kc_client_free(wh_client);
 	kc_client_free(lease_client);

@@ -17,3 +17,7 @@ const struct kc_gvr LL_HELMLEDGERS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "he
                                       "HelmLedger", false};
 const struct kc_gvr LL_RESOURCESUPERVISORS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1,
                                               "resourcesupervisors", "ResourceSupervisor", false};
+const struct kc_gvr LL_EXTENSIONS = {LANDLORD_GROUP, LANDLORD_VERSION_V1A1, "extensions",
+                                     "Extension", false};
+const struct kc_gvr ARGOCD_APPPROJECTS = {"argoproj.io", "v1alpha1", "appprojects", "AppProject",
+                                          true};

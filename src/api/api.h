@@ -31,6 +31,10 @@ extern const struct kc_gvr LL_TEMPLATEGROUPINSTANCES;
 extern const struct kc_gvr LL_HELMLEDGERS;
 /* Namespaces put to sleep and woken on a schedule (cluster-scoped; docs/hibernation.md). */
 extern const struct kc_gvr LL_RESOURCESUPERVISORS;
+/* A tenant's Argo CD AppProject (cluster-scoped; docs/argocd.md). */
+extern const struct kc_gvr LL_EXTENSIONS;
+/* Argo CD's AppProject (argoproj.io/v1alpha1, namespaced), served only once its CRD is. */
+extern const struct kc_gvr ARGOCD_APPPROJECTS;
 
 /*
  * The groups every admission policy in deploy/policies and the chart's webhook.exempt treat as
@@ -111,6 +115,21 @@ extern const struct kc_gvr LL_RESOURCESUPERVISORS;
 #define TGI_ACCOUNT_FMT           "tgi.%s" /* namespace: a TemplateGroupInstance's chart account */
 #define TI_ROLEBINDING_PREFIX     "landlord-ti-"
 #define LABEL_TI_ACCOUNT          "landlord.dev/ti-account" /* editor or owner */
+
+/* Argo CD (docs/argocd.md): in each namespace of a tenant with an Extension, the ServiceAccount
+ * Argo CD impersonates to sync there and its RoleBinding (the tenant's editor role), both named
+ * landlord-argocd and labelled landlord.dev/argocd=<tenant> (not landlord.dev/tenant: the Tenant
+ * controller prunes its own bindings by that label); the tenant's users are the key
+ * policy.landlord-<tenant>.csv of argocd-rbac-cm, written by the field manager
+ * landlord-argocd-<tenant>. */
+#define ARGOCD_ACCOUNT       "landlord-argocd"
+#define LABEL_ARGOCD         "landlord.dev/argocd"
+#define ARGOCD_CM            "argocd-cm"
+#define ARGOCD_RBAC_CM       "argocd-rbac-cm"
+#define ARGOCD_IMPERSONATION "application.sync.impersonation.enabled"
+#define ARGOCD_RBAC_KEY_FMT  "policy.landlord-%s.csv"
+#define ARGOCD_MANAGER_FMT   "landlord-argocd-%s"
+#define ARGOCD_SERVER        "https://kubernetes.default.svc"
 
 /* Where landlord keeps what outlives a process. */
 #define LANDLORD_SYSTEM_NAMESPACE "landlord-system"

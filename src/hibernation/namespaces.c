@@ -8,6 +8,8 @@
  * trusted: it is how a supervisor finds what it holds after its selector changed.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,18 +246,18 @@ static void wake_one(struct sup_rec *r, const struct jdoc *ns, struct ns_report 
 	bool grace_over = r->now >= r->wake_began + WAKE_GRACE_S;
 	bool reserved = jd_annotation(ns, HIB_RESERVED_ANNOTATION) != NULL;
 	size_t short_of_pods;
+	bool wait;
 
 	rep->sleeping = true; /* until it is unmarked */
-	if (!wl_wake_namespace(r, jd_name(ns), rep) || !unmark(r, ns, true, false))
+	if (!wl_wake_namespace(r, jd_name(ns), rep))
+		return;
+	/* QuotaExceeded is reported for as long as it lasts, reserved or not */
+	short_of_pods = wl_short(r, jd_name(ns), rep, grace_over && reserved);
+	wait = reserved && short_of_pods > 0 && !grace_over && !r->deleting; /* deleted: none */
+	if (!unmark(r, ns, true, !wait)) /* one patch when nothing waits for pods */
 		return;
 	rep->sleeping = false;
-	short_of_pods = wl_short(r, jd_name(ns), rep, grace_over && reserved);
-	if (!reserved)
-		return;
-	if (short_of_pods > 0 && !grace_over && !r->deleting) /* a deleted one waits for no pods */
-		r->waiting_pods = true;
-	else
-		unmark(r, ns, false, true);
+	r->waiting_pods = r->waiting_pods || wait;
 }
 
 /* Was @ns put to sleep by this supervisor (its reservation says so)? */
@@ -314,27 +316,145 @@ static struct jdoc_list candidates(struct sup_rec *r)
 	return out;
 }
 
+/* One namespace's turn: sleep it or wake it, as the supervisor wants. */
+struct ns_task {
+	const struct jdoc *ns;
+	struct ns_report *rep;
+	bool sleep;
+};
+
+struct ns_pass {
+	struct sup_rec *parent;
+	struct ns_task *tasks;
+	size_t n;
+	atomic_size_t next; /* the next task to take */
+};
+
+/* A worker's own reconcile state: the parent's, with its own outcome (merged in merge()). */
+struct ns_worker {
+	struct ns_pass *pass;
+	struct sup_rec rec;
+	size_t counted; /* workloads reported, listed or not */
+	pthread_t thread;
+};
+
+static void run_task(struct sup_rec *r, const struct ns_task *t)
+{
+	if (t->sleep)
+		sleep_one(r, t->ns, t->rep);
+	else
+		wake_one(r, t->ns, t->rep);
+}
+
+/* Tasks are taken in order, so each worker's reported workloads are in namespace order. */
+static void *ns_worker_main(void *arg)
+{
+	struct ns_worker *w = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&w->pass->next, 1)) < w->pass->n) {
+		w->rec.ns_index = i;
+		run_task(&w->rec, &w->pass->tasks[i]);
+	}
+	return NULL;
+}
+
+/* The worker whose next listed workload comes first in namespace order, or -1: none left. */
+static int first_worker(struct ns_worker *ws, const size_t *at, size_t nw)
+{
+	int best = -1;
+
+	for (size_t w = 0; w < nw; w++)
+		if (at[w] < ws[w].rec.nitems &&
+		    (best < 0 ||
+		     ws[w].rec.items[at[w]].ns_index < ws[best].rec.items[at[best]].ns_index))
+			best = (int)w;
+	return best;
+}
+
+/*
+ * The workers' outcomes into the parent. The workloads listed are the first in namespace
+ * order: each worker's list is in that order, and each of the first REPORT_WORKLOADS_MAX
+ * overall is among its worker's first, so the listing is the one a single pass would make.
+ */
+static void merge(struct sup_rec *r, struct ns_worker *ws, size_t nw)
+{
+	size_t at[NS_PARALLEL] = {0}, counted = r->nitems + r->more_items;
+	int w;
+
+	for (size_t i = 0; i < nw; i++) {
+		struct sup_rec *c = &ws[i].rec;
+
+		counted += c->nitems + c->more_items;
+		r->retry = r->retry || c->retry;
+		r->waiting_pods = r->waiting_pods || c->waiting_pods;
+		if (c->reserved_used && r->reserved_used == NULL)
+			r->reserved_used = json_object();
+		if (c->reserved_used)
+			json_object_update(r->reserved_used, c->reserved_used);
+		json_decref(c->reserved_used);
+	}
+	while (r->nitems < REPORT_WORKLOADS_MAX && (w = first_worker(ws, at, nw)) >= 0)
+		r->items[r->nitems++] = ws[w].rec.items[at[w]++];
+	r->more_items = counted - r->nitems;
+}
+
+/* Run the tasks, NS_PARALLEL namespaces at a time (each namespace's writes stay in order). */
+static void run_tasks(struct sup_rec *r, struct ns_task *tasks, size_t n)
+{
+	struct ns_pass pass = {.parent = r, .tasks = tasks, .n = n};
+	size_t nw = n < NS_PARALLEL ? n : NS_PARALLEL, started = 0;
+	struct ns_worker *ws;
+
+	if (n <= 1) {
+		for (size_t i = 0; i < n; i++)
+			run_task(r, &tasks[i]);
+		return;
+	}
+	atomic_init(&pass.next, 0);
+	ws = xcalloc(nw, sizeof(*ws));
+	for (size_t w = 0; w < nw; w++) {
+		ws[w].pass = &pass;
+		ws[w].rec = *r;
+		ws[w].rec.nitems = ws[w].rec.more_items = 0;
+		ws[w].rec.retry = ws[w].rec.waiting_pods = false;
+		ws[w].rec.reserved_used = NULL;
+		if (w > 0 && pthread_create(&ws[w].thread, NULL, ns_worker_main, &ws[w]) != 0)
+			break; /* fewer threads: this one's share goes to the others */
+		started = w + 1;
+	}
+	ns_worker_main(&ws[0]);
+	for (size_t w = 1; w < started; w++)
+		pthread_join(ws[w].thread, NULL);
+	merge(r, ws, started);
+	free(ws);
+}
+
 void ns_reconcile_all(struct sup_rec *r)
 {
 	struct jdoc_list all = candidates(r);
 	struct sel *sel = ns_selector(r->sup); /* once, not per namespace */
+	struct ns_task *tasks = xcalloc(all.n ? all.n : 1, sizeof(*tasks));
+	size_t n = 0;
 
 	for (size_t i = 0; i < all.n; i++) {
 		const struct jdoc *ns = all.items[i];
 		bool wanted =
 		        !r->deleting && ns_selected(r->sup, sel, ns) && !ns_excluded(r->cfg, ns);
-		struct ns_report *rep;
 
 		if (i > 0 && strcmp(jd_name(all.items[i - 1]), jd_name(ns)) == 0)
 			continue;
 		if (!wanted && !held_here(r, ns))
 			continue;
-		rep = ns_report_add(r, jd_name(ns));
-		if (wanted && r->d.state == SCHED_SLEEPING)
-			sleep_one(r, ns, rep);
-		else
-			wake_one(r, ns, rep);
+		tasks[n++] =
+		        (struct ns_task){.ns = ns, .sleep = wanted && r->d.state == SCHED_SLEEPING};
 	}
+	for (size_t i = 0; i < n; i++) /* the rows first: ns_report_add() may move them */
+		ns_report_add(r, jd_name(tasks[i].ns));
+	for (size_t i = 0; i < n; i++)
+		tasks[i].rep = &r->nss[r->nns - n + i];
+	run_tasks(r, tasks, n);
+	free(tasks);
 	sel_free(sel);
 	jdoc_list_release(&all);
 }

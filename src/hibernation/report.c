@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/metrics.h"
 #include "hibernation/supervisor_internal.h"
 #include "kube/conditions.h"
+#include "kube/events.h"
 
 static json_t *utc(int64_t t)
 {
@@ -151,4 +154,102 @@ json_t *report_status(const struct sup_rec *r, const char *invalid)
 		json_object_set_new(status, "freed", freed(r));
 	json_object_set_new(status, "conditions", conditions(r, invalid, failed));
 	return status;
+}
+
+/* ---------- events and metrics ---------- */
+
+#define METRIC_TRANSITIONS "landlord_hibernation_transitions_total"
+#define METRIC_NAMESPACES  "landlord_hibernation_namespaces_asleep"
+#define METRIC_WORKLOADS   "landlord_hibernation_workloads"
+
+void report_describe_metrics(void)
+{
+	metrics_describe(METRIC_TRANSITIONS, METRIC_COUNTER,
+	                 "ResourceSupervisor transitions, by supervisor and the state entered.",
+	                 NULL, 0);
+	metrics_describe(METRIC_NAMESPACES, METRIC_GAUGE,
+	                 "Namespaces a ResourceSupervisor holds asleep (labelled), as of its last "
+	                 "reconcile.",
+	                 NULL, 0);
+	metrics_describe(
+	        METRIC_WORKLOADS, METRIC_GAUGE,
+	        "Workloads of a ResourceSupervisor's namespaces by outcome (slept, skipped, "
+	        "kept, failed), as of its last reconcile.",
+	        NULL, 0);
+}
+
+static void set_gauges(const struct sup_rec *r, bool gone)
+{
+	static const char *const outcomes[] = {"slept", "skipped", "kept", "failed"};
+	double n[4] = {0}, asleep = 0;
+	char labels[512];
+
+	for (size_t i = 0; i < r->nns && !gone; i++) {
+		n[0] += r->nss[i].slept;
+		n[1] += r->nss[i].skipped;
+		n[2] += r->nss[i].kept;
+		n[3] += r->nss[i].failed;
+		asleep += r->nss[i].sleeping;
+	}
+	metrics_set(METRIC_NAMESPACES,
+	            metrics_labels(labels, sizeof(labels), "supervisor", r->name, NULL), asleep);
+	for (int k = 0; k < 4; k++)
+		metrics_set(METRIC_WORKLOADS,
+		            metrics_labels(labels, sizeof(labels), "supervisor", r->name, "outcome",
+		                           outcomes[k], NULL),
+		            n[k]);
+}
+
+/*
+ * Is @state new for @r's supervisor since this process last announced it? The cache may show
+ * the old status for a moment after landlord wrote the new one: without this, a reconcile then
+ * would announce the same transition twice.
+ */
+static bool first_announcement(const struct sup_rec *r, const char *state)
+{
+	struct hib *h = r->h;
+	const char *last;
+	bool first;
+
+	pthread_mutex_lock(&h->lock);
+	last = json_string_value(json_object_get(h->announced, r->name));
+	first = last == NULL || strcmp(last, state) != 0;
+	if (first)
+		json_object_set_new(h->announced, r->name, json_string(state));
+	pthread_mutex_unlock(&h->lock);
+	return first;
+}
+
+void report_announce(const struct sup_rec *r, const char *invalid)
+{
+	const char *before = jd_str(r->sup, "status", "state", NULL);
+	const char *state = invalid ? "error" : sched_state_name(r->d.state);
+	const char *cause = cause_name(r, before);
+	char labels[512];
+	struct jval sup = jdoc_root(r->sup);
+
+	set_gauges(r, false);
+	if ((before && strcmp(before, state) == 0) || !first_announcement(r, state))
+		return;
+	metrics_add(
+	        METRIC_TRANSITIONS,
+	        metrics_labels(labels, sizeof(labels), "supervisor", r->name, "state", state, NULL),
+	        1);
+	if (invalid)
+		event_record_doc(r->kc, LANDLORD_COMPONENT, sup, EVENT_WARNING, "InvalidSchedule",
+		                 "%s: no transition until it is fixed", invalid);
+	else if (r->d.state == SCHED_SLEEPING)
+		event_record_doc(r->kc, LANDLORD_COMPONENT, sup, EVENT_NORMAL, "Sleeping",
+		                 "putting %zu namespaces to sleep (by %s)", r->nns, cause);
+	else if (before && strcmp(before, "sleeping") == 0)
+		event_record_doc(r->kc, LANDLORD_COMPONENT, sup, EVENT_NORMAL, "Waking",
+		                 "waking %zu namespaces (by %s)", r->nns, cause);
+}
+
+void report_forget(const struct sup_rec *r)
+{
+	set_gauges(r, true);
+	pthread_mutex_lock(&r->h->lock);
+	json_object_del(r->h->announced, r->name);
+	pthread_mutex_unlock(&r->h->lock);
 }

@@ -512,6 +512,8 @@ static bool write_status(struct sup_rec *r, const char *invalid)
 		log_warn("hibernation: status not written", "{s:s,s:s}", "supervisor", r->name,
 		         "error", why);
 		r->retry = true;
+	} else {
+		report_announce(r, invalid);
 	}
 	json_decref(status);
 	return changed;
@@ -551,8 +553,8 @@ static void run(struct sup_rec *r)
 	if (r->deleting) {
 		r->d = (struct sched_decision){.state = SCHED_RUNNING};
 		ns_reconcile_all(r);
-		if (nothing_asleep(r) && win_release_all(r) && !r->retry)
-			set_finalizer(r, false);
+		if (nothing_asleep(r) && win_release_all(r) && !r->retry && set_finalizer(r, false))
+			report_forget(r);
 		return;
 	}
 	if (!set_finalizer(r, true))
@@ -600,7 +602,9 @@ struct hib *hib_new(const char *zoneinfo_dir)
 	struct hib *h = xcalloc(1, sizeof(*h));
 
 	h->zoneinfo_dir = zoneinfo_dir;
+	h->announced = json_object();
 	atomic_init(&h->shift_ms, 0);
+	report_describe_metrics();
 	pthread_mutex_init(&h->lock, NULL);
 	return h;
 }
@@ -610,17 +614,19 @@ void hib_free(struct hib *h)
 	if (h == NULL)
 		return;
 	disc_free(h->disc);
+	json_decref(h->announced);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
 
 struct controller_def hib_controller_def(struct hib *h)
 {
-	return (struct controller_def){.name = CONTROLLER_NAME,
-	                               .workers = 2,
-	                               .setup = setup,
-	                               .reconcile = reconcile,
-	                               .ud = h};
+	return (struct controller_def){
+	        .name = CONTROLLER_NAME,
+	        .workers = 8, /* reconciles wait on the API server, not on CPU */
+	        .setup = setup,
+	        .reconcile = reconcile,
+	        .ud = h};
 }
 
 /* Test hook: /debug/clock[?shift=SECONDS] */

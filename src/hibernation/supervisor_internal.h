@@ -30,6 +30,8 @@
 #define SLEEP_WINDOW_ANNOTATION "landlord.dev/sleep-window" /* on AppProjects: the holders */
 #define REPORT_WORKLOADS_MAX    20                          /* status.workloads */
 #define REPORT_TRANSITIONS      10                          /* status.transitions */
+/* Namespaces handled at once by one reconcile (each one's writes stay in their order). */
+#define NS_PARALLEL 4
 
 /*
  * The kinds that sleep. The workloads first, in the default wake order (StatefulSets first;
@@ -83,6 +85,7 @@ struct hib {
 	pthread_mutex_t lock;       /* work[] of optional kinds, once made */
 	struct inf *work[HK_COUNT]; /* NULL: an optional kind not found yet */
 	struct inf *projects;       /* AppProjects; NULL: not found yet */
+	json_t *announced;          /* supervisor -> the state last announced (report.c), locked */
 	atomic_llong shift_ms;      /* the test clock's offset from the wall clock */
 };
 
@@ -95,6 +98,7 @@ struct ns_report {
 
 /* A workload reported in status.workloads. */
 struct wl_report {
+	size_t ns_index; /* its namespace's place in the pass (the order of the listing) */
 	char ns[64], kind[16], name[254];
 	const char *outcome, *reason; /* static strings */
 	char message[256];
@@ -120,6 +124,7 @@ struct sup_rec {
 	bool waiting_pods;         /* a woken namespace waits for its pods (look again soon) */
 	int64_t wake_began;        /* when the running state began (the last transition) */
 	json_t *reserved_used;     /* sums of the sleeping namespaces' reservations (report.c) */
+	size_t ns_index;           /* the namespace being handled (its place in the pass) */
 };
 
 /* supervisor.c */
@@ -180,5 +185,14 @@ bool win_release_all(struct sup_rec *r);
 /** report_status() - the status to write for @r (new reference). @invalid: the schedule's
  * error, or NULL. */
 json_t *report_status(const struct sup_rec *r, const char *invalid);
+/** report_describe_metrics() - declare the feature's metrics (docs/hibernation.md#status). */
+void report_describe_metrics(void);
+/**
+ * report_announce() - after a reconcile: the gauges of @r's supervisor; on a change of state
+ * (or a new invalid schedule), the transitions counter and an Event on the supervisor.
+ */
+void report_announce(const struct sup_rec *r, const char *invalid);
+/** report_forget() - the gauges of a supervisor that is gone, at zero. */
+void report_forget(const struct sup_rec *r);
 
 #endif

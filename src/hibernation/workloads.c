@@ -60,6 +60,7 @@ void wl_report(struct sup_rec *r, const char *ns, const char *kind, const char *
 		return;
 	}
 	it = &r->items[r->nitems++];
+	it->ns_index = r->ns_index;
 	snprintf(it->ns, sizeof(it->ns), "%s", ns);
 	snprintf(it->kind, sizeof(it->kind), "%s", kind);
 	snprintf(it->name, sizeof(it->name), "%s", name);

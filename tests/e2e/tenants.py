@@ -48,7 +48,8 @@ def install(cluster):
                                   "templateinstances.landlord.dev",
                                   "templategroupinstances.landlord.dev",
                                   "helmledgers.landlord.dev",
-                                  "resourcesupervisors.landlord.dev")
+                                  "resourcesupervisors.landlord.dev",
+                                  "extensions.landlord.dev")
     return cluster
 
 

@@ -312,6 +312,20 @@ def test_a_schedule_in_a_zone_sleeps_and_wakes_by_the_clock(env):
     causes = [t["cause"] for t in env.status(name)["transitions"]]
     assert causes[:2] == ["schedule", "schedule"], causes
 
+    # each transition is an Event on the supervisor and counted; the gauges follow
+    def events():
+        found = env.kit.core.list_namespaced_event(
+            "default", field_selector=f"involvedObject.name={name}").items
+        return sorted(e.reason for e in found if e.involved_object.kind == "ResourceSupervisor")
+    env.kit.cluster.wait_for(lambda: events() == ["Sleeping", "Waking"], TIMEOUT,
+                             what="a Sleeping and a Waking Event")
+    metric = env.kit.landlord.metric
+    total = "landlord_hibernation_transitions_total"
+    assert metric(total, supervisor=name, state="sleeping") == 1
+    assert metric(total, supervisor=name, state="running") == 2  # created, then woken
+    assert metric("landlord_hibernation_namespaces_asleep", supervisor=name) == 0
+    assert metric("landlord_hibernation_workloads", supervisor=name, outcome="slept") == 0
+
 
 def awake_schedule(env):
     """A UTC schedule whose sleep is two hours ahead of landlord's clock and wake four."""

@@ -3,7 +3,7 @@
  * knows the answer sends the writes landlord sends to put namespaces to sleep and wake them.
  *
  *   bare_sleep --kubeconfig K --ns-prefix P --namespaces N --deployments D --name SUP
- *              [--replicas R] [--qps Q --burst B]
+ *              [--replicas R] [--qps Q --burst B] [--parallel J]
  *
  * Namespaces P0 .. P<N-1> each hold Deployments d0 .. d<D-1> at R replicas (default 1), without
  * annotations. Sleep, for each namespace in turn: one merge patch of the namespace (the label
@@ -11,14 +11,17 @@
  * then for each Deployment one JSON patch: a test of replicas, the annotations map with
  * landlord.dev/sleep-saved, replicas 0. Wake, for each namespace: for each Deployment one JSON
  * patch (a test of replicas 0 and of the saved value, its removal, replicas R), then one merge
- * patch removing the namespace's mark. One request at a time, as landlord's one reconcile of one
- * supervisor sends them, through the same client library at the same client-side rate limit
- * (landlord's defaults: 500 QPS, burst 1000).
+ * patch removing the namespace's mark. J namespaces at a time (default 1; landlord's reconcile of
+ * one supervisor handles 4 at once), each one's requests one after another, through the same
+ * client library at the same client-side rate limit (landlord's defaults: 500 QPS, burst 1000).
  *
  * Prints one JSON line: {"sleep_seconds", "wake_seconds", "requests", "failures"}. Exit status 1
  * on any failure.
  */
 #include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +40,11 @@ struct tool {
 	const char *kubeconfig, *prefix, *name;
 	int namespaces, deployments, replicas;
 	double qps;
-	int burst;
+	int burst, parallel;
 	struct kc_client *c;
-	long requests, failures;
+	atomic_long requests, failures;
+	atomic_int next; /* the next namespace to take */
+	bool sleep;      /* what this pass does */
 };
 
 static void patch(struct tool *t, const struct kc_gvr *gvr, const char *ns, const char *name,
@@ -82,35 +87,59 @@ static void mark(struct tool *t, const char *ns, bool on)
 	                     "annotations", "landlord.dev/sleep-reserved"));
 }
 
-static void run(struct tool *t, bool sleep)
+static void run_namespace(struct tool *t, int i, const char *text)
 {
 	static const char path[] = "/metadata/annotations/landlord.dev~1sleep-saved";
-	char ns[256], name[64], *text = saved_text(t);
+	char ns[256], name[64];
 
-	for (int i = 0; i < t->namespaces; i++) {
-		snprintf(ns, sizeof(ns), "%s%d", t->prefix, i);
-		if (sleep)
-			mark(t, ns, true);
-		for (int d = 0; d < t->deployments; d++) {
-			snprintf(name, sizeof(name), "d%d", d);
-			patch(t, &DEPLOYMENTS, ns, name, KC_PATCH_JSON,
-			      sleep ? json_pack("[{s:s,s:s,s:i},{s:s,s:s,s:{s:s}},{s:s,s:s,s:i}]",
-			                        "op", "test", "path", "/spec/replicas", "value",
-			                        t->replicas, "op", "add", "path",
-			                        "/metadata/annotations", "value",
-			                        "landlord.dev/sleep-saved", text, "op", "replace",
-			                        "path", "/spec/replicas", "value", 0)
-			            : json_pack("[{s:s,s:s,s:s},{s:s,s:s},{s:s,s:s,s:i},"
-			                        "{s:s,s:s,s:i}]",
-			                        "op", "test", "path", path, "value", text, "op",
-			                        "remove", "path", path, "op", "test", "path",
-			                        "/spec/replicas", "value", 0, "op", "replace",
-			                        "path", "/spec/replicas", "value", t->replicas));
-		}
-		if (!sleep)
-			mark(t, ns, false);
+	snprintf(ns, sizeof(ns), "%s%d", t->prefix, i);
+	if (t->sleep)
+		mark(t, ns, true);
+	for (int d = 0; d < t->deployments; d++) {
+		snprintf(name, sizeof(name), "d%d", d);
+		patch(t, &DEPLOYMENTS, ns, name, KC_PATCH_JSON,
+		      t->sleep ? json_pack("[{s:s,s:s,s:i},{s:s,s:s,s:{s:s}},{s:s,s:s,s:i}]", "op",
+		                           "test", "path", "/spec/replicas", "value", t->replicas,
+		                           "op", "add", "path", "/metadata/annotations", "value",
+		                           "landlord.dev/sleep-saved", text, "op", "replace",
+		                           "path", "/spec/replicas", "value", 0)
+		               : json_pack("[{s:s,s:s,s:s},{s:s,s:s},{s:s,s:s,s:i},"
+		                           "{s:s,s:s,s:i}]",
+		                           "op", "test", "path", path, "value", text, "op",
+		                           "remove", "path", path, "op", "test", "path",
+		                           "/spec/replicas", "value", 0, "op", "replace", "path",
+		                           "/spec/replicas", "value", t->replicas));
 	}
+	if (!t->sleep)
+		mark(t, ns, false);
+}
+
+static void *run_thread(void *arg)
+{
+	struct tool *t = arg;
+	char *text = saved_text(t);
+	int i;
+
+	while ((i = atomic_fetch_add(&t->next, 1)) < t->namespaces)
+		run_namespace(t, i, text);
 	free(text);
+	return NULL;
+}
+
+/* One pass over every namespace, t->parallel at a time. */
+static void run(struct tool *t, bool sleep)
+{
+	pthread_t threads[64];
+	int started = 0;
+
+	t->sleep = sleep;
+	atomic_store(&t->next, 0);
+	while (started < t->parallel - 1 &&
+	       pthread_create(&threads[started], NULL, run_thread, t) == 0)
+		started++;
+	run_thread(t);
+	while (started > 0)
+		pthread_join(threads[--started], NULL);
 }
 
 static int num(const char *s)
@@ -128,6 +157,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 	                                     {"replicas", required_argument, NULL, 'r'},
 	                                     {"qps", required_argument, NULL, 'q'},
 	                                     {"burst", required_argument, NULL, 'b'},
+	                                     {"parallel", required_argument, NULL, 'j'},
 	                                     {NULL, 0, NULL, 0}};
 	int c;
 
@@ -157,13 +187,18 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		case 'b':
 			t->burst = num(optarg);
 			break;
+		case 'j':
+			t->parallel = num(optarg);
+			break;
 		default:
 			return -1;
 		}
 	}
-	if (!t->kubeconfig || !t->prefix || !t->name || t->namespaces <= 0 || t->deployments <= 0) {
+	if (!t->kubeconfig || !t->prefix || !t->name || t->namespaces <= 0 || t->deployments <= 0 ||
+	    t->parallel < 1 || t->parallel > 64) {
 		fprintf(stderr, "usage: bare_sleep --kubeconfig K --ns-prefix P --namespaces N "
-		                "--deployments D --name SUP [--replicas R] [--qps Q --burst B]\n");
+		                "--deployments D --name SUP [--replicas R] [--qps Q --burst B] "
+		                "[--parallel 1-64]\n");
 		return -1;
 	}
 	return 0;
@@ -171,7 +206,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 
 int main(int argc, char **argv)
 {
-	struct tool t = {.replicas = 1, .qps = 500, .burst = 1000};
+	struct tool t = {.replicas = 1, .qps = 500, .burst = 1000, .parallel = 1};
 	struct kcfg cfg = {0};
 	struct ll_err err = {{0}};
 	int64_t t0, t1, t2;
@@ -196,10 +231,11 @@ int main(int argc, char **argv)
 		t2 = clock_mono_ns();
 		printf("{\"sleep_seconds\":%.4f,\"wake_seconds\":%.4f,\"requests\":%ld,"
 		       "\"failures\":%ld}\n",
-		       (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, t.requests, t.failures);
+		       (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, atomic_load(&t.requests),
+		       atomic_load(&t.failures));
 	}
 	kc_client_free(t.c);
 	kcfg_release(&cfg);
 	curl_global_cleanup();
-	return rc < 0 || t.failures ? 1 : 0;
+	return rc < 0 || atomic_load(&t.failures) ? 1 : 0;
 }
