@@ -30,6 +30,7 @@
 #define RBAC_SETTLE_MS    1000 /* a new binding's rights reach the authorizer */
 #define NOT_READY_RETRY   30000
 #define CHARTS_GONE_RETRY 5000 /* besides the release controller's word when one is gone */
+#define ACCOUNTS_WAIT_MS  500  /* the last instance going waits this long for the others */
 
 /* ---------- informers and events ---------- */
 
@@ -364,16 +365,31 @@ void ti_enqueue_template(struct templates *t, const char *name)
  * Are there instances in @ns other than @self that are not going? (Going ones that still prune
  * ensure the account again, and the last one releases it.)
  */
-static bool others_in(struct templates *t, const char *ns, const char *self)
+enum release_decision { ACCOUNTS_KEEP, ACCOUNTS_WAIT, ACCOUNTS_RELEASE };
+
+/*
+ * When instance @self of @ns is done with its teardown: may it release the namespace's apply
+ * accounts? Not while another instance lives. Instances deleted together still need them for
+ * their own helm uninstall, so only the last of them by name releases, once the others are
+ * gone (ACCOUNTS_WAIT until then); the others go without waiting for it.
+ */
+static enum release_decision release_decision(struct templates *t, const char *ns, const char *self)
 {
 	struct jdoc_list l = inf_list_ref(t->instances, ns);
-	bool others = false;
+	enum release_decision d = ACCOUNTS_RELEASE;
 
-	for (size_t i = 0; i < l.n && !others; i++)
-		others = strcmp(jd_name(l.items[i]), self) != 0 &&
-		         jd_str(l.items[i], "metadata", "deletionTimestamp", NULL) == NULL;
+	for (size_t i = 0; i < l.n && d != ACCOUNTS_KEEP; i++) {
+		int cmp = strcmp(jd_name(l.items[i]), self);
+
+		if (cmp == 0)
+			continue;
+		if (jd_str(l.items[i], "metadata", "deletionTimestamp", NULL) == NULL || cmp > 0)
+			d = ACCOUNTS_KEEP; /* one lives, or a later one releases */
+		else
+			d = ACCOUNTS_WAIT;
+	}
 	jdoc_list_release(&l);
-	return others;
+	return d;
 }
 
 /*
@@ -429,8 +445,15 @@ static struct ctrl_result teardown(struct ti_rec *r)
 			return CTRL_RESULT_RETRY;
 		}
 	}
-	if (!others_in(r->t, r->ns_name, r->name))
+	switch (release_decision(r->t, r->ns_name, r->name)) {
+	case ACCOUNTS_WAIT:
+		return CTRL_RESULT_AFTER(ACCOUNTS_WAIT_MS);
+	case ACCOUNTS_RELEASE:
 		ti_accounts_release(r->t, r->ns_name);
+		break;
+	case ACCOUNTS_KEEP:
+		break;
+	}
 	tpl_forget(r->t, r->key);
 	return set_finalizer(r, false) == 0 ? CTRL_RESULT_DONE : CTRL_RESULT_RETRY;
 }

@@ -126,7 +126,7 @@ def delete_tis(env, timeout=TIMEOUT):
     """Delete every TemplateInstance of env's namespace and wait until they are gone, while the
     test's landlord (with helm) still runs: their finalizers uninstall their releases. Left to
     the cleanup's landlord, which runs no helm, an instance would outlive its namespace's
-    deadline and its release would stay."""
+    deadline and its release would stay. Return: whether they all went in time."""
     kit, ns = env["kit"], env["ns"]
     names = [i["metadata"]["name"] for i in
              kit.custom.list_namespaced_custom_object(GROUP, VERSION, ns, TI)["items"]]
@@ -140,8 +140,9 @@ def delete_tis(env, timeout=TIMEOUT):
     while kit.custom.list_namespaced_custom_object(GROUP, VERSION, ns, TI)["items"]:
         if time.monotonic() > deadline:  # e.g. a tampered release: the cleanup's landlord
             print(f"instances of {ns} still there after {timeout}s")  # ends them
-            return
+            return False
         time.sleep(0.2)
+    return True
 
 
 def get_ti(env, name):
