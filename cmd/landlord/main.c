@@ -286,7 +286,10 @@ static int enable_helm(const struct config *cfg, const struct kcfg *kc, struct t
 		return 0;
 	if (realpath(cfg->helm_binary, path) == NULL)
 		snprintf(path, sizeof(path), "%s", cfg->helm_binary);
-	rc = templates_enable_helm(tpl, path, kc, (int)cfg->helm_concurrency, cfg->helm_timeout_ms,
+	rc = templates_enable_helm(tpl, path, kc,
+	                           &(struct helm_opts){.concurrency = (int)cfg->helm_concurrency,
+	                                               .timeout_ms = cfg->helm_timeout_ms,
+	                                               .repair_every_ms = cfg->helm_repair_ms},
 	                           &err);
 	if (rc < 0)
 		log_error("landlord cannot run helm", "{s:s}", "error", err.msg);

@@ -71,6 +71,10 @@ static const struct flag OPTIONS[] = {
         DURATION("helm-timeout", "LANDLORD_HELM_TIMEOUT", "5m",
                  "each helm process is killed after it; helm's own --timeout is 30s shorter",
                  helm_timeout_ms),
+        DURATION("helm-repair-interval", "LANDLORD_HELM_REPAIR_INTERVAL", "30s",
+                 "a release whose objects drifted is repaired (a forced upgrade) at most this "
+                 "often",
+                 helm_repair_ms),
         HOSTPORT("webhook-addr", "LANDLORD_WEBHOOK_ADDR", "127.0.0.1:9443",
                  "admission webhook, HTTPS", webhook_addr, webhook_port),
         STRING("webhook-url", "LANDLORD_WEBHOOK_URL", "URL", NULL,

@@ -40,6 +40,7 @@ struct config {
 	const char *helm_binary;
 	long helm_concurrency;
 	long helm_timeout_ms;
+	long helm_repair_ms;
 	long crash_after_writes;
 	long test_ca_lifetime_ms;
 	long test_serving_lifetime_ms;

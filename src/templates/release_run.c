@@ -454,7 +454,7 @@ static bool up_to_date(const struct rel_rec *r)
 }
 
 /*
- * Up to date: is a repair due (sync, an object drifted, none forced in 30 s)? Objects not known
+ * Up to date: is a repair due (sync, an object drifted, none forced lately)? Objects not known
  * yet (a restart) are learned from Helm's record, with no helm run.
  */
 static bool repair_due(struct rel_rec *r)

@@ -30,8 +30,6 @@
 #include "kube/discovery.h"
 #include "templates/releases_internal.h"
 
-#define REPAIR_EVERY 30000 /* ms: at most one forced upgrade per release */
-
 /* Annotations controllers write on a chart's objects: not drift. */
 static const char *const CONTROLLER_ANNOTATIONS[] = {"deployment.kubernetes.io/revision", NULL};
 
@@ -435,8 +433,8 @@ bool rel_sync_drifted(struct rel_rec *r, long *wait_ms)
 	pthread_mutex_lock(&h->lock);
 	drifted = json_is_true(json_object_get(h->drifted, r->key));
 	last = json_integer_value(json_object_get(h->forced_ms, r->key));
-	if (drifted && last != 0 && now - last < REPAIR_EVERY) {
-		*wait_ms = (long)(REPAIR_EVERY - (now - last));
+	if (drifted && last != 0 && now - last < h->repair_every_ms) {
+		*wait_ms = (long)(h->repair_every_ms - (now - last));
 		drifted = false;
 	} else if (drifted) {
 		json_object_set_new(h->forced_ms, r->key, json_integer(now));

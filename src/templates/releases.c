@@ -549,10 +549,10 @@ struct controller_def helm_controller_def(struct templates *t)
 }
 
 int templates_enable_helm(struct templates *t, const char *helm, const struct kcfg *cfg,
-                          int concurrency, int64_t timeout_ms, struct ll_err *err)
+                          const struct helm_opts *opts, struct ll_err *err)
 {
 	struct tpl_helm *h = xcalloc(1, sizeof(*h));
-	int rc = helm_runner_init(&h->runner, helm, cfg, concurrency, timeout_ms, err);
+	int rc = helm_runner_init(&h->runner, helm, cfg, opts->concurrency, opts->timeout_ms, err);
 
 	if (rc == 0 && (h->cache_dir = helm_private_dir()) == NULL)
 		rc = ll_err_set(err, -errno, "helm: no private directory for the chart cache: %s",
@@ -570,6 +570,7 @@ int templates_enable_helm(struct templates *t, const char *helm, const struct kc
 		return rc;
 	}
 	pthread_mutex_init(&h->lock, NULL);
+	h->repair_every_ms = opts->repair_every_ms;
 	h->wants = json_object();
 	h->results = json_object();
 	h->mine = json_object();

@@ -22,7 +22,8 @@ struct tpl_helm {
 	char *kube_cache; /* <cache_dir>/kube: helm's API discovery cache (KUBECACHEDIR) */
 	struct controller *c;
 	struct inf *records, *ledgers;
-	pthread_mutex_t lock; /* what follows */
+	int64_t repair_every_ms; /* at most one forced upgrade per release this often */
+	pthread_mutex_t lock;    /* what follows */
 	json_t *wants;   /* key -> {owner, account, helm, values, set, gen}: replaced, never changed
 	                  */
 	json_t *results; /* key -> {gen, ready, gone, status, revision, chartVersion, reason,
@@ -109,7 +110,7 @@ void rel_sync_forget(struct rel_rec *r);
 bool rel_sync_known(struct rel_rec *r);
 /**
  * rel_sync_drifted() - whether an object of the release drifted and a repair may run now (at
- * most once per 30 s: otherwise false, and *@wait_ms says when).
+ * most once per --helm-repair-interval: otherwise false, and *@wait_ms says when).
  */
 bool rel_sync_drifted(struct rel_rec *r, long *wait_ms /* OUT */);
 /** rel_sync_counts() - the release's workloads, ready and desired, into @result. */

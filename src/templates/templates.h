@@ -33,14 +33,21 @@ struct templates *templates_new(struct kc_client *kc);
 /** templates_free() - after the manager that ran the controllers is freed. NULL is fine. */
 void templates_free(struct templates *t);
 
+/* How landlord runs helm (the --helm-* flags). */
+struct helm_opts {
+	int concurrency;         /* helm processes at most at once */
+	int64_t timeout_ms;      /* each one killed after it */
+	int64_t repair_every_ms; /* a release's drift repaired by a forced upgrade at most this
+	                            often */
+};
+
 /**
  * templates_enable_helm() - Templates' charts installed by the Helm 4 binary @helm (absolute;
- * checked by helm_binary_check() first) against the API server of @cfg, at most @concurrency
- * helm processes at once, each killed after @timeout_ms. Before the manager runs; then add
- * helm_controller_def(). Return: 0, or a negative errno with @err.
+ * checked by helm_binary_check() first) against the API server of @cfg, as @opts says. Before
+ * the manager runs; then add helm_controller_def(). Return: 0, or a negative errno with @err.
  */
 int templates_enable_helm(struct templates *t, const char *helm, const struct kcfg *cfg,
-                          int concurrency, int64_t timeout_ms, struct ll_err *err);
+                          const struct helm_opts *opts, struct ll_err *err);
 /** helm_controller_def() - the release controller (templates/releases.h), once helm is on. */
 struct controller_def helm_controller_def(struct templates *t);
 

@@ -22,12 +22,13 @@ from kube import GROUP, VERSION
 
 @pytest.fixture
 def env(kit, created):
-    """Tenant t (owner alice, editor bob) with namespace t-dev; landlord with the pinned helm."""
+    """Tenant t (owner alice, editor bob) with namespace t-dev; landlord with the pinned helm,
+    repairing a drifted release at most every 5 s (not 30 s: the drift test waits for two)."""
     plan = kit.plan(hard={"pods": "10"})
     t = kit.tenant(plan=plan, owners={"users": ["alice"]}, editors={"users": ["bob"]},
                    prefixed=["dev"])
     kit.expect_namespace(f"{t}-dev")
-    kit.start("--helm-binary", str(pinned("helm")))
+    kit.start("--helm-binary", str(pinned("helm")), "--helm-repair-interval", "5s")
     kit.wait_ready(t, [f"{t}-dev"])
     kit.wait_can_i("bob", "create", "templateinstances.landlord.dev", f"{t}-dev")
     e = {"kit": kit, "t": t, "ns": f"{t}-dev", "created": created}
@@ -216,7 +217,7 @@ def test_sync_repairs_drift_and_the_row_counts_the_charts_workloads(env):
     kit.core.delete_namespaced_config_map("drift-config", ns)
     kit.cluster.wait_for(lambda: greeting(env, "drift", "config") == "hello", TIMEOUT,
                          what=f"the ConfigMap back\n{kit.log_tail()}")
-    # an edited field Helm applied comes back too (at most one repair per 30 s)
+    # an edited field Helm applied comes back too (at most one repair per 5 s here)
     apps = k8s.AppsV1Api(kit.client("bob"))
     apps.patch_namespaced_deployment("drift-web", ns, {"spec": {"template": {"spec": {
         "containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}})
