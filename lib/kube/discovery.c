@@ -248,6 +248,13 @@ int disc_refresh(struct disc *d, struct ll_err *err)
 	return rc;
 }
 
+void disc_invalidate(struct disc *d)
+{
+	pthread_mutex_lock(&d->mu);
+	d->last_refresh_ms = 0;
+	pthread_mutex_unlock(&d->mu);
+}
+
 struct query {
 	const char *group;
 	const char *version;  /* kind lookups */

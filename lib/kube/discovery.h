@@ -19,6 +19,11 @@ void disc_free(struct disc *d);
 /** disc_refresh() - re-read everything now. Return: 0 or the error of the first failing call. */
 int disc_refresh(struct disc *d, struct ll_err *err);
 /**
+ * disc_invalidate() - the next lookup that misses refreshes at once, not after the usual pause
+ * between refreshes: for a caller that saw a CRD installed or changed.
+ */
+void disc_invalidate(struct disc *d);
+/**
  * disc_lookup_kind() - @api_version as in objects ("v1", "apps/v1", "networking.k8s.io/v1").
  * Return: 0; -ENOENT when the server does not serve that kind (after one refresh).
  */

@@ -103,8 +103,12 @@ static void map_extension(const struct jdoc *obj, void (*emit)(const char *, voi
 
 static void map_crd(const struct jdoc *crd, void (*emit)(const char *, void *), void *ctx, void *ud)
 {
-	if (jd_name(crd) && strcmp(jd_name(crd), APPPROJECT_CRD) == 0)
-		emit_all(ud, emit, ctx);
+	struct ext *e = ud;
+
+	if (jd_name(crd) && strcmp(jd_name(crd), APPPROJECT_CRD) == 0) {
+		disc_invalidate(e->disc); /* served soon, if not yet: look it up afresh */
+		emit_all(e, emit, ctx);
+	}
 }
 
 static void enqueue_key(const char *key, void *ctx)

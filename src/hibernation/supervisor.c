@@ -266,6 +266,7 @@ static void map_crd(const struct jdoc *crd, void (*emit)(const char *, void *), 
 		    strcmp(jd_name(crd), name) == 0) {
 			struct jdoc_list sups = inf_list_ref(h->supervisors, NULL);
 
+			disc_invalidate(h->disc); /* served soon, if not yet: look it up afresh */
 			for (size_t i = 0; i < sups.n; i++)
 				emit(jd_name(sups.items[i]), ctx);
 			jdoc_list_release(&sups);

@@ -195,7 +195,7 @@ def test_crds_installed_late_are_picked_up(env):
                   namespaceResourceBlacklist=[{"group": "", "kind": "ResourceQuota"}])
     env.wait_reason(env.a, "ArgoCDUnavailable")
     assert "appprojects.argoproj.io" in env.ready(env.a)["message"]
-    install_ecosystem_crds(env.cluster, "argocd")
+    install_ecosystem_crds(env.cluster, "argocd", only=["appproject"])
     env.wait_reason(env.a, "ImpersonationDisabled")
     proj = env.project(env.a)
     assert proj["metadata"]["labels"][MANAGED_BY] == "landlord"

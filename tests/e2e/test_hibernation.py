@@ -697,7 +697,7 @@ def test_an_argo_cd_deny_window_is_held_while_asleep(env):
     to wake removes it), and not added where the same window was already there (which stays).
     A missing AppProject is reported; the workloads sleep anyway."""
     from ecosystem import install_ecosystem_crds
-    install_ecosystem_crds(env.kit.cluster, "argocd")
+    install_ecosystem_crds(env.kit.cluster, "argocd", only=["appproject"])
     api, argo = env.kit.custom, env.kit.namespace()
     allow = {**WINDOW, "kind": "allow", "schedule": "0 8 * * *"}
     for body in (app_project("plain"), app_project("theirs", [dict(WINDOW)]),

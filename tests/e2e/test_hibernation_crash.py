@@ -37,7 +37,7 @@ class World:
         for ns in self.nss:
             self.apps.create_namespaced_deployment(ns, deployment("web", 2))
             self.batch.create_namespaced_cron_job(ns, cronjob("nightly"))
-        install_ecosystem_crds(kit.cluster, "argocd")
+        install_ecosystem_crds(kit.cluster, "argocd", only=["appproject"])
         self.argo = kit.namespace()
         kit.custom.create_namespaced_custom_object("argoproj.io", "v1alpha1", self.argo,
                                                    "appprojects", app_project("proj"))
