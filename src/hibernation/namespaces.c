@@ -2,10 +2,13 @@
  * namespaces.c - which namespaces a ResourceSupervisor holds, and each one's sleep mark: the
  * label landlord.dev/sleeping (advisory or enforced) and the quota reservation
  * landlord.dev/sleep-reserved (its landlord-quota's status.used when it went to sleep, and the
- * supervisor), written in one patch before any workload goes down and removed in one patch
- * after every workload is up again. Only landlord and cluster administrators may write
- * landlord.dev/ keys on a namespace (the landlord-namespace-metadata policy), so the mark can be
- * trusted: it is how a supervisor finds what it holds after its selector changed.
+ * supervisor), written in one patch before any workload goes down and removed after every
+ * workload is up again (in one patch, or the reservation later, once the pods are back).
+ * Namespaces are handled NS_PARALLEL at a time, each by one thread in order; each thread keeps
+ * its own outcome (a copy of the reconcile's), merged when all are done. Only landlord and cluster
+ * administrators may write landlord.dev/ keys on a namespace (the landlord-namespace-metadata
+ * policy), so the mark can be trusted: it is how a supervisor finds what it holds after its
+ * selector changed.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -324,7 +327,6 @@ struct ns_task {
 };
 
 struct ns_pass {
-	struct sup_rec *parent;
 	struct ns_task *tasks;
 	size_t n;
 	atomic_size_t next; /* the next task to take */
@@ -334,7 +336,6 @@ struct ns_pass {
 struct ns_worker {
 	struct ns_pass *pass;
 	struct sup_rec rec;
-	size_t counted; /* workloads reported, listed or not */
 	pthread_t thread;
 };
 
@@ -402,7 +403,7 @@ static void merge(struct sup_rec *r, struct ns_worker *ws, size_t nw)
 /* Run the tasks, NS_PARALLEL namespaces at a time (each namespace's writes stay in order). */
 static void run_tasks(struct sup_rec *r, struct ns_task *tasks, size_t n)
 {
-	struct ns_pass pass = {.parent = r, .tasks = tasks, .n = n};
+	struct ns_pass pass = {.tasks = tasks, .n = n};
 	size_t nw = n < NS_PARALLEL ? n : NS_PARALLEL, started = 0;
 	struct ns_worker *ws;
 

@@ -624,7 +624,7 @@ struct controller_def hib_controller_def(struct hib *h)
 {
 	return (struct controller_def){
 	        .name = CONTROLLER_NAME,
-	        .workers = 8, /* reconciles wait on the API server, not on CPU */
+	        .workers = 16, /* reconciles wait on the API server, not on CPU */
 	        .setup = setup,
 	        .reconcile = reconcile,
 	        .ud = h};

@@ -14,9 +14,12 @@
  *    override annotation and the clock (hibernation/schedule.h); what was changed is in the
  *    workloads' annotations and the namespaces' label landlord.dev/sleeping. A landlord killed
  *    after any write, or replaced, converges to the end state of an uninterrupted run.
- *  - Order. Sleep: the namespace is labelled (and its quota usage reserved) before any of its
- *    workloads goes down. Wake: every workload is up before the label goes. So a workload at 0
- *    with landlord's annotation is always in a labelled namespace.
+ *  - Order. Sleep: the Argo CD deny window is on the supervisor's AppProjects before any
+ *    namespace is labelled, and a namespace is labelled (and its quota usage reserved) before
+ *    any of its workloads goes down. Wake: every workload is up before the label goes, and the
+ *    window goes once no namespace is labelled or reserved. So a workload at 0 with landlord's
+ *    annotation is always in a labelled namespace, under the window. One reconcile handles up
+ *    to four namespaces at once, each one's writes in this order.
  *  - A workload carrying another supervisor's annotation, or one landlord cannot read, is left
  *    alone and reported; one changed by someone else while asleep is kept as it is.
  *  - Timers are requeue_after at the next transition; nothing polls.
