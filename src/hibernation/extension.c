@@ -226,15 +226,22 @@ static struct inf *projects(struct ext_rec *r)
 	pthread_mutex_unlock(&e->lock);
 	if (inf == NULL && crd_installed(e) &&
 	    disc_lookup_kind(e->disc, "argoproj.io/v1alpha1", "AppProject", &gvr, NULL) == 0) {
-		inf = mgr_informer_live(ctrl_mgr(e->ctl), &opts, &created);
-		if (created) {
-			inf_add_handler(inf, &(struct inf_handler){project_add, project_update,
-			                                           project_add, e});
-			log_info("argocd: watching AppProjects", "{s:s}", "crd", APPPROJECT_CRD);
-		}
+		/* shared with the ResourceSupervisor controller's (same options): each adds its
+		 * own handler once, whoever made the informer */
+		struct inf *made = mgr_informer_live(ctrl_mgr(e->ctl), &opts, &created);
+		bool first;
+
 		pthread_mutex_lock(&e->lock);
-		e->projects = inf;
+		first = e->projects == NULL && made != NULL;
+		if (first)
+			e->projects = made;
+		inf = e->projects;
 		pthread_mutex_unlock(&e->lock);
+		if (first)
+			inf_add_handler(made, &(struct inf_handler){project_add, project_update,
+			                                            project_add, e});
+		if (created)
+			log_info("argocd: watching AppProjects", "{s:s}", "crd", APPPROJECT_CRD);
 	}
 	if (inf && inf_has_synced(inf))
 		return inf;
@@ -410,21 +417,19 @@ static void sync_project(struct ext_rec *r, const struct jdoc *tenant, const cha
 	const struct jdoc *have = NULL;
 
 	if (proj_inf == NULL) {
-		o->reason = "ArgoCDUnavailable";
-		snprintf(o->message, sizeof(o->message),
-		         "the AppProject kind (%s) is not served: Argo CD is not installed; "
-		         "landlord makes the AppProject once it is",
-		         APPPROJECT_CRD);
+		outcome_set(o, "ArgoCDUnavailable",
+		            "the AppProject kind (%s) is not served: Argo CD is not installed; "
+		            "landlord makes the AppProject once it is",
+		            APPPROJECT_CRD);
 		return;
 	}
 	have = inf_get_ref(proj_inf, r->argo_ns, r->tenant);
 	if (have && !ext_project_ours(jdoc_root(have), r->tenant)) {
-		o->reason = "AppProjectConflict";
-		snprintf(o->message, sizeof(o->message),
-		         "AppProject %s/%s exists and is not landlord's (labels %s=%s, %s=%s): "
-		         "left alone; delete it to let landlord make the tenant's",
-		         r->argo_ns, r->tenant, LABEL_MANAGED_BY, MANAGED_BY_VALUE, LABEL_TENANT,
-		         r->tenant);
+		outcome_set(o, "AppProjectConflict",
+		            "AppProject %s/%s exists and is not landlord's (labels %s=%s, %s=%s): "
+		            "left alone; delete it to let landlord make the tenant's",
+		            r->argo_ns, r->tenant, LABEL_MANAGED_BY, MANAGED_BY_VALUE, LABEL_TENANT,
+		            r->tenant);
 	} else if (cm_inf && rbac && ext_want_build(&in, &want) == 0) {
 		if (have == NULL || ext_project_differs(jdoc_root(have), want.project))
 			apply_project(r, want.project);
@@ -432,15 +437,15 @@ static void sync_project(struct ext_rec *r, const struct jdoc *tenant, const cha
 		snprintf(o->project, sizeof(o->project), "%s/%s", r->argo_ns, r->tenant);
 		o->destinations = in.n_namespaces;
 		o->refused = json_incref(want.refused);
-		o->reason = on ? "Synced" : "ImpersonationDisabled";
 		if (on)
-			snprintf(o->message, sizeof(o->message), "AppProject %s: %zu destinations",
-			         o->project, in.n_namespaces);
+			outcome_set(o, "Synced", "AppProject %s: %zu destinations", o->project,
+			            in.n_namespaces);
 		else
-			snprintf(o->message, sizeof(o->message),
-			         "%s/%s does not set %s: \"true\": Argo CD would sync as its own "
-			         "controller, so the AppProject has no destinations",
-			         r->argo_ns, ARGOCD_CM, ARGOCD_IMPERSONATION);
+			outcome_set(
+			        o, "ImpersonationDisabled",
+			        "%s/%s does not set %s: \"true\": Argo CD would sync as its own "
+			        "controller, so the AppProject has no destinations",
+			        r->argo_ns, ARGOCD_CM, ARGOCD_IMPERSONATION);
 	}
 	ext_want_release(&want);
 	jdoc_unref(have);
@@ -489,25 +494,23 @@ static void sync(struct ext_rec *r, struct outcome *o)
 
 	if (r->argo_ns == NULL) {
 		ext_accounts_remove(r);
-		o->reason = "ArgoCDNotConfigured";
-		snprintf(o->message, sizeof(o->message),
-		         "the LandlordConfig sets no spec.integrations.argocd.namespace");
+		outcome_set(o, "ArgoCDNotConfigured",
+		            "the LandlordConfig sets no spec.integrations.argocd.namespace");
 		return;
 	}
 	if (r->tenant && other_claim(r, true, other, sizeof(other))) {
-		o->reason = "DuplicateExtension";
-		snprintf(o->message, sizeof(o->message),
-		         "Extension %s is the tenant's: landlord follows the oldest Extension of a "
-		         "tenant and writes nothing for this one",
-		         other);
+		outcome_set(
+		        o, "DuplicateExtension",
+		        "Extension %s is the tenant's: landlord follows the oldest Extension of a "
+		        "tenant and writes nothing for this one",
+		        other);
 		return;
 	}
 	tenant = r->tenant ? inf_get_ref(r->e->tenants, NULL, r->tenant) : NULL;
 	if (tenant == NULL) {
 		ext_accounts_remove(r);
-		o->reason = "TenantNotFound";
-		snprintf(o->message, sizeof(o->message), "Tenant %s does not exist",
-		         r->tenant ? r->tenant : "");
+		outcome_set(o, "TenantNotFound", "Tenant %s does not exist",
+		            r->tenant ? r->tenant : "");
 		return;
 	}
 	nss = xcalloc(NS_MAX, sizeof(*nss));

@@ -110,6 +110,9 @@ struct outcome {
 };
 
 /* extension_report.c */
+/** outcome_set() - Ready's reason and its message (printf-formatted, cut to fit). */
+void outcome_set(struct outcome *o, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 /** ext_write_status() - write the status for @o when it differs (r->retry on failure). */
 void ext_write_status(struct ext_rec *r, const struct outcome *o);
 

@@ -4,6 +4,7 @@
  * AccountConflict; written only when it differs from the cached status (so the write wakes the
  * Extension once, and that reconcile writes nothing).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,4 +72,14 @@ void ext_write_status(struct ext_rec *r, const struct outcome *o)
 		r->retry = true;
 	}
 	json_decref(status);
+}
+
+void outcome_set(struct outcome *o, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->reason = reason;
+	va_start(ap, fmt);
+	vsnprintf(o->message, sizeof(o->message), fmt, ap);
+	va_end(ap);
 }

@@ -35,9 +35,6 @@
 /* A timer fires this long after the transition's second, so the clock has reached it. */
 #define TIMER_SLACK_MS 50
 
-const struct kc_gvr HIB_APPPROJECTS = {"argoproj.io", "v1alpha1", "appprojects", "AppProject",
-                                       true};
-
 /* The projections: what the reconcile reads of each workload. */
 static const char *const KEEP_WORKLOAD[] = {"metadata.name",
                                             "metadata.namespace",
@@ -53,10 +50,6 @@ static const char *const KEEP_WORKLOAD[] = {"metadata.name",
                                             "status.conditions",
                                             "status.replicas",
                                             NULL};
-/* What the sync window needs of an AppProject (syncwindow.c). */
-static const char *const KEEP_PROJECT[] = {
-        "metadata.name",        "metadata.namespace", "metadata.resourceVersion",
-        "metadata.annotations", "spec.syncWindows",   NULL};
 /* Annotations are kept (a patch must know whether the map exists), but not kubectl's copy. */
 static const char *const DROP_WORKLOAD[] = {
         "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration", NULL};
@@ -157,9 +150,8 @@ static bool crd_installed(struct hib *h, const struct kc_gvr *gvr)
 	return crd != NULL;
 }
 
-/* An optional kind's informer, made once discovery serves it (NULL until then). */
-static struct inf *optional_informer(struct hib *h, const struct inf_opts *opts,
-                                     const struct inf_handler *handler)
+/* An optional kind's informer, made (or found, shared) once discovery serves it; else NULL. */
+static struct inf *optional_informer(struct hib *h, const struct inf_opts *opts)
 {
 	struct inf_opts served = *opts;
 	char api_version[128];
@@ -168,34 +160,38 @@ static struct inf *optional_informer(struct hib *h, const struct inf_opts *opts,
 
 	snprintf(api_version, sizeof(api_version), "%s/%s", opts->gvr.group, opts->gvr.version);
 	if (disc_lookup_kind(h->disc, api_version, opts->gvr.kind, &served.gvr, NULL) != 0)
-		return NULL; /* not served (yet): looked up again at most every 10 s */
+		return NULL; /* not served (yet): looked up again at once after its CRD changes */
 	inf = mgr_informer_live(ctrl_mgr(h->ctl), &served, &created);
-	if (created) {
-		inf_add_handler(inf, handler);
+	if (created)
 		log_info("hibernation: watching an optional kind", "{s:s}", "kind", opts->gvr.kind);
-	}
 	return inf;
 }
 
 /*
  * The synced informer in *@slot, made once the CRD of @opts->gvr is installed and served;
- * NULL while it is not (r->retry set when installed but not read yet).
+ * NULL while it is not (r->retry set when installed but not read yet). The informer may be
+ * shared with another controller: @handler is added once, by whoever fills the slot.
  */
 static struct inf *optional_synced(struct sup_rec *r, struct inf **slot,
                                    const struct inf_opts *opts, const struct inf_handler *handler)
 {
 	struct hib *h = r->h;
-	struct inf *inf;
+	struct inf *inf, *made;
+	bool first = false;
 
 	pthread_mutex_lock(&h->lock);
 	inf = *slot;
 	pthread_mutex_unlock(&h->lock);
 	if (inf == NULL && crd_installed(h, &opts->gvr)) {
-		inf = optional_informer(h, opts, handler);
+		made = optional_informer(h, opts);
 		pthread_mutex_lock(&h->lock);
-		if (*slot == NULL)
-			*slot = inf;
+		first = *slot == NULL && made != NULL;
+		if (first)
+			*slot = made;
+		inf = *slot;
 		pthread_mutex_unlock(&h->lock);
+		if (first)
+			inf_add_handler(made, handler);
 	}
 	if (inf && inf_has_synced(inf))
 		return inf;
@@ -225,7 +221,7 @@ static void project_add(const struct jdoc *project, void *ud)
 	for (size_t i = 0; i < sups.n; i++) {
 		struct jval names = jd_get(sups.items[i], "spec", "argocd", "appProjects", NULL), v;
 		const char *name = jd_name(sups.items[i]);
-		bool wanted = holders && strstr(holders, name);
+		bool wanted = holders && win_holder(holders, name);
 		size_t j;
 
 		jval_foreach(names, j, v)
@@ -245,10 +241,9 @@ static void project_update(const struct jdoc *old_obj, const struct jdoc *new_ob
 
 struct inf *hib_projects(struct sup_rec *r)
 {
+	/* the Extension controller's options, so that both share one watch */
 	return optional_synced(
-	        r, &r->h->projects,
-	        &(struct inf_opts){
-	                .gvr = HIB_APPPROJECTS, .keep = KEEP_PROJECT, .drop = DROP_WORKLOAD},
+	        r, &r->h->projects, &(struct inf_opts){.gvr = ARGOCD_APPPROJECTS},
 	        &(struct inf_handler){project_add, project_update, project_add, r->h});
 }
 
@@ -259,7 +254,7 @@ static void map_crd(const struct jdoc *crd, void (*emit)(const char *, void *), 
 	char name[256];
 
 	for (int k = 0; k <= HK_COUNT; k++) {
-		const struct kc_gvr *gvr = k < HK_COUNT ? &HIB_KINDS[k].gvr : &HIB_APPPROJECTS;
+		const struct kc_gvr *gvr = k < HK_COUNT ? &HIB_KINDS[k].gvr : &ARGOCD_APPPROJECTS;
 
 		snprintf(name, sizeof(name), "%s.%s", gvr->resource, gvr->group);
 		if ((k == HK_COUNT || HIB_KINDS[k].optional) && jd_name(crd) &&

@@ -63,9 +63,6 @@ extern const struct hib_kind_def HIB_KINDS[HK_COUNT];
 #define KEDA_PAUSED_REPLICAS "autoscaling.keda.sh/paused-replicas"
 #define KEDA_PAUSED          "autoscaling.keda.sh/paused"
 
-/* Argo CD's AppProjects (optional: watched once discovery finds the CRD). */
-extern const struct kc_gvr HIB_APPPROJECTS;
-
 struct sup_rec;
 /**
  * hib_work() - the synced informer of kind @k, or NULL: an optional kind whose CRD is not
@@ -180,6 +177,8 @@ bool win_hold_all(struct sup_rec *r);
  * last holder removes the window). True when none is left. Call only once nothing is asleep.
  */
 bool win_release_all(struct sup_rec *r);
+/** win_holder() - is supervisor @name among the comma-separated @holders of a window? */
+bool win_holder(const char *holders, const char *name);
 
 /* report.c */
 /** report_status() - the status to write for @r (new reference). @invalid: the schedule's

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "base/log.h"
 #include "hibernation/supervisor_internal.h"
 #include "tenancy/hibernation.h"
@@ -42,8 +43,7 @@ static long window_index(const struct jdoc *project, const json_t *window)
 	return -1;
 }
 
-/* Is @name one of the comma-separated @holders? */
-static bool holds(const char *holders, const char *name)
+bool win_holder(const char *holders, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -108,7 +108,7 @@ static bool hold_one(struct sup_rec *r, const char *argo_ns, const struct jdoc *
 	json_t *body;
 	bool ok;
 
-	if (holders && holds(holders, r->name))
+	if (holders && win_holder(holders, r->name))
 		return true;
 	if (at >= 0 && (holders == NULL || holders[0] == '\0'))
 		return true; /* someone else's window: it denies already, and it stays theirs */
@@ -121,7 +121,8 @@ static bool hold_one(struct sup_rec *r, const char *argo_ns, const struct jdoc *
 		json_array_append_new(body, json_pack("{s:s,s:s,s:[O]}", "op", "add", "path",
 		                                      "/spec/syncWindows", "value", window));
 	set_holders(body, project, after);
-	ok = sup_patch(r, &HIB_APPPROJECTS, argo_ns, jd_name(project), KC_PATCH_JSON, body, NULL);
+	ok = sup_patch(r, &ARGOCD_APPPROJECTS, argo_ns, jd_name(project), KC_PATCH_JSON, body,
+	               NULL);
 	json_decref(body);
 	if (ok)
 		log_info("hibernation: sync window held", "{s:s,s:s}", "supervisor", r->name,
@@ -138,7 +139,7 @@ static bool release_one(struct sup_rec *r, const struct jdoc *project, const jso
 	json_t *body;
 	bool ok;
 
-	if (holders == NULL || !holds(holders, r->name))
+	if (holders == NULL || !win_holder(holders, r->name))
 		return true;
 	holders_with(holders, r->name, false, after, sizeof(after));
 	body = guarded(project);
@@ -149,8 +150,8 @@ static bool release_one(struct sup_rec *r, const struct jdoc *project, const jso
 		json_array_append_new(body, json_pack("{s:s,s:s}", "op", "remove", "path", path));
 	}
 	set_holders(body, project, after);
-	ok = sup_patch(r, &HIB_APPPROJECTS, jd_namespace(project), jd_name(project), KC_PATCH_JSON,
-	               body, NULL);
+	ok = sup_patch(r, &ARGOCD_APPPROJECTS, jd_namespace(project), jd_name(project),
+	               KC_PATCH_JSON, body, NULL);
 	json_decref(body);
 	if (ok)
 		log_info("hibernation: sync window released", "{s:s,s:s,s:b}", "supervisor",
