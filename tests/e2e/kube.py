@@ -83,6 +83,16 @@ def refusal(call):
         return msg if e.status == 403 and "landlord.dev" in msg else None
 
 
+def refusal_message(call):
+    """The Status message of call()'s refusal by anything (RBAC, a policy, a webhook), or None
+    when it succeeded."""
+    try:
+        call()
+    except ApiException as e:
+        return json.loads(e.body).get("message", "") if e.body else str(e)
+    return None
+
+
 def invalid(fn, *args, **kwargs):
     """Call fn; it must fail with 422 Invalid. Returns the Status message."""
     body = json.loads(api_error(422, fn, *args, **kwargs).body)

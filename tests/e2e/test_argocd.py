@@ -29,10 +29,9 @@ import time
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
 from ecosystem import install_ecosystem_crds
-from kube import GROUP, MANAGED_BY, VERSION, ignore_404, refusal
+from kube import GROUP, MANAGED_BY, VERSION, ignore_404, refusal, refusal_message
 from procs import detach, remove_registered_webhooks
 from tenants import (OBJ_POLICY, RESERVED_POLICY, SELF_POLICY, TENANT_LABEL, Kit,
                      restricted_pod)
@@ -166,15 +165,6 @@ def env(installed, tmp_path_factory):
                            "appprojects", e.c)
                 if kit.landlord is None or kit.landlord.popen.poll() is not None:
                     remove_registered_webhooks(installed)
-
-
-def denial(call):
-    """The Status message of call()'s refusal (any), or None when it succeeded."""
-    try:
-        call()
-    except ApiException as e:
-        return json.loads(e.body).get("message", "") if e.body else str(e)
-    return None
 
 
 def enable_impersonation(env, value="true"):
@@ -363,19 +353,19 @@ def test_self_limits_allow_exactly_landlords_account(env):
         return lambda: api.create_namespaced_service_account(ns, body, dry_run="All")
 
     b_ns = env.b_ns  # B's account was removed with its Extension
-    assert denial(sa(ACCOUNT, b_ns)) is None
+    assert refusal_message(sa(ACCOUNT, b_ns)) is None
     for call, what in ((sa("other", b_ns), "another name"),
                        (sa(ACCOUNT, b_ns, secrets=[{"name": "x"}]), "secrets"),
                        (sa(ACCOUNT, b_ns, imagePullSecrets=[{"name": "x"}]), "pull secrets"),
                        (sa(ACCOUNT, plain), "an untenanted namespace")):
-        msg = denial(call)
+        msg = refusal_message(call)
         assert msg and SELF_POLICY.split("'")[1] in msg, (what, msg)
     owner = k8s.CoreV1Api(env.cluster.client("dave"))
-    msg = denial(lambda: owner.create_namespaced_service_account(
+    msg = refusal_message(lambda: owner.create_namespaced_service_account(
         b_ns, {"metadata": {"name": ACCOUNT}}, dry_run="All"))
     assert msg and RESERVED_POLICY.split("'")[1] in msg, msg
     alice = k8s.CoreV1Api(env.cluster.client("alice"))
-    msg = denial(lambda: alice.delete_namespaced_service_account(ACCOUNT, env.a_ns,
+    msg = refusal_message(lambda: alice.delete_namespaced_service_account(ACCOUNT, env.a_ns,
                                                                   dry_run="All"))
     assert msg and OBJ_POLICY.split("'")[1] in msg, msg
 

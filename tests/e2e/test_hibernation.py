@@ -27,7 +27,7 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from kube import GROUP, VERSION
+from kube import GROUP, VERSION, refusal_message
 
 RS = "resourcesupervisors"
 SAVED = "landlord.dev/sleep-saved"
@@ -482,14 +482,6 @@ def test_a_saved_value_landlord_cannot_read_is_reported_and_left_alone(env):
     assert env.read(ns, *odd)["metadata"]["annotations"][SAVED] == "{not json"
 
 
-def refusal(fn):
-    try:
-        fn()
-    except ApiException as e:
-        return json.loads(e.body).get("message", "") if e.body else str(e)
-    return None
-
-
 def test_the_policy_names_a_bad_override_and_keeps_tenants_supervisors_theirs(env):
     """deploy/policies/hibernation.yaml: an unparsable override is refused for everyone,
     naming the annotation; on a supervisor labelled for a tenant, someone who may update it by
@@ -497,12 +489,14 @@ def test_the_policy_names_a_bad_override_and_keeps_tenants_supervisors_theirs(en
     ns = env.kit.namespace()
     name = env.supervisor([ns], {"sleepSchedule": "0 20 * * *", "wakeSchedule": "0 8 * * *"})
     # (a policy just applied takes a moment to be in force)
-    msg = env.kit.cluster.wait_for(lambda: refusal(lambda: env.annotate(name, "slep")), TIMEOUT,
-                                   interval=0.3, what="the policy in force")
+    msg = env.kit.cluster.wait_for(
+        lambda: refusal_message(lambda: env.annotate(name, "slep")), TIMEOUT, interval=0.3,
+        what="the policy in force")
     assert 'annotation landlord.dev/hibernation: "slep" is not one of sleep, wake' in msg, msg
-    msg = refusal(lambda: env.annotate(name, "sleep-until=2026-13-01T00:00:00Z"))
+    msg = refusal_message(lambda: env.annotate(name, "sleep-until=2026-13-01T00:00:00Z"))
     assert msg and "landlord.dev/hibernation" in msg, msg
-    assert refusal(lambda: env.annotate(name, "sleep-until=2026-12-24T08:00:00+01:00")) is None
+    assert refusal_message(
+        lambda: env.annotate(name, "sleep-until=2026-12-24T08:00:00+01:00")) is None
 
     env.kit.custom.patch_cluster_custom_object(GROUP, VERSION, RS, name, {
         "metadata": {"labels": {"landlord.dev/tenant": "acme"}}})  # as landlord would make it
@@ -512,7 +506,8 @@ def test_the_policy_names_a_bad_override_and_keeps_tenants_supervisors_theirs(en
     bob = k8s.CustomObjectsApi(env.kit.client("bob"))
 
     def bob_patches(body):
-        return refusal(lambda: bob.patch_cluster_custom_object(GROUP, VERSION, RS, name, body))
+        return refusal_message(
+            lambda: bob.patch_cluster_custom_object(GROUP, VERSION, RS, name, body))
     env.kit.cluster.wait_for(
         lambda: bob_patches({"metadata": {"annotations": {OVERRIDE: "wake"}}}) is None,
         TIMEOUT, interval=0.3, what="bob may change the override")
@@ -541,23 +536,24 @@ def test_an_enforced_sleep_refuses_a_hand_made_wake(env):
     apps, batch = k8s.AppsV1Api(env.kit.client("bob")), k8s.BatchV1Api(env.kit.client("bob"))
 
     def scale_up():
-        return refusal(lambda: apps.patch_namespaced_deployment_scale(
+        return refusal_message(lambda: apps.patch_namespaced_deployment_scale(
             "web", ns, {"spec": {"replicas": 3}}))
     msg = env.kit.cluster.wait_for(scale_up, TIMEOUT, interval=0.3, what="the scale refused")
     assert f"Deployment {ns}/web is asleep under ResourceSupervisor {name}" in msg, msg
     assert f"kubectl annotate resourcesupervisor {name} landlord.dev/hibernation=wake" in msg
-    msg = refusal(lambda: apps.patch_namespaced_deployment("web", ns, {"spec": {"replicas": 1}}))
+    msg = refusal_message(
+        lambda: apps.patch_namespaced_deployment("web", ns, {"spec": {"replicas": 1}}))
     assert msg and "which enforces its sleep" in msg, msg
-    msg = refusal(lambda: batch.patch_namespaced_cron_job(
+    msg = refusal_message(lambda: batch.patch_namespaced_cron_job(
         "nightly", ns, {"spec": {"suspend": False}}))
     assert msg and f"CronJob {ns}/nightly" in msg and "its suspend stays" in msg, msg
-    assert refusal(lambda: apps.patch_namespaced_deployment(
+    assert refusal_message(lambda: apps.patch_namespaced_deployment(
         "web", ns, {"metadata": {"labels": {"team": "a"}}})) is None
     assert env.value(ns, *web) == 0 and env.value(ns, *nightly) is True
 
     env.annotate(name, "wake")  # the way the message gives
     env.wait_values(ns, {web: 2, nightly: False}, "woken by the override")
-    assert refusal(lambda: apps.patch_namespaced_deployment_scale(
+    assert refusal_message(lambda: apps.patch_namespaced_deployment_scale(
         "web", ns, {"spec": {"replicas": 3}})) is None
 
 

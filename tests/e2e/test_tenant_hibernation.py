@@ -25,9 +25,8 @@ import time
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes.client.rest import ApiException
 
-from kube import GROUP, MANAGED_BY, VERSION, forbidden, ignore_404
+from kube import GROUP, MANAGED_BY, VERSION, forbidden, ignore_404, refusal_message
 from tenants import SELF_POLICY, TENANT_LABEL
 
 RS = "resourcesupervisors"
@@ -56,15 +55,6 @@ def deployment(name, replicas):
 def forbidden_message(fn, *args):
     """fn(*args) must be refused with 403: the Status message."""
     return json.loads(forbidden(fn, *args)).get("message", "")
-
-
-def refusal(fn):
-    """The Status message of fn()'s refusal, or None when it succeeded."""
-    try:
-        fn()
-    except ApiException as e:
-        return json.loads(e.body).get("message", "") if e.body else str(e)
-    return None
 
 
 pytestmark = pytest.mark.usefixtures("module_policies")
@@ -221,7 +211,7 @@ def test_owners_change_only_the_override_and_outsiders_nothing(env):
 
     # RBAC reaches the authorizer's cache asynchronously: the first patch may come too early.
     kit.cluster.wait_for(
-        lambda: refusal(lambda: env.patch(tenant, {"metadata": {"annotations": {
+        lambda: refusal_message(lambda: env.patch(tenant, {"metadata": {"annotations": {
             OVERRIDE: "wake"}}}, alice)) is None,
         TIMEOUT, interval=0.3, what="alice may set the override")
     env.wait_replicas({web: 2}, "woken by alice's override")
@@ -320,10 +310,10 @@ def test_landlord_may_let_owners_change_only_their_own_supervisor(kit, role, rul
     def create():
         return rbac.create_cluster_role(owners_role(role, [rule]), dry_run="All")
     if allowed:  # a policy just applied takes a moment to be in force
-        kit.cluster.wait_for(lambda: refusal(create) is None, TIMEOUT, interval=0.3,
+        kit.cluster.wait_for(lambda: refusal_message(create) is None, TIMEOUT, interval=0.3,
                              what=f"landlord may write {role}")
         return
-    msg = kit.cluster.wait_for(lambda: refusal(create), TIMEOUT, interval=0.3,
+    msg = kit.cluster.wait_for(lambda: refusal_message(create), TIMEOUT, interval=0.3,
                                what=f"landlord may not write {role}")
     assert SELF_POLICY in msg, msg
     assert ("its owners' role may also create namespaces and delete named ones (not default, "
