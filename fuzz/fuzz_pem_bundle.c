@@ -2,9 +2,14 @@
  * fuzz_pem_bundle.c - the PEM bundle parser (pki_bundle_split) on any bytes: it never reads
  * past @size, never keeps more than PKI_BUNDLE_CERTS_MAX certificates, leaves an empty bundle
  * on every error, and what it keeps is stable: joining the bundle and splitting it again gives
- * the same certificates, each of which reads back. Also base64 decoding of the same bytes.
+ * the same certificates, each of which reads back. Also base64 decoding of the same bytes, and
+ * the tenant proxy's subject reader (pki_read_subject) on the bytes and on every certificate
+ * kept: what it returns is always subject text that fits its field (never cut, never a control
+ * character), at most PKI_ORGS_MAX groups, and the same serial and validity pki_read_cert()
+ * reads; on error it returns a zeroed subject and a reason.
  * Input: the bundle's bytes, NULs included.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +21,43 @@
 #include "pki/pki.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* @s (a field of @cap bytes) is "" or subject text: NUL-terminated inside, no control bytes. */
+static void check_text(const char *s, size_t cap, bool may_be_empty)
+{
+	size_t n = strnlen(s, cap);
+
+	if (n == cap || (n == 0 && !may_be_empty))
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			abort();
+}
+
+static void check_subject(const char *pem, size_t len)
+{
+	struct pki_subject sub;
+	struct pki_cert_info info;
+	struct ll_err err = {{0}};
+	int rc = pki_read_subject(pem, len, &sub, &err);
+
+	if (rc != 0) {
+		/* zeroed, with a reason */
+		if (sub.cn[0] || sub.ou[0] || sub.n_orgs || sub.serial_hex[0] || err.msg[0] == '\0')
+			abort();
+		return;
+	}
+	check_text(sub.cn, sizeof(sub.cn), true);
+	check_text(sub.ou, sizeof(sub.ou), true);
+	if (sub.n_orgs > PKI_ORGS_MAX)
+		abort();
+	for (size_t i = 0; i < sub.n_orgs; i++)
+		check_text(sub.orgs[i], sizeof(sub.orgs[i]), false);
+	check_text(sub.serial_hex, sizeof(sub.serial_hex), false);
+	if (pki_read_cert(pem, len, &info, NULL) != 0 || strcmp(info.serial_hex, sub.serial_hex) ||
+	    info.not_before != sub.not_before || info.not_after != sub.not_after)
+		abort();
+}
 
 static void check_stable(const struct pki_bundle *b)
 {
@@ -30,6 +72,7 @@ static void check_stable(const struct pki_bundle *b)
 			abort();
 		if (pki_read_cert(b->certs[i], strlen(b->certs[i]), &info, NULL) != 0)
 			abort();
+		check_subject(b->certs[i], strlen(b->certs[i]));
 	}
 	pki_bundle_release(&again);
 	free(joined);
@@ -48,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0)
 		check_stable(&b);
 	pki_bundle_release(&b);
+	check_subject((const char *)data, size);
 	/* the same bytes as base64 text (up to a NUL) */
 	s = xstrndup((const char *)data, size);
 	rc = pki_b64_decode(s, &out);

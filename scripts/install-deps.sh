@@ -4,7 +4,8 @@
 # ~/.cache/landlord/helm/<version>, the pinned OCI registry (chart-source tests) into
 # ~/.cache/landlord/registry/<version>, the pinned Gateway API CRDs into
 # ~/.cache/landlord/gateway-api/<version> and the pinned CRDs of KEDA, Argo CD and Argo Rollouts
-# into ~/.cache/landlord/ecosystem/<name>-<version> (once; later runs are no-ops).
+# into ~/.cache/landlord/ecosystem/<name>-<version>, and the stub kubelet the proxy's exec tests
+# use into ~/.cache/landlord/stubkubelet/<version>-<hash> (once; later runs are no-ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,5 +41,6 @@ fi
 tests/cluster/build-k8s.sh
 tests/cluster/build-helm.sh
 tests/cluster/build-registry.sh
+tests/cluster/build-stubkubelet.sh >/dev/null
 tests/cluster/gateway-api-crds.sh >/dev/null
 tests/cluster/ecosystem-crds.sh >/dev/null

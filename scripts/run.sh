@@ -123,6 +123,15 @@ override sleeps acme-dev now, until the next scheduled wake, and deleting it wak
   kubectl get rsup                              # state, next transition, namespaces
   kubectl delete rsup acme-nights               # web back at 2 replicas first
 
+The tenant API proxy (docs/proxy.md) serves each tenant its own view of the API at
+https://127.0.0.1:8444/tenants/<tenant>: short namespace names, nothing of other tenants:
+
+  $bin kubeconfig --tenant acme --user alice > /tmp/alice-acme.kubeconfig
+  kubectl --kubeconfig /tmp/alice-acme.kubeconfig get namespaces    # dev, build, prod, alice-sandbox
+  kubectl --kubeconfig /tmp/alice-acme.kubeconfig -n dev create configmap hi
+  kubectl -n acme-dev get configmap hi                               # upstream, as admin
+  kubectl --kubeconfig /tmp/alice-acme.kubeconfig -n globex-dev get pods   # NotFound
+
 Stop landlord with Ctrl-C (it removes its webhook configurations); stop the control plane with 'make cluster-down'.
 
 MSG

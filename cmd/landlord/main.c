@@ -36,6 +36,7 @@
 #include "webhook/serve.h"
 
 #include "options.h"
+#include "wiring.h"
 
 static int cmd_version(void)
 {
@@ -93,8 +94,8 @@ static int check_crds(struct kc_client *c)
 	return rc;
 }
 
-static int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
-                      struct kc_client **out)
+int new_client(const struct kcfg *kc, const struct config *cfg, const char *name,
+               struct kc_client **out)
 {
 	struct kc_opts o = {.qps = (double)cfg->qps,
 	                    .burst = (int)cfg->burst,
@@ -142,7 +143,7 @@ static bool static_tls(const struct config *cfg)
 }
 
 /* The kubeconfig, the main client, and proof that the server takes its credentials. */
-static int connect_server(const struct config *cfg, struct kcfg *kc, struct kc_client **client)
+int connect_server(const struct config *cfg, struct kcfg *kc, struct kc_client **client)
 {
 	struct ll_err err;
 	int rc = kcfg_load_default(cfg->kubeconfig, cfg->context, kc, &err);
@@ -302,7 +303,8 @@ static int enable_helm(const struct config *cfg, const struct kcfg *kc, struct t
  */
 static int cmd_controllers(const struct config *cfg, bool with_webhook)
 {
-	struct kc_client *client = NULL, *lease_client = NULL, *wh_client = NULL;
+	struct kc_client *client = NULL, *lease_client = NULL, *wh_client = NULL, *px_client = NULL;
+	struct proxy_role *proxy = NULL;
 	struct cacheview *view = NULL;
 	struct templates *tpl = NULL;
 	struct wh_serve *wh = NULL;
@@ -318,6 +320,8 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 		rc = new_client(&kc, cfg, "lease", &lease_client);
 	if (rc == 0 && with_webhook)
 		rc = new_client(&kc, cfg, "webhook", &wh_client);
+	if (rc == 0 && with_webhook && cfg->proxy)
+		rc = new_client(&kc, cfg, "proxy", &px_client);
 	if (rc == 0)
 		rc = check_crds(client);
 	if (rc < 0)
@@ -333,17 +337,21 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 		rc = view_new(m, false, &view);
 	if (rc == 0 && with_webhook)
 		rc = webhook_start(cfg, wh_client, view, &wh);
+	if (rc == 0 && px_client)
+		rc = proxy_role_start(cfg, px_client, m, &proxy);
 	if (rc == 0)
 		rc = mgr_run(m);
 	if (rc == 0)
 		wh_serve_graceful_stop(wh, cfg->shutdown_delay_ms);
 out:
-	wh_serve_stop(wh); /* before the view and the manager it reads */
+	proxy_role_stop(proxy); /* before the manager whose informers it reads */
+	wh_serve_stop(wh);      /* before the view and the manager it reads */
 	cacheview_free(view);
 	mgr_free(m);
 	hib_free(hib);
 	ext_free(ext);
 	templates_free(tpl);
+	kc_client_free(px_client);
 	kc_client_free(wh_client);
 	kc_client_free(lease_client);
 	kc_client_free(client);
@@ -383,7 +391,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "run") != 0 && strcmp(cmd, "controller") != 0 &&
-	    strcmp(cmd, "webhook") != 0) {
+	    strcmp(cmd, "webhook") != 0 && strcmp(cmd, "proxy") != 0 &&
+	    strcmp(cmd, "kubeconfig") != 0) {
 		fprintf(stderr, "landlord: unknown command \"%s\"\n\n", cmd);
 		options_usage(stderr);
 		return 2;
@@ -395,12 +404,19 @@ int main(int argc, char **argv)
 	if (!test_options_allowed(&cfg))
 		return 2;
 	kc_test_crash_after_writes(cfg.crash_after_writes);
-	mgr_block_signals();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (strcmp(cmd, "kubeconfig") == 0) { /* a one-shot command: no signals, no banner */
+		rc = cmd_kubeconfig(&cfg);
+		curl_global_cleanup();
+		return rc;
+	}
+	mgr_block_signals();
 	log_info("landlord starting", "{s:s,s:s,s:b}", "command", cmd, "version", LANDLORD_VERSION,
 	         "leader_elect", cfg.leader_elect);
 	if (strcmp(cmd, "webhook") == 0)
 		rc = cmd_webhook(&cfg);
+	else if (strcmp(cmd, "proxy") == 0)
+		rc = cmd_proxy(&cfg);
 	else
 		rc = cmd_controllers(&cfg, strcmp(cmd, "run") == 0);
 	curl_global_cleanup();

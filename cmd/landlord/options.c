@@ -87,6 +87,30 @@ static const struct flag OPTIONS[] = {
                webhook_service),
         STRING("webhook-cert-ip", "LANDLORD_WEBHOOK_CERT_IP", "IP,...", NULL,
                "more IP addresses for the webhook's certificate", webhook_cert_ip),
+        HOSTPORT("proxy-addr", "LANDLORD_PROXY_ADDR", "127.0.0.1:8444",
+                 "tenant API proxy, HTTPS (proxy, run)", proxy_addr, proxy_port),
+        BOOL("proxy", "LANDLORD_PROXY", "true", "serve the tenant API proxy in `landlord run`",
+             proxy),
+        STRING("proxy-url", "LANDLORD_PROXY_URL", "URL", "https://127.0.0.1:8444",
+               "the proxy's address as tenant users reach it: kubeconfigs point there", proxy_url),
+        STRING("proxy-service", "LANDLORD_PROXY_SERVICE", "NAME", "landlord-proxy",
+               "the Service in front of the proxy: its DNS names go into the certificate",
+               proxy_service),
+        STRING("proxy-cert-ip", "LANDLORD_PROXY_CERT_IP", "IP,...", NULL,
+               "more IP addresses for the proxy's certificate", proxy_cert_ip),
+        DURATION("stream-idle-timeout", "LANDLORD_STREAM_IDLE_TIMEOUT", "4h",
+                 "a proxied stream (watch, logs -f, exec) with no bytes for this long ends",
+                 stream_idle_timeout_ms),
+        STRING("tenant", NULL, "NAME", NULL, "kubeconfig: the tenant", kc_tenant),
+        STRING("user", NULL, "NAME", NULL, "kubeconfig: the user (the certificate's CN)", kc_user),
+        {.name = "group",
+         .type = FLAG_LIST,
+         .arg = "NAME",
+         .help = "kubeconfig: a group of the user (repeat for several)",
+         .offset = AT(kc_groups),
+         .offset2 = AT(kc_n_groups)},
+        DURATION("ttl", NULL, "24h", "kubeconfig: the certificate's lifetime (at most 30 days)",
+                 kc_ttl_ms),
         STRING("tls-cert-file", "LANDLORD_TLS_CERT_FILE", "PATH", NULL,
                "serve this certificate chain instead of landlord's own (with --tls-key-file)",
                tls_cert_file),
@@ -128,10 +152,13 @@ void options_usage(FILE *out)
 	fputs("usage: landlord COMMAND [flags]\n"
 	      "\n"
 	      "commands:\n"
-	      "  run          every role in one process: the controllers and the webhook (the\n"
-	      "               default deployment)\n"
+	      "  run          every role in one process: the controllers, the webhook and the\n"
+	      "               proxy (the default deployment)\n"
 	      "  controller   controllers only, behind leader election (run 2+ for HA)\n"
 	      "  webhook      the admission webhook server (stateless; run 2+ for HA)\n"
+	      "  proxy        the tenant API proxy (stateless; run 2+ for HA)\n"
+	      "  kubeconfig   print a kubeconfig for a tenant user through the proxy:\n"
+	      "               --tenant T --user U [--group G]... [--ttl D]\n"
 	      "  version      print version and build information\n"
 	      "\n"
 	      "flags [environment variable] (default):\n",

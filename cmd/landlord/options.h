@@ -24,6 +24,18 @@ struct config {
 	const char *webhook_url;
 	const char *webhook_service;
 	const char *webhook_cert_ip;
+	char proxy_addr[FLAGS_HOST_MAX];
+	int proxy_port;
+	bool proxy;
+	const char *proxy_url;
+	const char *proxy_service;
+	const char *proxy_cert_ip;
+	long stream_idle_timeout_ms;
+	const char *kc_tenant;
+	const char *kc_user;
+	const char *kc_groups[FLAGS_LIST_MAX + 1];
+	size_t kc_n_groups;
+	long kc_ttl_ms;
 	const char *tls_cert_file;
 	const char *tls_key_file;
 	long shutdown_delay_ms;

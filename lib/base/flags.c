@@ -104,6 +104,18 @@ static int parse_hostport(const char *s, char host[FLAGS_HOST_MAX], int *port)
 
 #define FIELD(out, off, type) ((type *)((char *)(out) + (off)))
 
+static int add_to_list(const struct flag *f, const char *v, void *out)
+{
+	const char **list = FIELD(out, f->offset, const char *);
+	size_t *count = FIELD(out, f->offset2, size_t);
+
+	if (*count == FLAGS_LIST_MAX)
+		return -E2BIG;
+	list[(*count)++] = v;
+	list[*count] = NULL;
+	return 0;
+}
+
 static int set_value(const struct flag *f, const char *v, void *out)
 {
 	switch (f->type) {
@@ -119,6 +131,8 @@ static int set_value(const struct flag *f, const char *v, void *out)
 		return flags_parse_duration_ms(v, FIELD(out, f->offset, long));
 	case FLAG_HOSTPORT:
 		return parse_hostport(v, FIELD(out, f->offset, char), FIELD(out, f->offset2, int));
+	case FLAG_LIST:
+		return add_to_list(f, v, out);
 	}
 	return -EINVAL;
 }
@@ -137,6 +151,9 @@ static const char *expected(const struct flag *f, char *out, size_t len)
 		return "a duration such as 500ms, 15s, 1.5m or 1h";
 	case FLAG_HOSTPORT:
 		return "HOST:PORT with a port from 0 to 65535";
+	case FLAG_LIST:
+		snprintf(out, len, "at most %d values", FLAGS_LIST_MAX);
+		return out;
 	case FLAG_STRING:
 		break;
 	}

@@ -30,9 +30,12 @@ enum flag_type {
 	FLAG_INT,      /* long, within [min, max] */
 	FLAG_DURATION, /* long, milliseconds */
 	FLAG_HOSTPORT, /* char[FLAGS_HOST_MAX] at offset, int port at offset2 */
+	FLAG_LIST,     /* const char *[FLAGS_LIST_MAX + 1] at offset (NULL-terminated), size_t count
+	                * at offset2: each "--flag VALUE" adds one; no variable, no default */
 };
 
 #define FLAGS_HOST_MAX 64
+#define FLAGS_LIST_MAX 32
 
 struct flag {
 	const char *name; /* without the dashes: "probe-addr" */
@@ -42,7 +45,7 @@ struct flag {
 	const char *dflt; /* parsed like a given value before anything else; NULL: none */
 	const char *help; /* one or more sentences; wrapped by flags_usage() */
 	size_t offset;    /* where the value goes in the caller's struct */
-	size_t offset2;   /* FLAG_HOSTPORT: where the port goes */
+	size_t offset2;   /* FLAG_HOSTPORT: where the port goes; FLAG_LIST: the count */
 	long min, max;    /* FLAG_INT: the accepted range */
 };
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/metrics.h"
 #include "http/server.h"
@@ -42,6 +44,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
 	s->quiesced_fd = -1;
 	s->cert_pem = o->cert_pem && o->key_pem ? xstrdup(o->cert_pem) : NULL;
 	s->key_pem = o->cert_pem && o->key_pem ? xstrdup(o->key_pem) : NULL;
+	s->client_ca_pem = o->client_ca_pem ? xstrdup(o->client_ca_pem) : NULL;
 	s->body_max = o->body_max ? o->body_max : HTTP_BODY_MAX;
 	s->conn_limit = o->conn_limit ? o->conn_limit : HTTP_CONN_LIMIT;
 	s->timeout_s = o->timeout_s ? o->timeout_s : HTTP_TIMEOUT_S;
@@ -49,6 +52,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->tls_mu, NULL);
+	pthread_mutex_init(&s->tunnel_mu, NULL);
 	metrics_describe("landlord_http_requests_total", METRIC_COUNTER,
 	                 "HTTP requests answered, by server and status code.", NULL, 0);
 	metrics_describe("landlord_http_request_duration_seconds", METRIC_HISTOGRAM,
@@ -186,9 +190,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		http__stream_conn_ended(r->stream);
 		http__stream_unref(r->stream);
 	}
+	http__later_request_done(r);
+	http__upgrade_completed(r);
 	buf_release(&r->body);
 	free(r->query);
-	atomic_fetch_sub(&r->s->in_flight, 1);
+	free(r->peer_pem);
+	if (!r->upgraded) /* a tunnel left the count when its 101 went out */
+		atomic_fetch_sub(&r->s->in_flight, 1);
 	free(r);
 	*con_cls = NULL;
 }
@@ -240,6 +248,8 @@ static struct MHD_Response *make_response(struct http_resp *resp)
 	size_t len;
 	char *body;
 
+	if (resp->upgrade)
+		return http__upgrade_response(resp);
 	if (resp->stream) {
 		mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
 		                                       http__stream_read, resp->stream,
@@ -271,23 +281,52 @@ static bool must_close(const struct http_req *r)
 	       atomic_fetch_add(&r->s->answers, 1) % r->s->close_every == r->s->close_every - 1;
 }
 
-static enum MHD_Result send_response(struct http_resp *resp, unsigned int status)
+/* A 101 leaves Connection and Upgrade to libmicrohttpd, and has no body to type. */
+static bool upgrade_owns(const char *name)
 {
-	struct MHD_Response *mr = make_response(resp);
-	bool typed = false;
-	enum MHD_Result ret;
+	return strcasecmp(name, MHD_HTTP_HEADER_CONNECTION) == 0 ||
+	       strcasecmp(name, MHD_HTTP_HEADER_UPGRADE) == 0 ||
+	       strcasecmp(name, MHD_HTTP_HEADER_CONTENT_TYPE) == 0;
+}
 
-	if (mr == NULL)
-		return MHD_NO;
+static void add_headers(const struct http_resp *resp, struct MHD_Response *mr)
+{
+	bool typed = resp->upgrade != NULL;
+
 	for (size_t i = 0; i < resp->headers.len; i++) {
 		struct header *h = &resp->headers.v[i];
 
+		if (resp->upgrade && upgrade_owns(h->name))
+			continue;
 		typed = typed || strcasecmp(h->name, MHD_HTTP_HEADER_CONTENT_TYPE) == 0;
 		MHD_add_response_header(mr, h->name, h->value);
 	}
 	if (!typed)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, TEXT_TYPE);
-	if (must_close(resp->req))
+}
+
+/* A 101 is an upgrade and an upgrade is a 101: the status, made consistent with @resp. */
+static unsigned int settle_upgrade(struct http_resp *resp, unsigned int status)
+{
+	if (resp->upgrade && status != MHD_HTTP_SWITCHING_PROTOCOLS)
+		http__upgrade_drop(resp, -ECANCELED); /* the handler changed its mind */
+	else if (resp->upgrade == NULL && status == MHD_HTTP_SWITCHING_PROTOCOLS)
+		status = MHD_HTTP_INTERNAL_SERVER_ERROR; /* a 101 needs http_resp_upgrade() */
+	return status;
+}
+
+enum MHD_Result http__send_response(struct http_resp *resp, unsigned int status)
+{
+	struct MHD_Response *mr;
+	enum MHD_Result ret;
+
+	status = settle_upgrade(resp, status);
+	mr = make_response(resp);
+	if (mr == NULL)
+		return MHD_NO;
+	add_headers(resp, mr);
+	/* A tunnel never carries another request; libmicrohttpd refuses "close" on a 101. */
+	if (resp->upgrade == NULL && must_close(resp->req))
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(resp->req->c, status, mr);
 	MHD_destroy_response(mr);
@@ -295,7 +334,7 @@ static enum MHD_Result send_response(struct http_resp *resp, unsigned int status
 	return ret;
 }
 
-static void resp_release(struct http_resp *resp)
+void http__resp_release(struct http_resp *resp)
 {
 	for (size_t i = 0; i < resp->headers.len; i++) {
 		free(resp->headers.v[i].name);
@@ -303,6 +342,8 @@ static void resp_release(struct http_resp *resp)
 	}
 	vec_release(&resp->headers);
 	buf_release(&resp->body);
+	http__upgrade_drop(resp,
+	                   -ECONNABORTED); /* the token; the callback has gone to the request */
 }
 
 static unsigned int early_answer(struct http_req *r, struct http_resp *resp)
@@ -338,8 +379,12 @@ static enum MHD_Result respond(struct http_req *r)
 		rc = r->route->fn(r->route->ud, r, &resp);
 		status = rc >= 100 && rc <= 599 ? (unsigned int)rc : MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
-	ret = send_response(&resp, status);
-	resp_release(&resp);
+	if (resp.deferred) { /* suspended: http__later_answer() queues it on resume */
+		http__resp_release(&resp);
+		return MHD_YES;
+	}
+	ret = http__send_response(&resp, status);
+	http__resp_release(&resp);
 	return ret;
 }
 
@@ -369,6 +414,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->later)
+		return http__later_answer(r);
 	return respond(r);
 }
 
@@ -419,12 +466,26 @@ static int diagnose(const struct http_server *s, const union addr *a, socklen_t 
 	                  s->cert_pem ? " (is the TLS certificate or key invalid?)" : "");
 }
 
+/* Warn when the descriptors conn_limit may need are more than the process may open. */
+static void check_fd_limit(const struct http_server *s)
+{
+	rlim_t need = (rlim_t)s->conn_limit * HTTP_FDS_PER_CONN + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < need)
+		log_warn("the HTTP server may need more file descriptors than RLIMIT_NOFILE allows",
+		         "{s:s, s:i, s:I, s:I}", "server", s->name, "conn_limit",
+		         (int)s->conn_limit, "need", (long long)need, "limit",
+		         (long long)rl.rlim_cur);
+}
+
 int http_server_start(struct http_server *s, struct ll_err *err)
 {
 	const union MHD_DaemonInfo *info;
-	unsigned int flags =
-	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-	struct MHD_OptionItem tls[3];
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	                     MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE;
+	struct MHD_OptionItem tls[HTTP__TLS_OPTIONS];
 	socklen_t len = 0;
 	union addr a;
 	int rc;
@@ -448,6 +509,7 @@ int http_server_start(struct http_server *s, struct ll_err *err)
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	if (info)
 		s->port = info->port;
+	check_fd_limit(s);
 	return 0;
 }
 
@@ -492,7 +554,9 @@ void http_server_free(struct http_server *s)
 	if (s == NULL)
 		return;
 	http__streams_cancel(s); /* resumes every idle stream: MHD cannot stop with one suspended */
+	http__laters_cancel(s);  /* and every pending answer (503) */
 	http__watcher_stop(s);
+	http__tunnels_close(s); /* shut down and taken back: MHD_stop_daemon() ends them */
 	if (s->d)
 		MHD_stop_daemon(s->d); /* closes the connections: on_close(-ECANCELED) runs here */
 	if (s->quiesced_fd >= 0)
@@ -503,12 +567,16 @@ void http_server_free(struct http_server *s)
 	}
 	vec_release(&s->routes);
 	vec_release(&s->streams);
+	vec_release(&s->laters);
+	vec_release(&s->tunnels);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->tls_mu);
+	pthread_mutex_destroy(&s->tunnel_mu);
 	free(s->name);
 	free(s->addr);
 	free(s->cert_pem);
 	free(s->key_pem);
+	free(s->client_ca_pem);
 	free(s);
 }
 
@@ -549,8 +617,7 @@ const char *http_req_remote_addr(const struct http_req *r)
 	return r->remote;
 }
 
-/* RFC 9110 token characters. */
-static bool is_token(const char *s)
+bool http__is_token(const char *s)
 {
 	static const char extra[] = "!#$%&'*+-.^_`|~";
 
@@ -567,7 +634,7 @@ int http_resp_header(struct http_resp *resp, const char *name, const char *value
 {
 	struct header h;
 
-	if (!is_token(name) || strpbrk(value, "\r\n"))
+	if (!http__is_token(name) || strpbrk(value, "\r\n"))
 		return -EINVAL;
 	h.name = xstrdup(name);
 	h.value = xstrdup(value);
@@ -582,7 +649,7 @@ struct buf *http_resp_body(struct http_resp *resp)
 
 struct http_stream *http_resp_stream(struct http_resp *resp, const struct http_stream_opts *o)
 {
-	assert(resp->stream == NULL);
+	assert(resp->stream == NULL && resp->upgrade == NULL);
 	buf_release(&resp->body);
 	resp->stream = http__stream_new(resp->req, o);
 	return resp->stream;

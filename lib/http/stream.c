@@ -6,7 +6,8 @@
  * neither polls nor times it out, and would not see the client leave. The watcher thread polls
  * the sockets of suspended streams for a hang-up (POLLRDHUP) and resumes them closed. Whoever
  * clears `suspended` under the stream's lock is the one that resumes, so a connection is
- * resumed exactly once per suspension.
+ * resumed exactly once per suspension. The same thread watches the client sockets of TLS
+ * tunnels (upgrade.c), whose hang-up libmicrohttpd does not pass on by itself.
  */
 #include <assert.h>
 #include <errno.h>
@@ -22,8 +23,6 @@
 #include "base/mem.h"
 #include "http/server.h"
 #include "http/server_internal.h"
-
-#define WATCH_MAX 1024 /* sockets polled at once; more idle streams than this wait their turn */
 
 static void *watch_main(void *arg);
 
@@ -259,6 +258,17 @@ void http__streams_cancel(struct http_server *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* A socket to watch was added: start the watcher if need be, and have it poll again. */
+void http__watcher_kick(struct http_server *s)
+{
+	pthread_mutex_lock(&s->mu);
+	if (!s->stopping) { /* once stopping, the watcher and its pipe may be gone */
+		watcher_start(s);
+		wake_watcher(s);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
 void http__watcher_stop(struct http_server *s)
 {
 	if (!s->watcher_started)
@@ -267,17 +277,19 @@ void http__watcher_stop(struct http_server *s)
 	pthread_join(s->watcher, NULL);
 	close(s->wake[0]);
 	close(s->wake[1]);
+	s->wake[0] = s->wake[1] = -1;
 	s->watcher_started = false;
 }
 
-/* The sockets of idle streams, after the wake pipe; 0 when stopping. */
-static nfds_t watch_set(struct http_server *s, struct pollfd *fds)
+/* The sockets of idle streams and TLS tunnels, after the wake pipe (room for conn_limit of
+ * them), and the poll timeout in @timeout_ms; 0 when stopping. */
+static nfds_t watch_set(struct http_server *s, struct pollfd *fds, int *timeout_ms)
 {
 	nfds_t n = 1;
 
 	fds[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
 	pthread_mutex_lock(&s->mu);
-	for (size_t i = 0; i < s->streams.len && n < WATCH_MAX; i++) {
+	for (size_t i = 0; i < s->streams.len && n <= s->conn_limit; i++) {
 		struct http_stream *st = s->streams.v[i];
 
 		pthread_mutex_lock(&st->mu);
@@ -285,6 +297,7 @@ static nfds_t watch_set(struct http_server *s, struct pollfd *fds)
 			fds[n++] = (struct pollfd){.fd = st->fd, .events = POLLRDHUP};
 		pthread_mutex_unlock(&st->mu);
 	}
+	n = http__tunnels_watch(s, fds, n, (nfds_t)s->conn_limit + 1, timeout_ms);
 	if (s->stopping)
 		n = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -311,18 +324,23 @@ static void hung_up(struct http_server *s, int fd)
 static void *watch_main(void *arg)
 {
 	struct http_server *s = arg;
-	struct pollfd *fds = xcalloc(WATCH_MAX, sizeof(*fds));
+	/* Each stream or tunnel is a connection: conn_limit sockets at most, and the wake pipe. */
+	struct pollfd *fds = xcalloc((size_t)s->conn_limit + 1, sizeof(*fds));
 	char drain[64];
+	int timeout_ms;
 	nfds_t n;
 
-	while ((n = watch_set(s, fds)) > 0) {
-		if (poll(fds, n, -1) < 0 && errno != EINTR)
+	while ((n = watch_set(s, fds, &timeout_ms)) > 0) {
+		if (poll(fds, n, timeout_ms) < 0 && errno != EINTR)
 			break;
 		while (read(s->wake[0], drain, sizeof(drain)) > 0)
 			;
 		for (nfds_t i = 1; i < n; i++)
-			if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
 				hung_up(s, fds[i].fd);
+				http__tunnels_hung_up(s, fds[i].fd);
+			}
+		http__tunnels_kick_due(s);
 	}
 	free(fds);
 	return NULL;

@@ -9,6 +9,14 @@
  * handshake then imports the current PEM pair under tls_mu into fresh GnuTLS objects that it
  * hands over with GNUTLS_CERT_RETR_DEINIT_ALL: GnuTLS frees them when the session is done, so a
  * swap never frees what a handshake in progress or an established session still uses.
+ *
+ * Client certificates: MHD_OPTION_HTTPS_MEM_TRUST. libmicrohttpd 0.9.75 loads the bundle into
+ * its credentials at start (gnutls_certificate_set_x509_trust_mem(), next to the retrieve
+ * function) and calls gnutls_certificate_server_set_request(GNUTLS_CERT_REQUEST) on every
+ * session, so each handshake asks for a certificate and names those CAs. It sets no verify
+ * callback, and GnuTLS verifies a client's chain during the handshake only through one
+ * (_gnutls_run_verify_callback()): any certificate, or none, is let through. The handler reads
+ * what came with http_req_peer_cert() (gnutls_certificate_get_peers(): DER, leaf first).
  */
 #include <errno.h>
 #include <gnutls/abstract.h>
@@ -18,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/mem.h"
 #include "http/server.h"
@@ -130,6 +139,26 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 		gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, cls);
 }
 
+/* The client CA bundle loads and holds at least one certificate. Return: 0 or -EIO. */
+static int check_client_ca(const struct http_server *s, struct ll_err *err)
+{
+	gnutls_datum_t pem = datum(s->client_ca_pem);
+	gnutls_x509_crt_t *certs = NULL;
+	unsigned int n = 0;
+	int rc = gnutls_x509_crt_list_import2(&certs, &n, &pem, GNUTLS_X509_FMT_PEM, 0);
+
+	for (unsigned int i = 0; rc >= 0 && i < n; i++)
+		gnutls_x509_crt_deinit(certs[i]);
+	gnutls_free(certs);
+	if (rc < 0)
+		return ll_err_set(err, -EIO, "the %s server's client CA bundle does not load: %s",
+		                  s->name, gnutls_strerror(rc));
+	if (n == 0)
+		return ll_err_set(err, -EIO,
+		                  "the %s server's client CA bundle holds no certificate", s->name);
+	return 0;
+}
+
 int http__tls_options(struct http_server *s, struct MHD_OptionItem *opts, struct ll_err *err)
 {
 	gnutls_pcert_st *chain = NULL;
@@ -139,8 +168,15 @@ int http__tls_options(struct http_server *s, struct MHD_OptionItem *opts, struct
 
 	if (s->cert_pem == NULL) {
 		opts[0] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+		if (s->client_ca_pem)
+			return ll_err_set(err, -EINVAL,
+			                  "the %s server has a client CA bundle but no TLS pair",
+			                  s->name);
 		return 0;
 	}
+	rc = s->client_ca_pem ? check_client_ca(s, err) : 0;
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&s->tls_mu);
 	rc = import_pair(s->cert_pem, s->key_pem, &chain, &n, &key, err);
 	pthread_mutex_unlock(&s->tls_mu);
@@ -153,7 +189,11 @@ int http__tls_options(struct http_server *s, struct MHD_OptionItem *opts, struct
 		return ll_err_set(err, -EIO, "libmicrohttpd lacks MHD_OPTION_HTTPS_CERT_CALLBACK2");
 	opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, (void *)retrieve};
 	opts[1] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
-	opts[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	n = 2;
+	if (s->client_ca_pem) /* MHD keeps the pointer: s->client_ca_pem outlives the daemon */
+		opts[n++] =
+		        (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, s->client_ca_pem};
+	opts[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	return 0;
 }
 
@@ -184,4 +224,46 @@ int http_server_set_cert(struct http_server *s, const char *cert_pem, const char
 	free(old_cert);
 	free(old_key);
 	return 0;
+}
+
+/* The client's chain as PEM, leaf first, within the caps; NULL when there is none. */
+static char *peer_chain_pem(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session = ci ? (gnutls_session_t)ci->tls_session : NULL;
+	const gnutls_datum_t *der;
+	struct buf out = BUF_INIT(HTTP_PEER_PEM_MAX);
+	unsigned int n = 0;
+
+	if (session == NULL ||
+	    gnutls_certificate_type_get2(session, GNUTLS_CTYPE_PEERS) != GNUTLS_CRT_X509)
+		return NULL;
+	der = gnutls_certificate_get_peers(session, &n);
+	for (unsigned int i = 0; der && i < n && i < HTTP_PEER_CHAIN_MAX; i++) {
+		gnutls_datum_t pem = {0};
+		int rc = gnutls_pem_base64_encode2("CERTIFICATE", &der[i], &pem);
+
+		if (rc == 0)
+			rc = buf_append(&out, pem.data, pem.size);
+		gnutls_free(pem.data);
+		if (rc < 0)
+			break; /* past the cap: the rest of the chain is left out */
+	}
+	if (out.len == 0) {
+		buf_release(&out);
+		return NULL;
+	}
+	return buf_detach(&out);
+}
+
+const char *http_req_peer_cert(const struct http_req *r)
+{
+	struct http_req *m = (struct http_req *)r; /* a cache filled on the first call */
+
+	if (!m->peer_done) {
+		m->peer_pem = peer_chain_pem(m->c);
+		m->peer_done = true;
+	}
+	return m->peer_pem;
 }

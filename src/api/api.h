@@ -139,9 +139,10 @@ extern const struct kc_gvr ARGOCD_APPPROJECTS;
 #define LANDLORD_CONFIG_NAME      "landlord"
 #define ACCEPTED_CONFIG_CONFIGMAP "landlord-config-accepted"
 
-/* The webhook's certificates (src/webhook/certs.h): the Secret, and the annotations that carry
+/* The webhook's certificates (src/pki/certs.h): the Secret, and the annotations that carry
  * the rotation's state on it and on landlord's webhook configurations. */
 #define WEBHOOK_TLS_SECRET      "landlord-webhook-tls"
+#define PROXY_TLS_SECRET        "landlord-proxy-tls" /* the proxy's serving pair, same layout */
 #define ANNOT_CA_BUNDLE_GEN     "landlord.dev/ca-bundle-generation"
 #define ANNOT_CA_BUNDLE_PUBLISH "landlord.dev/ca-bundle-published"
 #define ANNOT_OLD_CAS_UNTIL     "landlord.dev/old-cas-until"

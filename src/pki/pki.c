@@ -1,5 +1,6 @@
 /*
- * pki.c - CA and serving certificates, PEM bundles, base64 (see pki.h).
+ * pki.c - CA and serving certificates, verification, PEM bundles, base64 (see pki.h); client
+ * certificates are pki_client.c's, with the helpers of pki_internal.h.
  *
  * OpenSSL objects live only inside one function each: made, used and freed on one exit path.
  * Every failure takes OpenSSL's reason off this thread's error queue into the ll_err and clears
@@ -24,12 +25,13 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "pki/pki.h"
+#include "pki/pki_internal.h"
 
 #define SERIAL_BYTES 16
 #define DNS_NAME_MAX 253
 
 /* Fail with @code, @what and OpenSSL's first queued reason; the queue is left empty. */
-static int ossl_fail(struct ll_err *err, int code, const char *what)
+int pki__ossl_fail(struct ll_err *err, int code, const char *what)
 {
 	unsigned long e = ERR_get_error();
 	char reason[256] = "no reason given";
@@ -49,14 +51,14 @@ void pki_pair_release(struct pki_pair *p)
 	p->cert_pem = p->key_pem = NULL;
 }
 
-static int64_t now_or(int64_t now)
+int64_t pki__now_or(int64_t now)
 {
 	return now ? now : (int64_t)time(NULL);
 }
 
 /* ---- reading and writing PEM ---- */
 
-static X509 *read_cert(const char *pem, size_t len)
+X509 *pki__read_cert(const char *pem, size_t len)
 {
 	BIO *bio = BIO_new_mem_buf(pem, (int)len);
 	X509 *x = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
@@ -100,7 +102,18 @@ static char *key_pem(EVP_PKEY *k)
 	           : NULL;
 }
 
-static int check_len(const char *pem, size_t max, const char *what, struct ll_err *err)
+int pki__encode_pair(X509 *x, EVP_PKEY *key, struct pki_pair *out, const char *what,
+                     struct ll_err *err)
+{
+	out->cert_pem = cert_pem(x);
+	out->key_pem = key_pem(key);
+	if (out->cert_pem && out->key_pem)
+		return 0;
+	pki_pair_release(out);
+	return pki__ossl_fail(err, -EIO, what);
+}
+
+int pki__check_len(const char *pem, size_t max, const char *what, struct ll_err *err)
 {
 	if (pem == NULL || pem[0] == '\0')
 		return ll_err_set(err, -EINVAL, "no %s given", what);
@@ -126,6 +139,15 @@ static int set_serial(X509 *x)
 	return ok ? 0 : -1;
 }
 
+int pki_random(void *out, size_t n)
+{
+	if (n <= INT_MAX && RAND_bytes(out, (int)n) == 1)
+		return 0;
+	memset(out, 0, n);
+	ERR_clear_error();
+	return -EIO;
+}
+
 static int set_times(X509 *x, int64_t now, int64_t lifetime_s, int64_t not_after_max)
 {
 	int64_t back = lifetime_s / 10 < PKI_BACKDATE_MAX_S ? lifetime_s / 10 : PKI_BACKDATE_MAX_S;
@@ -138,7 +160,7 @@ static int set_times(X509 *x, int64_t now, int64_t lifetime_s, int64_t not_after
 	return ASN1_TIME_set(X509_getm_notAfter(x), (time_t)end) ? 0 : -1;
 }
 
-static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
+int pki__add_ext(X509 *x, X509 *issuer, int nid, const char *value)
 {
 	X509V3_CTX ctx;
 	X509_EXTENSION *ex;
@@ -155,8 +177,8 @@ static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
 }
 
 /* A certificate for @key named @cn, to be signed by @issuer (NULL: itself). */
-static X509 *new_cert(const char *cn, EVP_PKEY *key, X509 *issuer, int64_t now, int64_t life,
-                      int64_t not_after_max)
+X509 *pki__new_cert(const char *cn, EVP_PKEY *key, X509 *issuer, int64_t now, int64_t life,
+                    int64_t not_after_max)
 {
 	X509 *x = X509_new();
 	X509_NAME *name = x ? X509_get_subject_name(x) : NULL;
@@ -192,18 +214,19 @@ int pki_make_ca(const char *cn, int64_t now, int64_t lifetime_s, struct pki_pair
 	if (lifetime_s <= 0)
 		return ll_err_set(err, -EINVAL, "a CA's lifetime must be positive");
 	key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-	x = key ? new_cert(cn, key, NULL, now_or(now), lifetime_s, 0) : NULL;
-	if (x == NULL || add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
-	    add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") ||
-	    add_ext(x, x, NID_subject_key_identifier, "hash") || !X509_sign(x, key, EVP_sha256())) {
-		rc = ossl_fail(err, -EIO, "cannot make a CA certificate");
+	x = key ? pki__new_cert(cn, key, NULL, pki__now_or(now), lifetime_s, 0) : NULL;
+	if (x == NULL || pki__add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
+	    pki__add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") ||
+	    pki__add_ext(x, x, NID_subject_key_identifier, "hash") ||
+	    !X509_sign(x, key, EVP_sha256())) {
+		rc = pki__ossl_fail(err, -EIO, "cannot make a CA certificate");
 		goto out;
 	}
 	out->cert_pem = cert_pem(x);
 	out->key_pem = key_pem(key);
 	if (out->cert_pem == NULL || out->key_pem == NULL) {
 		pki_pair_release(out);
-		rc = ossl_fail(err, -EIO, "cannot encode the CA as PEM");
+		rc = pki__ossl_fail(err, -EIO, "cannot encode the CA as PEM");
 	}
 out:
 	ERR_clear_error();
@@ -254,19 +277,19 @@ static int build_san(const struct pki_serving_opts *o, struct buf *san, struct l
 	return rc;
 }
 
-/* Parse and check the CA pair a serving certificate is signed with. */
-static int load_ca(const struct pki_pair *ca, X509 **x, EVP_PKEY **key, struct ll_err *err)
+/* Parse and check the CA pair a serving or client certificate is signed with. */
+int pki__load_ca(const struct pki_pair *ca, X509 **x, EVP_PKEY **key, struct ll_err *err)
 {
-	int rc = check_len(ca->cert_pem, PKI_PEM_MAX, "CA certificate", err);
+	int rc = pki__check_len(ca->cert_pem, PKI_PEM_MAX, "CA certificate", err);
 
 	if (rc == 0)
-		rc = check_len(ca->key_pem, PKI_PEM_MAX, "CA key", err);
+		rc = pki__check_len(ca->key_pem, PKI_PEM_MAX, "CA key", err);
 	if (rc)
 		return rc;
-	*x = read_cert(ca->cert_pem, strlen(ca->cert_pem));
+	*x = pki__read_cert(ca->cert_pem, strlen(ca->cert_pem));
 	*key = read_key(ca->key_pem);
 	if (*x == NULL || *key == NULL)
-		return ossl_fail(err, -EINVAL, "the CA certificate or key does not parse");
+		return pki__ossl_fail(err, -EINVAL, "the CA certificate or key does not parse");
 	if (X509_check_ca(*x) != 1 && X509_check_ca(*x) != 3) /* 3: no keyUsage, still a CA */
 		return ll_err_set(err, -EINVAL, "the CA certificate is not a CA");
 	if (EVP_PKEY_eq(X509_get0_pubkey(*x), *key) != 1) {
@@ -276,7 +299,7 @@ static int load_ca(const struct pki_pair *ca, X509 **x, EVP_PKEY **key, struct l
 	return 0;
 }
 
-static int64_t asn1_unix(const ASN1_TIME *t)
+int64_t pki__asn1_unix(const ASN1_TIME *t)
 {
 	struct tm tm = {0};
 
@@ -287,11 +310,11 @@ static int64_t asn1_unix(const ASN1_TIME *t)
 
 static int sign_serving(X509 *x, X509 *ca, EVP_PKEY *ca_key, const char *san)
 {
-	if (add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
-	    add_ext(x, ca, NID_key_usage, "critical,digitalSignature") ||
-	    add_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
-	    add_ext(x, ca, NID_subject_alt_name, san) ||
-	    add_ext(x, ca, NID_authority_key_identifier, "keyid:always"))
+	if (pki__add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+	    pki__add_ext(x, ca, NID_key_usage, "critical,digitalSignature") ||
+	    pki__add_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
+	    pki__add_ext(x, ca, NID_subject_alt_name, san) ||
+	    pki__add_ext(x, ca, NID_authority_key_identifier, "keyid:always"))
 		return -1;
 	return X509_sign(x, ca_key, EVP_sha256()) ? 0 : -1;
 }
@@ -310,22 +333,22 @@ int pki_make_serving(const struct pki_pair *ca, const struct pki_serving_opts *o
 	if (rc == 0)
 		rc = check_cn(cn ? cn : o->ips[0], err);
 	if (rc == 0)
-		rc = load_ca(ca, &cax, &ca_key, err);
+		rc = pki__load_ca(ca, &cax, &ca_key, err);
 	if (rc)
 		goto out;
 	key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-	x = key ? new_cert(cn ? cn : o->ips[0], key, cax, now_or(o->now), o->lifetime_s,
-	                   asn1_unix(X509_get0_notAfter(cax)))
+	x = key ? pki__new_cert(cn ? cn : o->ips[0], key, cax, pki__now_or(o->now), o->lifetime_s,
+	                        pki__asn1_unix(X509_get0_notAfter(cax)))
 	        : NULL;
 	if (x == NULL || sign_serving(x, cax, ca_key, buf_cstr(&san))) {
-		rc = ossl_fail(err, -EIO, "cannot make a serving certificate");
+		rc = pki__ossl_fail(err, -EIO, "cannot make a serving certificate");
 		goto out;
 	}
 	out->cert_pem = cert_pem(x);
 	out->key_pem = key_pem(key);
 	if (out->cert_pem == NULL || out->key_pem == NULL) {
 		pki_pair_release(out);
-		rc = ossl_fail(err, -EIO, "cannot encode the serving certificate as PEM");
+		rc = pki__ossl_fail(err, -EIO, "cannot encode the serving certificate as PEM");
 	}
 out:
 	ERR_clear_error();
@@ -346,8 +369,8 @@ static void read_info(X509 *x, struct pki_cert_info *out)
 	char *hex = bn ? BN_bn2hex(bn) : NULL;
 
 	memset(out, 0, sizeof(*out));
-	out->not_before = asn1_unix(X509_get0_notBefore(x));
-	out->not_after = asn1_unix(X509_get0_notAfter(x));
+	out->not_before = pki__asn1_unix(X509_get0_notBefore(x));
+	out->not_after = pki__asn1_unix(X509_get0_notAfter(x));
 	out->is_ca = X509_check_ca(x) != 0;
 	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, out->cn,
 	                          sizeof(out->cn));
@@ -367,9 +390,9 @@ int pki_read_cert(const char *pem, size_t len, struct pki_cert_info *out, struct
 		                  PKI_BUNDLE_MAX);
 	if (pem == NULL || len == 0)
 		return ll_err_set(err, -EINVAL, "no certificate given");
-	x = read_cert(pem, len);
+	x = pki__read_cert(pem, len);
 	if (x == NULL)
-		return ossl_fail(err, -EINVAL, "no certificate could be read");
+		return pki__ossl_fail(err, -EINVAL, "no certificate could be read");
 	read_info(x, out);
 	X509_free(x);
 	return 0;
@@ -379,16 +402,16 @@ int pki_check_pair(const struct pki_pair *p, struct ll_err *err)
 {
 	X509 *x = NULL;
 	EVP_PKEY *key = NULL;
-	int rc = check_len(p->cert_pem, PKI_PEM_MAX, "certificate", err);
+	int rc = pki__check_len(p->cert_pem, PKI_PEM_MAX, "certificate", err);
 
 	if (rc == 0)
-		rc = check_len(p->key_pem, PKI_PEM_MAX, "key", err);
+		rc = pki__check_len(p->key_pem, PKI_PEM_MAX, "key", err);
 	if (rc)
 		return rc;
-	x = read_cert(p->cert_pem, strlen(p->cert_pem));
+	x = pki__read_cert(p->cert_pem, strlen(p->cert_pem));
 	key = read_key(p->key_pem);
 	if (x == NULL || key == NULL)
-		rc = ossl_fail(err, -EINVAL, "the certificate or key does not parse");
+		rc = pki__ossl_fail(err, -EINVAL, "the certificate or key does not parse");
 	else if (EVP_PKEY_eq(X509_get0_pubkey(x), key) != 1)
 		rc = ll_err_set(err, -EKEYREJECTED, "the key does not match the certificate");
 	ERR_clear_error();
@@ -399,7 +422,7 @@ int pki_check_pair(const struct pki_pair *p, struct ll_err *err)
 
 int pki_cert_names(const char *cert_pem, const char *name)
 {
-	X509 *x = cert_pem ? read_cert(cert_pem, strlen(cert_pem)) : NULL;
+	X509 *x = cert_pem ? pki__read_cert(cert_pem, strlen(cert_pem)) : NULL;
 	int rc = -EINVAL;
 
 	if (x != NULL) {
@@ -425,49 +448,50 @@ static int load_store(X509_STORE *store, const char *bundle_pem, struct ll_err *
 	if (rc == 0 && b.n == 0)
 		rc = ll_err_set(err, -EINVAL, "the CA bundle holds no certificate");
 	for (size_t i = 0; rc == 0 && i < b.n; i++) {
-		X509 *ca = read_cert(b.certs[i], strlen(b.certs[i]));
+		X509 *ca = pki__read_cert(b.certs[i], strlen(b.certs[i]));
 
 		if (ca == NULL || X509_STORE_add_cert(store, ca) != 1)
-			rc = ossl_fail(err, -EIO, "cannot load the CA bundle");
+			rc = pki__ossl_fail(err, -EIO, "cannot load the CA bundle");
 		X509_free(ca);
 	}
 	pki_bundle_release(&b);
 	return rc;
 }
 
-int pki_verify(const char *cert_pem, const char *ca_bundle_pem, int64_t at, bool server,
-               struct ll_err *err)
+int pki__read_leaf(const char *cert_pem, const char *ca_bundle_pem, X509 **x, struct ll_err *err)
 {
-	X509_STORE *store = NULL;
-	X509_STORE_CTX *ctx = NULL;
-	X509 *x = NULL;
-	int rc = check_len(cert_pem, PKI_PEM_MAX, "certificate", err);
+	int rc = pki__check_len(cert_pem, PKI_PEM_MAX, "certificate", err);
 
+	*x = NULL;
 	if (rc == 0)
-		rc = check_len(ca_bundle_pem, PKI_BUNDLE_MAX, "CA bundle", err);
+		rc = pki__check_len(ca_bundle_pem, PKI_BUNDLE_MAX, "CA bundle", err);
 	if (rc)
 		return rc;
-	x = read_cert(cert_pem, strlen(cert_pem));
-	if (x == NULL) {
-		rc = ossl_fail(err, -EINVAL, "the certificate does not parse");
-		goto out;
-	}
-	store = X509_STORE_new();
-	ctx = X509_STORE_CTX_new();
+	*x = pki__read_cert(cert_pem, strlen(cert_pem));
+	return *x ? 0 : pki__ossl_fail(err, -EINVAL, "the certificate does not parse");
+}
+
+int pki__verify_chain(X509 *x, const char *ca_bundle_pem, int64_t at, int purpose,
+                      struct ll_err *err)
+{
+	X509_STORE *store = X509_STORE_new();
+	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	int rc = 0;
+
 	if (store == NULL || ctx == NULL) {
-		rc = ossl_fail(err, -EIO, "cannot make a certificate store");
+		rc = pki__ossl_fail(err, -EIO, "cannot make a certificate store");
 		goto out;
 	}
 	rc = load_store(store, ca_bundle_pem, err);
 	if (rc)
 		goto out;
 	if (X509_STORE_CTX_init(ctx, store, x, NULL) != 1) {
-		rc = ossl_fail(err, -EIO, "cannot start a verification");
+		rc = pki__ossl_fail(err, -EIO, "cannot start a verification");
 		goto out;
 	}
-	X509_STORE_CTX_set_time(ctx, 0, (time_t)now_or(at));
-	if (server)
-		X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
+	X509_STORE_CTX_set_time(ctx, 0, (time_t)pki__now_or(at));
+	if (purpose)
+		X509_STORE_CTX_set_purpose(ctx, purpose);
 	if (X509_verify_cert(ctx) != 1)
 		rc = ll_err_set(err, -EKEYREJECTED, "the certificate does not verify: %s",
 		                X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
@@ -475,6 +499,18 @@ out:
 	ERR_clear_error();
 	X509_STORE_CTX_free(ctx);
 	X509_STORE_free(store);
+	return rc;
+}
+
+int pki_verify(const char *cert_pem, const char *ca_bundle_pem, int64_t at, bool server,
+               struct ll_err *err)
+{
+	X509 *x = NULL;
+	int rc = pki__read_leaf(cert_pem, ca_bundle_pem, &x, err);
+
+	if (rc == 0)
+		rc = pki__verify_chain(x, ca_bundle_pem, at, server ? X509_PURPOSE_SSL_SERVER : 0,
+		                       err);
 	X509_free(x);
 	return rc;
 }
@@ -512,12 +548,12 @@ static int take_block(struct pki_bundle *b, const char *name, const unsigned cha
 	x = d2i_X509(NULL, &p, n);
 	if (x == NULL || p != der + n) {
 		X509_free(x);
-		return ossl_fail(err, -EINVAL, "a certificate in the bundle does not parse");
+		return pki__ossl_fail(err, -EINVAL, "a certificate in the bundle does not parse");
 	}
 	pem = cert_pem(x);
 	X509_free(x);
 	if (pem == NULL)
-		return ossl_fail(err, -EIO, "cannot encode a certificate as PEM");
+		return pki__ossl_fail(err, -EIO, "cannot encode a certificate as PEM");
 	if (has_exact(b, pem)) {
 		free(pem);
 		return 0;
@@ -546,7 +582,7 @@ static int next_block(BIO *bio, struct pki_bundle *b, struct ll_err *err)
 			ERR_clear_error();
 			return 0;
 		}
-		return ossl_fail(err, -EINVAL, "a PEM block in the bundle is malformed");
+		return pki__ossl_fail(err, -EINVAL, "a PEM block in the bundle is malformed");
 	}
 	rc = take_block(b, name, der, n, err);
 	OPENSSL_free(name);
@@ -567,7 +603,7 @@ int pki_bundle_split(const char *pem, size_t len, struct pki_bundle *out, struct
 		return 0;
 	bio = BIO_new_mem_buf(pem, (int)len);
 	if (bio == NULL)
-		return ossl_fail(err, -EIO, "cannot read the bundle");
+		return pki__ossl_fail(err, -EIO, "cannot read the bundle");
 	while ((rc = next_block(bio, out, err)) > 0)
 		;
 	BIO_free(bio);
@@ -579,7 +615,7 @@ int pki_bundle_split(const char *pem, size_t len, struct pki_bundle *out, struct
 int pki_bundle_add(struct pki_bundle *b, const char *cert_pem, struct ll_err *err)
 {
 	struct pki_bundle one = {0};
-	int rc = check_len(cert_pem, PKI_PEM_MAX, "certificate", err);
+	int rc = pki__check_len(cert_pem, PKI_PEM_MAX, "certificate", err);
 
 	if (rc == 0)
 		rc = pki_bundle_split(cert_pem, strlen(cert_pem), &one, err);

@@ -14,7 +14,7 @@
  *  - registration is idempotent across replicas and restarts: create, or replace (a PUT guarded
  *    by resourceVersion, retried on a conflict) what landlord registered before. A caBundle of a
  *    later generation than the caller's (another replica's certs published it meanwhile) is
- *    kept, so a registration never puts back an older bundle (webhook/certs.h).
+ *    kept, so a registration never puts back an older bundle (pki/certs.h).
  *  - removal removes a configuration only while every webhook in it still points under this
  *    process's base URL, and with the uid and resourceVersion it read as preconditions: a
  *    process stopping never removes what another process registered after it.

@@ -9,7 +9,7 @@
  * idle connections closed after WH_TIMEOUT_S and at most WH_CONN_LIMIT at once. Its certificate:
  *
  *  - static files (cert_file and key_file): served as they are; nothing else happens (tests);
- *  - otherwise landlord's own (webhook/certs.h): the Secret WEBHOOK_TLS_SECRET in
+ *  - otherwise landlord's own (pki/certs.h): the Secret WEBHOOK_TLS_SECRET in
  *    LANDLORD_SYSTEM_NAMESPACE shared by every replica, the serving certificate for the
  *    Service's DNS names (<service>, <service>.<ns>, <service>.<ns>.svc and .svc.cluster.local),
  *    the IPs given and the host of the URL given; the CA bundle published into the

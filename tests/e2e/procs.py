@@ -190,6 +190,8 @@ def webhook_args(args):
         extra += ["--webhook-url", "https://127.0.0.1:0"]
     if "--shutdown-delay" not in given:  # the drain delay is test_webhook_ha.py's subject
         extra += ["--shutdown-delay", "0s"]
+    if "--proxy-addr" not in given:  # the tenant proxy too, never on the shared 8444
+        extra += ["--proxy-addr", "127.0.0.1:0"]
     return [a for a in args if a != "--no-webhook-url"] + extra
 
 

@@ -77,9 +77,12 @@ static const struct {
         /* create only, answered by the access hook, never stored (do_review()) */
         {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false,
          false},
+        /* create only, answered by the token hook, never stored (do_review()) */
+        {"authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false, false},
 };
 
-#define REVIEWS "selfsubjectaccessreviews.authorization.k8s.io"
+#define REVIEWS       "selfsubjectaccessreviews.authorization.k8s.io"
+#define TOKEN_REVIEWS "tokenreviews.authentication.k8s.io"
 
 /* ---- answers ---- */
 
@@ -169,8 +172,9 @@ static void log_answer(struct fake_api *f, size_t idx, const char *method, const
                        int status)
 {
 	json_object_set_new(json_array_get(f->log, idx), "status", json_integer(status));
-	/* an access review is a POST that stores nothing */
-	if (strcmp(method, "GET") != 0 && strstr(url, "/selfsubjectaccessreviews") == NULL)
+	/* an access or token review is a POST that stores nothing */
+	if (strcmp(method, "GET") != 0 && strstr(url, "/selfsubjectaccessreviews") == NULL &&
+	    strstr(url, "/tokenreviews") == NULL)
 		f->writes++;
 	fake__changed(f);
 }
@@ -848,8 +852,16 @@ static struct answer do_delete(struct call *c, json_t *old)
 	return a;
 }
 
-/* A SelfSubjectAccessReview: the access hook decides (allowed when there is none); nothing is
- * stored, as in the API server. */
+/* A TokenReview's status: the token hook's, or not authenticated when there is none. */
+static json_t *token_status(struct call *c, const json_t *spec)
+{
+	json_t *st = c->f->token ? c->f->token(spec, c->f->token_ud) : NULL;
+
+	return st ? st : json_pack("{s:b}", "authenticated", false);
+}
+
+/* A SelfSubjectAccessReview: the access hook decides (allowed when there is none); a
+ * TokenReview: the token hook. Nothing is stored, as in the API server. */
 static struct answer do_review(struct call *c)
 {
 	json_t *obj = parse_body(c);
@@ -864,8 +876,12 @@ static struct answer do_review(struct call *c)
 		json_decref(obj);
 		return fail(422, NULL, "spec: Required value");
 	}
-	allowed = c->f->access == NULL || c->f->access(spec, c->f->access_ud);
 	fill_new(c->t.r, obj, NULL);
+	if (strcmp(c->t.r->name, TOKEN_REVIEWS) == 0) {
+		json_object_set_new(obj, "status", token_status(c, spec));
+		return ok(201, obj);
+	}
+	allowed = c->f->access == NULL || c->f->access(spec, c->f->access_ud);
 	json_object_set_new(obj, "status", json_pack("{s:b}", "allowed", allowed));
 	return ok(201, obj);
 }
@@ -875,7 +891,8 @@ static struct answer dispatch(struct call *c)
 	const char *m = c->method;
 	json_t *old;
 
-	if (c->t.r != NULL && strcmp(c->t.r->name, REVIEWS) == 0)
+	if (c->t.r != NULL &&
+	    (strcmp(c->t.r->name, REVIEWS) == 0 || strcmp(c->t.r->name, TOKEN_REVIEWS) == 0))
 		return do_review(c);
 
 	if (c->t.discovery) {
@@ -1284,6 +1301,14 @@ void fake_api_set_access_hook(struct fake_api *f, fake_access_hook hook, void *u
 	pthread_mutex_lock(&f->mu);
 	f->access = hook;
 	f->access_ud = ud;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void fake_api_set_token_hook(struct fake_api *f, fake_token_hook hook, void *ud)
+{
+	pthread_mutex_lock(&f->mu);
+	f->token = hook;
+	f->token_ud = ud;
 	pthread_mutex_unlock(&f->mu);
 }
 

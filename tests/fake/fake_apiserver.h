@@ -23,7 +23,9 @@
  *  - SelfSubjectAccessReviews (authorization.k8s.io/v1): a POST is answered 201 with
  *    status.allowed as the access hook decides (fake_api_set_access_hook(); without one, every
  *    review is allowed), and nothing is stored; other verbs are 405. A review is in the request
- *    log but is not a write (fake_api_writes()).
+ *    log but is not a write (fake_api_writes()). TokenReviews (authentication.k8s.io/v1) the
+ *    same way, their status from the token hook (fake_api_set_token_hook(); without one, no
+ *    token is authenticated).
  * A single global resourceVersion counter orders every change, as etcd's revision does.
  *
  * NOT implemented (a test that needs one of these needs a real cluster, tests/cluster):
@@ -151,6 +153,17 @@ typedef bool (*fake_access_hook)(const json_t *spec, void *ud);
 /** fake_api_set_access_hook() - install @hook (NULL: every review is allowed again). */
 void fake_api_set_access_hook(struct fake_api *f, fake_access_hook hook, void *ud);
 
+/**
+ * A token hook answers TokenReviews: @spec is the review's spec as sent (borrowed; e.g.
+ * {"token": "...", "audiences": ["a"]}); return the review's status (a new reference, e.g.
+ * {"authenticated": true, "user": {"username": "u", "groups": ["g"]}}), or NULL for
+ * {"authenticated": false}. It runs under the fake's lock on the fake's thread: it must not
+ * block or call the fake.
+ */
+typedef json_t *(*fake_token_hook)(const json_t *spec, void *ud);
+/** fake_api_set_token_hook() - install @hook (NULL: no token is authenticated again). */
+void fake_api_set_token_hook(struct fake_api *f, fake_token_hook hook, void *ud);
+
 /** fake_api_quota_hook - a write hook that sets a ResourceQuota's status.hard to its spec.hard
  * (and status.used to zero for resources it has not seen). */
 void fake_api_quota_hook(const char *verb, const char *res, json_t *obj, void *ud);
@@ -160,8 +173,8 @@ void fake_api_quota_hook(const char *verb, const char *res, json_t *obj, void *u
 /** fake_api_requests() - requests received so far (held ones too) whose method matches (NULL:
  * any) and whose path contains @path_contains (NULL: any). A watch counts once. */
 int fake_api_requests(struct fake_api *f, const char *method, const char *path_contains);
-/** fake_api_writes() - POST, PUT, PATCH and DELETE requests answered so far; access reviews
- * (POSTs that store nothing) are not counted. */
+/** fake_api_writes() - POST, PUT, PATCH and DELETE requests answered so far; access and token
+ * reviews (POSTs that store nothing) are not counted. */
 int fake_api_writes(struct fake_api *f);
 /** fake_api_log() - a new array of {method, path, query, status} in arrival order; status is 0
  * while a request is not answered yet. The query holds the parameters the fake reads. */

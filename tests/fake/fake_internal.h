@@ -51,6 +51,8 @@ struct fake_api {
 	void *hook_ud;
 	fake_access_hook access;
 	void *access_ud;
+	fake_token_hook token;
+	void *token_ud;
 };
 
 static inline void fake__changed(struct fake_api *f)

@@ -24,8 +24,8 @@
 #include "base/json.h"
 #include "fake_manager.h"
 #include "kube/kube.h"
+#include "pki/certs.h"
 #include "pki/pki.h"
-#include "webhook/certs.h"
 
 #define NS      "landlord-system"
 #define SECRETS "secrets"

@@ -21,6 +21,8 @@ struct opts {
 	long n, ms;
 	char host[FLAGS_HOST_MAX];
 	int port;
+	const char *groups[FLAGS_LIST_MAX + 1];
+	size_t n_groups;
 };
 
 #define AT(f) offsetof(struct opts, f)
@@ -61,6 +63,11 @@ static const struct flag TABLE[] = {
          .dflt = "127.0.0.1:8081",
          .offset = AT(host),
          .offset2 = AT(port)},
+        {.name = "group",
+         .type = FLAG_LIST,
+         .arg = "G",
+         .offset = AT(groups),
+         .offset2 = AT(n_groups)},
 };
 
 #define N (sizeof(TABLE) / sizeof(TABLE[0]))
@@ -222,6 +229,32 @@ static void test_flags__durations(void **state)
 	expect_bad_duration("9223372036854775807h", -ERANGE);
 }
 
+/* A list flag collects every occurrence, in order, up to its cap. */
+static void test_flags__lists_collect_each_value(void **state)
+{
+	static char *argv[FLAGS_LIST_MAX * 2 + 6] = {"prog", "cmd"};
+	struct ll_err err = {{0}};
+	struct opts o;
+	int argc = 2;
+
+	(void)state;
+	assert_int_equal(parse(&o, &err, NULL), 0);
+	assert_int_equal(o.n_groups, 0);
+	assert_null(o.groups[0]);
+	assert_int_equal(parse(&o, &err, "--group", "a", "--n", "3", "--group=b c", NULL), 0);
+	assert_int_equal(o.n_groups, 2);
+	assert_string_equal(o.groups[0], "a");
+	assert_string_equal(o.groups[1], "b c");
+	assert_null(o.groups[2]);
+	for (int i = 0; i <= FLAGS_LIST_MAX; i++) {
+		argv[argc++] = "--group";
+		argv[argc++] = "g";
+	}
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(flags_parse(TABLE, N, argc, argv, 2, &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "group"));
+}
+
 static void test_flags__usage_lists_flags_variables_and_defaults(void **state)
 {
 	char *text = NULL;
@@ -249,6 +282,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_flags__bad_input_names_the_flag, teardown_env),
 	        cmocka_unit_test(test_flags__help_is_asked_for),
 	        cmocka_unit_test(test_flags__durations),
+	        cmocka_unit_test(test_flags__lists_collect_each_value),
 	        cmocka_unit_test(test_flags__usage_lists_flags_variables_and_defaults),
 	};
 

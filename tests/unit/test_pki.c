@@ -1,7 +1,9 @@
 /*
  * test_pki.c - CAs and serving certificates as a TLS client checks them (chain, purpose, host
- * and IP names, validity), PEM bundles split, joined and capped, base64, and a specific error
- * for every refusal.
+ * and IP names, validity), client certificates as the tenant proxy checks them (clientAuth only,
+ * never a CA or a server; subject read back exactly, ambiguous or overlong subjects refused),
+ * PEM bundles split, joined and capped, base64, random bytes, and a specific error for every
+ * refusal.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
@@ -379,6 +382,456 @@ static void test_pki__base64_round_trips_and_refuses_garbage(void **state)
 	buf_release(&out);
 }
 
+/* ---- client certificates ---- */
+
+static const char *const GROUPS[] = {"dev", "ops", "\xc3\xa9quipe-\xe5\x9b\xa2\xe9\x98\x9f", NULL};
+
+static void make_client(const struct pki_pair *ca, struct pki_pair *out, int64_t now, int64_t life)
+{
+	struct pki_client_opts o = {.cn = "alice@example.com",
+	                            .orgs = GROUPS,
+	                            .ou = "acme",
+	                            .now = now,
+	                            .lifetime_s = life};
+	struct ll_err err = {{0}};
+
+	if (pki_make_client(ca, &o, out, &err) != 0)
+		fail_msg("pki_make_client: %s", err.msg);
+}
+
+/* The extension @nid of @x is there and critical (1), there and not critical (0), or absent. */
+static int ext_critical(X509 *x, int nid)
+{
+	int i = X509_get_ext_by_NID(x, nid, -1);
+
+	return i < 0 ? -1 : X509_EXTENSION_get_critical(X509_get_ext(x, i));
+}
+
+static void test_pki__a_client_certificate_names_user_groups_and_tenant(void **state)
+{
+	struct pki_pair ca = {0}, c = {0};
+	struct pki_subject sub;
+	struct ll_err err = {{0}};
+	int64_t now = 1800000000;
+	const X509_NAME *name;
+	X509 *x;
+
+	make_ca(&ca, now - DAY, 365 * DAY);
+	make_client(&ca, &c, now, DAY);
+	assert_int_equal(pki_check_pair(&c, NULL), 0);
+	assert_int_equal(pki_verify_client(c.cert_pem, ca.cert_pem, now, &err), 0);
+	assert_int_equal(pki_read_subject(c.cert_pem, strlen(c.cert_pem), &sub, &err), 0);
+	assert_string_equal(sub.cn, "alice@example.com");
+	assert_string_equal(sub.ou, "acme");
+	assert_int_equal(sub.n_orgs, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_string_equal(sub.orgs[i], GROUPS[i]);
+	assert_int_equal(sub.not_before, now - PKI_BACKDATE_MAX_S);
+	assert_int_equal(sub.not_after, now + DAY);
+	assert_in_range(strlen(sub.serial_hex), 24, 32);
+	x = parse(c.cert_pem);
+	/* O, O, O, OU, CN, each its own RDN and a UTF8String */
+	name = X509_get_subject_name(x);
+	assert_int_equal(X509_NAME_entry_count(name), 5);
+	for (int i = 0; i < 5; i++) {
+		const X509_NAME_ENTRY *e = X509_NAME_get_entry(name, i);
+		int want = i < 3    ? NID_organizationName
+		           : i == 3 ? NID_organizationalUnitName
+		                    : NID_commonName;
+
+		assert_int_equal(OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)), want);
+		assert_int_equal(X509_NAME_ENTRY_set(e), i);
+		assert_int_equal(ASN1_STRING_type(X509_NAME_ENTRY_get_data(e)), V_ASN1_UTF8STRING);
+	}
+	/* a client, only: no CA, clientAuth alone, digitalSignature alone, all critical but EKU */
+	assert_int_equal(X509_check_ca(x), 0);
+	assert_int_equal(ext_critical(x, NID_basic_constraints), 1);
+	assert_int_equal(ext_critical(x, NID_key_usage), 1);
+	assert_int_equal(X509_get_key_usage(x), KU_DIGITAL_SIGNATURE);
+	assert_int_equal(ext_critical(x, NID_ext_key_usage), 0);
+	assert_int_equal(X509_get_extended_key_usage(x), XKU_SSL_CLIENT);
+	assert_int_equal(ext_critical(x, NID_authority_key_identifier), 0);
+	assert_int_equal(ext_critical(x, NID_subject_alt_name), -1);
+	assert_int_equal(X509_check_purpose(x, X509_PURPOSE_SSL_CLIENT, 0), 1);
+	assert_int_equal(X509_check_purpose(x, X509_PURPOSE_SSL_SERVER, 0), 0);
+	assert_int_equal(EVP_PKEY_get_base_id(X509_get0_pubkey(x)), EVP_PKEY_EC);
+	X509_free(x);
+	pki_pair_release(&c);
+	/* the same user without groups or tenant */
+	assert_int_equal(
+	        pki_make_client(
+	                &ca, &(struct pki_client_opts){.cn = "bob", .now = now, .lifetime_s = DAY},
+	                &c, &err),
+	        0);
+	assert_int_equal(pki_read_subject(c.cert_pem, strlen(c.cert_pem), &sub, &err), 0);
+	assert_string_equal(sub.cn, "bob");
+	assert_string_equal(sub.ou, "");
+	assert_int_equal(sub.n_orgs, 0);
+	assert_int_equal(pki_verify_client(c.cert_pem, ca.cert_pem, now, &err), 0);
+	pki_pair_release(&c);
+	pki_pair_release(&ca);
+}
+
+static void test_pki__a_client_certificate_never_outlives_its_ca(void **state)
+{
+	struct pki_pair ca = {0}, c = {0};
+	struct pki_cert_info ic;
+	struct pki_subject sub;
+	struct ll_err err = {{0}};
+	int64_t now = 1800000000;
+
+	make_ca(&ca, now, 10 * DAY);
+	make_client(&ca, &c, now + 9 * DAY, 30 * DAY);
+	assert_int_equal(pki_read_cert(ca.cert_pem, strlen(ca.cert_pem), &ic, NULL), 0);
+	assert_int_equal(pki_read_subject(c.cert_pem, strlen(c.cert_pem), &sub, NULL), 0);
+	assert_int_equal(sub.not_after, ic.not_after);
+	/* backdated by a tenth of what was left (a day), 300 s at most */
+	assert_int_equal(sub.not_before, now + 9 * DAY - PKI_BACKDATE_MAX_S);
+	pki_pair_release(&c);
+	/* a lifetime as long as int64_t allows is cut, not overflowed */
+	make_client(&ca, &c, now, INT64_MAX);
+	assert_int_equal(pki_read_subject(c.cert_pem, strlen(c.cert_pem), &sub, NULL), 0);
+	assert_int_equal(sub.not_after, ic.not_after);
+	pki_pair_release(&c);
+	/* an expired CA issues nothing */
+	assert_int_equal(pki_make_client(&ca,
+	                                 &(struct pki_client_opts){.cn = "alice",
+	                                                           .now = now + 10 * DAY,
+	                                                           .lifetime_s = DAY},
+	                                 &c, &err),
+	                 -EINVAL);
+	assert_non_null(strstr(err.msg, "the CA expired"));
+	assert_null(c.cert_pem);
+	pki_pair_release(&ca);
+}
+
+static void test_pki__client_verification_refuses_servers_cas_and_strangers(void **state)
+{
+	struct pki_pair ca = {0}, other = {0}, c = {0}, s = {0}, stranger = {0};
+	struct ll_err err = {{0}};
+	int64_t now = time(NULL);
+
+	make_ca(&ca, now, 365 * DAY);
+	make_ca(&other, now, 365 * DAY);
+	make_client(&ca, &c, now, DAY);
+	make_client(&other, &stranger, now, DAY);
+	make_serving(&ca, &s, now, DAY);
+	/* a serving certificate of the very same CA is no client */
+	assert_int_equal(pki_verify_client(s.cert_pem, ca.cert_pem, 0, &err), -EKEYREJECTED);
+	assert_string_equal(err.msg,
+	                    "not a client certificate: its extendedKeyUsage lacks clientAuth");
+	/* nor is the CA itself, though it is in the bundle */
+	assert_int_equal(pki_verify_client(ca.cert_pem, ca.cert_pem, 0, &err), -EKEYREJECTED);
+	assert_string_equal(err.msg, "a CA certificate is not a client certificate");
+	/* another CA's client */
+	assert_int_equal(pki_verify_client(stranger.cert_pem, ca.cert_pem, 0, &err), -EKEYREJECTED);
+	assert_non_null(strstr(err.msg, "unable to get local issuer"));
+	/* validity */
+	assert_int_equal(pki_verify_client(c.cert_pem, ca.cert_pem, now + 2 * DAY, &err),
+	                 -EKEYREJECTED);
+	assert_non_null(strstr(err.msg, "expired"));
+	assert_int_equal(pki_verify_client(c.cert_pem, ca.cert_pem, now - DAY, &err),
+	                 -EKEYREJECTED);
+	assert_non_null(strstr(err.msg, "not yet valid"));
+	/* a client certificate is no server certificate; without a purpose it only chains */
+	assert_int_equal(pki_verify(c.cert_pem, ca.cert_pem, 0, true, &err), -EKEYREJECTED);
+	assert_int_equal(pki_verify(c.cert_pem, ca.cert_pem, 0, false, &err), 0);
+	/* bad input */
+	assert_int_equal(pki_verify_client("junk", ca.cert_pem, 0, &err), -EINVAL);
+	assert_int_equal(pki_verify_client(c.cert_pem, "no pem here", 0, &err), -EINVAL);
+	assert_int_equal(pki_verify_client(c.cert_pem, NULL, 0, &err), -EINVAL);
+	pki_pair_release(&c);
+	pki_pair_release(&s);
+	pki_pair_release(&stranger);
+	pki_pair_release(&ca);
+	pki_pair_release(&other);
+}
+
+/* pki_make_client() with @o refused, @want in the message. */
+static void assert_client_refused(const struct pki_pair *ca, struct pki_client_opts o,
+                                  const char *want)
+{
+	struct pki_pair c = {0};
+	struct ll_err err = {{0}};
+
+	if (o.lifetime_s == 0)
+		o.lifetime_s = DAY;
+	assert_int_equal(pki_make_client(ca, &o, &c, &err), -EINVAL);
+	assert_null(c.cert_pem);
+	if (strstr(err.msg, want) == NULL)
+		fail_msg("\"%s\" lacks \"%s\"", err.msg, want);
+}
+
+static void test_pki__client_names_are_checked_text(void **state)
+{
+	struct pki_pair ca = {0}, c = {0};
+	char long_name[PKI_ATTR_MAX + 2], utf8_64[PKI_ATTR_MAX + 1];
+	const char *many[PKI_ORGS_MAX + 2];
+	const char *const empty_o[] = {"dev", "", NULL};
+	const char *const bad_o[] = {"dev", "a\tb", NULL};
+
+	make_ca(&ca, 0, DAY);
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	assert_client_refused(&ca, (struct pki_client_opts){0}, "needs a common name");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = ""}, "1..64 bytes, not 0");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = long_name}, "1..64 bytes");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a\nb"}, "control character");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a\x7f"}, "control character");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a\xc2\x85"}, /* NEL */
+	                      "control character (byte 2)");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "\xff"}, "not valid UTF-8");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "\xc0\xaf"}, /* overlong '/' */
+	                      "not valid UTF-8");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "\xed\xa0\x80"}, /* surrogate */
+	                      "not valid UTF-8");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "\xf4\x90\x80\x80"},
+	                      "not valid UTF-8");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "ab\xe2\x82"}, /* cut short */
+	                      "not valid UTF-8 (byte 3)");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a", .ou = ""}, "the OU");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a", .ou = long_name},
+	                      "the OU is 1..64 bytes");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a", .orgs = empty_o},
+	                      "O value 2 is 1..64 bytes");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a", .orgs = bad_o},
+	                      "O value 2 holds a control character");
+	for (size_t i = 0; i <= PKI_ORGS_MAX; i++)
+		many[i] = "g";
+	many[PKI_ORGS_MAX + 1] = NULL;
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a", .orgs = many},
+	                      "more than 32 O values");
+	assert_client_refused(&ca, (struct pki_client_opts){.cn = "a", .lifetime_s = -1},
+	                      "lifetime must be positive");
+	/* at the limits: 32 groups, 64 bytes of two-byte characters */
+	many[PKI_ORGS_MAX] = NULL;
+	for (size_t i = 0; i < PKI_ATTR_MAX; i += 2)
+		memcpy(utf8_64 + i, "\xc3\xa9", 2);
+	utf8_64[PKI_ATTR_MAX] = '\0';
+	assert_int_equal(pki_make_client(&ca,
+	                                 &(struct pki_client_opts){.cn = utf8_64,
+	                                                           .orgs = many,
+	                                                           .ou = utf8_64,
+	                                                           .lifetime_s = DAY},
+	                                 &c, NULL),
+	                 0);
+	{
+		struct pki_subject sub;
+
+		assert_int_equal(pki_read_subject(c.cert_pem, strlen(c.cert_pem), &sub, NULL), 0);
+		assert_string_equal(sub.cn, utf8_64);
+		assert_string_equal(sub.ou, utf8_64);
+		assert_int_equal(sub.n_orgs, PKI_ORGS_MAX);
+	}
+	pki_pair_release(&c);
+	pki_pair_release(&ca);
+}
+
+/* A subject entry for craft(): a field name and raw UTF8String bytes (no checks at all). */
+struct entry {
+	const char *field, *value;
+};
+
+/* Add the extensions @exts ({name, openssl.cnf value}, NULL-name terminated) to @x. */
+static void add_exts(X509 *x, X509 *issuer, const struct entry *exts)
+{
+	X509V3_CTX ctx;
+
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
+	for (const struct entry *e = exts; e && e->field; e++) {
+		X509_EXTENSION *ex = X509V3_EXT_conf(NULL, &ctx, e->field, e->value);
+
+		assert_non_null(ex);
+		assert_true(X509_add_ext(x, ex, -1));
+		X509_EXTENSION_free(ex);
+	}
+}
+
+/*
+ * A leaf certificate signed by @ca with the subject @entries (NULL-field terminated) and the
+ * extensions @exts (or NULL), as a careless or hostile issuer would make it: no checks on the
+ * values; @serial as given.
+ */
+static char *craft_with(const struct pki_pair *ca, const struct entry *entries,
+                        const struct entry *exts, long serial)
+{
+	BIO *bio = BIO_new_mem_buf(ca->key_pem, -1);
+	EVP_PKEY *ca_key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+	EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *cax = parse(ca->cert_pem), *x = X509_new();
+	X509_NAME *name = X509_get_subject_name(x);
+	char *data = NULL, *pem;
+	long n;
+
+	for (const struct entry *e = entries; e->field; e++)
+		assert_true(X509_NAME_add_entry_by_txt(name, e->field, V_ASN1_UTF8STRING,
+		                                       (const unsigned char *)e->value,
+		                                       (int)strlen(e->value), -1, 0));
+	assert_true(X509_set_version(x, X509_VERSION_3));
+	assert_true(ASN1_INTEGER_set(X509_get_serialNumber(x), serial));
+	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), 0));
+	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), DAY));
+	assert_true(X509_set_pubkey(x, key));
+	assert_true(X509_set_issuer_name(x, X509_get_subject_name(cax)));
+	add_exts(x, cax, exts);
+	assert_true(X509_sign(x, ca_key, EVP_sha256()));
+	BIO_free(bio);
+	bio = BIO_new(BIO_s_mem());
+	assert_true(PEM_write_bio_X509(bio, x));
+	n = BIO_get_mem_data(bio, &data);
+	pem = strndup(data, (size_t)n);
+	BIO_free(bio);
+	X509_free(x);
+	X509_free(cax);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(ca_key);
+	return pem;
+}
+
+static char *craft(const struct pki_pair *ca, const struct entry *entries, long serial)
+{
+	return craft_with(ca, entries, NULL, serial);
+}
+
+/* A certificate of @ca with the extensions @exts is refused for client use, @want saying why. */
+static void assert_no_client(const struct pki_pair *ca, const struct entry *exts, const char *want)
+{
+	char *pem = craft_with(ca, (struct entry[]){{"CN", "alice"}, {0}}, exts, 9);
+	struct ll_err err = {{0}};
+
+	assert_int_equal(pki_verify_client(pem, ca->cert_pem, 0, &err), -EKEYREJECTED);
+	if (strstr(err.msg, want) == NULL)
+		fail_msg("\"%s\" lacks \"%s\"", err.msg, want);
+	free(pem);
+}
+
+static void test_pki__client_use_needs_client_auth_and_no_ca_whoever_signed_it(void **state)
+{
+	struct pki_pair ca = {0};
+	char *pem;
+
+	make_ca(&ca, 0, DAY);
+	/* no extendedKeyUsage at all: OpenSSL would take it for any use, the proxy does not */
+	assert_no_client(&ca, NULL, "lacks clientAuth");
+	assert_no_client(&ca, (struct entry[]){{"extendedKeyUsage", "anyExtendedKeyUsage"}, {0}},
+	                 "lacks clientAuth");
+	/* CA:TRUE, even with a keyUsage that cannot sign certificates */
+	assert_no_client(&ca,
+	                 (struct entry[]){{"basicConstraints", "critical,CA:TRUE"},
+	                                  {"keyUsage", "critical,digitalSignature"},
+	                                  {"extendedKeyUsage", "clientAuth"},
+	                                  {0}},
+	                 "a CA certificate");
+	assert_no_client(&ca,
+	                 (struct entry[]){{"keyUsage", "critical,keyCertSign,digitalSignature"},
+	                                  {"extendedKeyUsage", "clientAuth"},
+	                                  {0}},
+	                 "a CA certificate");
+	assert_no_client(&ca,
+	                 (struct entry[]){{"keyUsage", "critical,keyEncipherment"},
+	                                  {"extendedKeyUsage", "clientAuth"},
+	                                  {0}},
+	                 "lacks digitalSignature");
+	/* clientAuth beside serverAuth is still a client certificate */
+	pem = craft_with(&ca, (struct entry[]){{"CN", "alice"}, {0}},
+	                 (struct entry[]){{"extendedKeyUsage", "serverAuth,clientAuth"}, {0}}, 9);
+	assert_int_equal(pki_verify_client(pem, ca.cert_pem, 0, NULL), 0);
+	free(pem);
+	pki_pair_release(&ca);
+}
+
+static void assert_subject_refused(const struct pki_pair *ca, const struct entry *entries,
+                                   long serial, const char *want)
+{
+	char *pem = craft(ca, entries, serial);
+	struct pki_subject sub;
+	struct ll_err err = {{0}};
+
+	memset(&sub, 'x', sizeof(sub));
+	assert_int_equal(pki_read_subject(pem, strlen(pem), &sub, &err), -EINVAL);
+	if (strstr(err.msg, want) == NULL)
+		fail_msg("\"%s\" lacks \"%s\"", err.msg, want);
+	/* nothing half-read is left behind */
+	assert_string_equal(sub.cn, "");
+	assert_int_equal(sub.n_orgs, 0);
+	free(pem);
+}
+
+static void test_pki__reading_a_subject_refuses_ambiguity_and_overlong_values(void **state)
+{
+	struct pki_pair ca = {0};
+	struct entry many[PKI_ORGS_MAX + 3];
+	char long_value[PKI_ATTR_MAX + 2];
+	struct pki_subject sub;
+	struct ll_err err = {{0}};
+	char *pem;
+
+	make_ca(&ca, 0, DAY);
+	memset(long_value, 'a', sizeof(long_value) - 1);
+	long_value[sizeof(long_value) - 1] = '\0';
+	assert_subject_refused(&ca, (struct entry[]){{"CN", "alice"}, {"CN", "root"}, {0}}, 7,
+	                       "more than one CN");
+	assert_subject_refused(&ca,
+	                       (struct entry[]){{"OU", "acme"}, {"CN", "a"}, {"OU", "other"}, {0}},
+	                       7, "more than one OU");
+	assert_subject_refused(&ca, (struct entry[]){{"CN", long_value}, {0}}, 7,
+	                       "the CN is 1..64 bytes, not 65");
+	assert_subject_refused(&ca, (struct entry[]){{"CN", "a"}, {"O", long_value}, {0}}, 7,
+	                       "O value 1 is 1..64 bytes");
+	assert_subject_refused(&ca, (struct entry[]){{"CN", "a"}, {"OU", ""}, {0}}, 7,
+	                       "the OU is 1..64 bytes, not 0");
+	assert_subject_refused(&ca, (struct entry[]){{"CN", "alice\r\nX-Evil: 1"}, {0}}, 7,
+	                       "control character");
+	assert_subject_refused(&ca, (struct entry[]){{"CN", "a"}, {0}}, -7, "serial number");
+	for (size_t i = 0; i <= PKI_ORGS_MAX; i++)
+		many[i] = (struct entry){"O", "g"};
+	many[PKI_ORGS_MAX + 1] = (struct entry){"CN", "a"};
+	many[PKI_ORGS_MAX + 2] = (struct entry){0};
+	assert_subject_refused(&ca, many, 7, "more than 32 O values");
+	/* 32 are fine; other attributes are not the proxy's and are skipped */
+	many[PKI_ORGS_MAX] = (struct entry){"L", "Berlin"};
+	pem = craft(&ca, many, 7);
+	assert_int_equal(pki_read_subject(pem, strlen(pem), &sub, &err), 0);
+	assert_int_equal(sub.n_orgs, PKI_ORGS_MAX);
+	assert_string_equal(sub.cn, "a");
+	assert_string_equal(sub.serial_hex, "07");
+	free(pem);
+	/* a CA reads too (verification is pki_verify_client()'s) */
+	assert_int_equal(pki_read_subject(ca.cert_pem, strlen(ca.cert_pem), &sub, &err), 0);
+	assert_string_equal(sub.cn, "landlord-webhook-ca");
+	/* no certificate at all; over the size */
+	assert_int_equal(pki_read_subject("nope", 4, &sub, &err), -EINVAL);
+	assert_int_equal(pki_read_subject(NULL, 0, &sub, &err), -EINVAL);
+	assert_int_equal(pki_read_subject(ca.cert_pem, PKI_BUNDLE_MAX + 1, &sub, &err), -EMSGSIZE);
+	/* only the first certificate of a text counts, and the text need not end in a NUL */
+	{
+		struct pki_pair c = {0};
+		struct buf two = BUF_INIT(1u << 16);
+
+		make_client(&ca, &c, 0, DAY);
+		buf_append_str(&two, c.cert_pem);
+		buf_append_str(&two, ca.cert_pem);
+		assert_int_equal(pki_read_subject(two.p, strlen(c.cert_pem), &sub, &err), 0);
+		assert_string_equal(sub.cn, "alice@example.com");
+		assert_int_equal(pki_read_subject(two.p, two.len, &sub, &err), 0);
+		assert_string_equal(sub.ou, "acme");
+		buf_release(&two);
+		pki_pair_release(&c);
+	}
+	pki_pair_release(&ca);
+}
+
+static void test_pki__random_bytes_differ(void **state)
+{
+	unsigned char a[32], b[32];
+
+	assert_int_equal(pki_random(a, sizeof(a)), 0);
+	assert_int_equal(pki_random(b, sizeof(b)), 0);
+	assert_memory_not_equal(a, b, sizeof(a));
+	assert_int_equal(pki_random(a, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +845,14 @@ int main(void)
 	        cmocka_unit_test(test_pki__bundles_split_join_and_deduplicate),
 	        cmocka_unit_test(test_pki__bundles_refuse_keys_broken_blocks_and_too_many),
 	        cmocka_unit_test(test_pki__base64_round_trips_and_refuses_garbage),
+	        cmocka_unit_test(test_pki__a_client_certificate_names_user_groups_and_tenant),
+	        cmocka_unit_test(test_pki__a_client_certificate_never_outlives_its_ca),
+	        cmocka_unit_test(test_pki__client_verification_refuses_servers_cas_and_strangers),
+	        cmocka_unit_test(
+	                test_pki__client_use_needs_client_auth_and_no_ca_whoever_signed_it),
+	        cmocka_unit_test(test_pki__client_names_are_checked_text),
+	        cmocka_unit_test(test_pki__reading_a_subject_refuses_ambiguity_and_overlong_values),
+	        cmocka_unit_test(test_pki__random_bytes_differ),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

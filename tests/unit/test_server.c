@@ -1,4 +1,10 @@
-/* test_server.c - the shared HTTP server, exercised over loopback with libcurl. */
+/*
+ * test_server.c - the shared HTTP server, exercised over loopback with libcurl: routing,
+ * bodies, streams, shutdown; client certificates handed to handlers (certificates from the
+ * openssl CLI: this suite links the http layer only, not src/pki); 101 upgrades into tunnels
+ * that a thread of the test echoes, over TLS and plain HTTP: the client leaving, the caller
+ * closing, the server freed while a tunnel is open.
+ */
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -8,6 +14,7 @@
 #include <setjmp.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -185,6 +192,20 @@ struct fixture {
 	int closes;
 	int close_reason;
 	int slow_entered;
+	/* upgrades (/exec) */
+	int up_answer; /* what h_exec returns; 0: 101 */
+	int up_rc[6];  /* http_resp_upgrade() on bad arguments, then twice on good ones */
+	int up_calls;  /* on_upgraded() calls */
+	int up_fd;     /* its fd (or -errno) */
+	struct http_upgraded *u;
+	pthread_t echo; /* echoes the tunnel, then closes it */
+	bool echo_started;
+	bool hold_close;     /* the echo thread waits for this to clear before closing */
+	struct buf received; /* what the echo read (not the early bytes) */
+	bool quit_on_quit;   /* the echo ends after echoing "quit" */
+	int echo_done;       /* the echo loop ended */
+	bool echo_eof;       /* ... on end of file, not an error */
+	int tunnel_closes;
 };
 
 static int text(struct http_resp *resp, const char *s, int status)
@@ -344,6 +365,133 @@ static int h_stream(void *ud, struct http_req *req, struct http_resp *resp)
 	return 200;
 }
 
+/* Occurrences of @needle in @hay, case aside. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strcasestr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+static int h_peer(void *ud, struct http_req *req, struct http_resp *resp)
+{
+	const char *pem = http_req_peer_cert(req);
+
+	if (pem && http_req_peer_cert(req) != pem)
+		return text(resp, "made twice", 500);
+	return text(resp, pem ? pem : "none", 200);
+}
+
+/* Writes all of @len bytes to the non-blocking @fd; false on an error. */
+static bool echo_write(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		struct pollfd w = {.fd = fd, .events = POLLOUT};
+
+		if (n < 0 && errno == EAGAIN && poll(&w, 1, WAIT_MAX_MS) == 1)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Reads what comes into f->received, echoing it while the way back is open; 0 at the end. */
+static ssize_t echo_loop(struct fixture *f)
+{
+	char chunk[4096];
+	bool echo = true;
+	ssize_t n = -1;
+
+	for (;;) {
+		struct pollfd p = {.fd = f->up_fd, .events = POLLIN};
+
+		if (poll(&p, 1, WAIT_MAX_MS) != 1)
+			return -1;
+		n = read(f->up_fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n <= 0)
+			return n;
+		pthread_mutex_lock(&f->mu);
+		buf_append(&f->received, chunk, (size_t)n);
+		pthread_mutex_unlock(&f->mu);
+		echo = echo && echo_write(f->up_fd, chunk, (size_t)n);
+		if (f->quit_on_quit && memmem(chunk, (size_t)n, "quit", 4))
+			return 0; /* the caller ends the tunnel itself */
+	}
+}
+
+/* The caller's side of a tunnel: echo what comes, the early bytes first, until the end. */
+static void *echo_main(void *arg)
+{
+	struct fixture *f = arg;
+	size_t early_len;
+	const char *early = http_upgraded_early(f->u, &early_len);
+	ssize_t n = echo_write(f->up_fd, early, early_len) ? echo_loop(f) : -1;
+
+	pthread_mutex_lock(&f->mu);
+	f->echo_eof = n == 0;
+	f->echo_done++;
+	pthread_cond_broadcast(&f->cond);
+	while (f->hold_close)
+		pthread_cond_wait(&f->cond, &f->mu);
+	pthread_mutex_unlock(&f->mu);
+	http_upgraded_close(f->u);
+	pthread_mutex_lock(&f->mu);
+	f->tunnel_closes++;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/* On the server thread: must not block, so the echo gets a thread of its own. */
+static void on_upgraded(void *ud, int fd, struct http_upgraded *u)
+{
+	struct fixture *f = ud;
+
+	pthread_mutex_lock(&f->mu);
+	f->up_calls++;
+	f->up_fd = fd;
+	f->u = u;
+	if (fd >= 0)
+		f->echo_started = pthread_create(&f->echo, NULL, echo_main, f) == 0;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* kubectl's exec: SPDY/3.1 asked for with Connection: Upgrade, and a stream protocol. */
+static int h_exec(void *ud, struct http_req *req, struct http_resp *resp)
+{
+	struct fixture *f = ud;
+	const char *up = http_req_header(req, "Upgrade"),
+	           *conn = http_req_header(req, "Connection");
+
+	if (up == NULL || strcasecmp(up, "SPDY/3.1") != 0 || conn == NULL ||
+	    strcasestr(conn, "upgrade") == NULL)
+		return text(resp, "upgrade to SPDY/3.1 expected\n", 400);
+	f->up_rc[0] = http_resp_upgrade(resp, "", on_upgraded, f);
+	f->up_rc[1] = http_resp_upgrade(resp, "SPDY /3.1", on_upgraded, f);
+	f->up_rc[2] = http_resp_upgrade(resp, "SPDY/", on_upgraded, f);
+	f->up_rc[3] = http_resp_upgrade(resp, "SPDY/3.1", NULL, f);
+	f->up_rc[4] = http_resp_upgrade(resp, "SPDY/3.1", on_upgraded, f);
+	f->up_rc[5] = http_resp_upgrade(resp, "websocket", on_upgraded, f);
+	http_resp_header(resp, "X-Stream-Protocol-Version", "v4.channel.k8s.io");
+	http_resp_header(resp, "Connection", "Upgrade"); /* libmicrohttpd's: not sent twice */
+	buf_append_str(http_resp_body(resp), "a 101 has no body");
+	return f->up_answer ? f->up_answer : 101;
+}
+
+static int h_bad101(void *ud, struct http_req *req, struct http_resp *resp)
+{
+	return 101; /* without http_resp_upgrade() */
+}
+
 /* Answers after 300 ms, blocking the server thread: a request in flight for a while. */
 static int h_slow(void *ud, struct http_req *req, struct http_resp *resp)
 {
@@ -373,6 +521,9 @@ static void add_routes(struct fixture *f)
 	        {"GET", "/headers", false, 0, h_headers, f},
 	        {"GET", "/stream", false, 0, h_stream, f},
 	        {NULL, "/slow", false, 0, h_slow, f},
+	        {"GET", "/peer", false, 0, h_peer, f},
+	        {"GET", "/exec", false, 0, h_exec, f},
+	        {"GET", "/bad101", false, 0, h_bad101, f},
 	};
 
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
@@ -385,6 +536,7 @@ static int setup(void **state)
 
 	pthread_mutex_init(&f->mu, NULL);
 	clock_cond_init(&f->cond);
+	f->received = (struct buf)BUF_INIT(1 << 16);
 	f->s = http_server_new(
 	        &(struct http_server_opts){.name = "test", .body_max = SERVER_BODY_MAX});
 	add_routes(f);
@@ -402,6 +554,13 @@ static int teardown(void **state)
 	http_server_free(f->s);
 	if (f->producer_started)
 		pthread_join(f->producer, NULL);
+	pthread_mutex_lock(&f->mu);
+	f->hold_close = false;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
+	if (f->echo_started)
+		pthread_join(f->echo, NULL);
+	buf_release(&f->received);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
@@ -998,9 +1157,463 @@ static void test_server__every_nth_answer_closes_its_connection(void **state)
 	http_server_free(s);
 }
 
+/* ---- client certificates ---- */
+
+/*
+ * ca1 signs the server's two pairs (s1, s2, for 127.0.0.1), alice's client certificate and an
+ * expired one (old); ca2, which the server does not know, signs mallory's. alice-chain.pem is
+ * alice's certificate followed by ca1's, as a client sends a chain; alice-long.pem repeats ca1
+ * nine times, a chain of ten.
+ */
+static const char MAKE_PKI[] =
+        "set -e; cd \"$0\"; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes';"
+        " printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n' > srv.ext;"
+        " printf 'extendedKeyUsage=clientAuth\\n' > cli.ext;"
+        " for ca in ca1 ca2; do"
+        "  openssl req -x509 $k -days 2 -subj /CN=$ca -keyout $ca.key -out $ca.pem 2>/dev/null;"
+        " done;"
+        " issue() { openssl req $k -subj /CN=$1 -keyout $1.key -out $1.csr 2>/dev/null;"
+        "  openssl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -days $3"
+        "  -extfile $4 -out $1.pem 2>/dev/null; };"
+        " issue s1 ca1 1 srv.ext; issue s2 ca1 1 srv.ext; issue alice ca1 1 cli.ext;"
+        " issue old ca1 -1 cli.ext; issue mallory ca2 1 cli.ext;"
+        " cat alice.pem ca1.pem > alice-chain.pem;"
+        " cat alice.pem ca1.pem ca1.pem ca1.pem ca1.pem ca1.pem ca1.pem ca1.pem ca1.pem ca1.pem"
+        " > alice-long.pem";
+
+static char pki_dir[64]; /* made once, by the first test that needs it; removed by main() */
+
+/* Runs @script with $0 = @arg; true when it exits 0. */
+static bool run_sh(const char *script, const char *arg)
+{
+	char *argv[] = {"sh", "-c", (char *)script, (char *)arg, NULL};
+	int status = -1;
+	pid_t pid;
+
+	return posix_spawnp(&pid, "sh", NULL, NULL, argv, environ) == 0 &&
+	       waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void pki_path(char *out, size_t len, const char *name)
+{
+	if (pki_dir[0] == '\0') {
+		snprintf(pki_dir, sizeof(pki_dir), "/tmp/test_server_pki.XXXXXX");
+		assert_non_null(mkdtemp(pki_dir));
+		assert_true(run_sh(MAKE_PKI, pki_dir));
+	}
+	snprintf(out, len, "%s/%s", pki_dir, name);
+}
+
+static void pki_read(struct buf *b, const char *name)
+{
+	char path[128];
+
+	pki_path(path, sizeof(path), name);
+	*b = (struct buf)BUF_INIT(1 << 16);
+	assert_int_equal(buf_read_file(b, path, false), 0);
+}
+
+/* A TLS server (s1) with the fixture's routes; ca1 names acceptable client CAs if @client_ca. */
+static void start_tls(struct fixture *f, bool client_ca)
+{
+	struct buf cert, key, ca;
+
+	pki_read(&cert, "s1.pem");
+	pki_read(&key, "s1.key");
+	pki_read(&ca, "ca1.pem");
+	f->s = http_server_new(&(struct http_server_opts){
+	        .name = "tls",
+	        .cert_pem = buf_cstr(&cert),
+	        .key_pem = buf_cstr(&key),
+	        .client_ca_pem = client_ca ? buf_cstr(&ca) : NULL,
+	});
+	add_routes(f);
+	assert_int_equal(http_server_start(f->s, NULL), 0);
+	f->port = http_server_port(f->s);
+	buf_release(&cert);
+	buf_release(&key);
+	buf_release(&ca);
+}
+
+static int setup_tls(void **state)
+{
+	struct fixture *f = xcalloc(1, sizeof(*f));
+
+	pthread_mutex_init(&f->mu, NULL);
+	clock_cond_init(&f->cond);
+	f->received = (struct buf)BUF_INIT(1 << 16);
+	start_tls(f, true);
+	*state = f;
+	return 0;
+}
+
+/* GET @target over TLS (ca1 trusted), presenting @cert and @key (files of the pki; NULL: none). */
+static void fetch_tls(int port, const char *target, const char *cert, const char *key,
+                      struct reply *r)
+{
+	char url[128], ca[128], cert_path[128], key_path[128];
+	CURL *h = curl_easy_init();
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, target);
+	pki_path(ca, sizeof(ca), "ca1.pem");
+	if (cert) {
+		pki_path(cert_path, sizeof(cert_path), cert);
+		pki_path(key_path, sizeof(key_path), key);
+		curl_easy_setopt(h, CURLOPT_SSLCERT, cert_path);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, key_path);
+	}
+	perform(h, &(struct request){"GET", url, NULL, 0, NULL, ca}, r);
+	curl_easy_cleanup(h);
+}
+
+/*
+ * /peer over TLS with @cert answers 200 with @want (a PEM file of the pki, or "none"), or with
+ * text that starts with it unless @whole: an OpenSSL client sends its certificate's issuer too
+ * when its trust store holds it (alice's, not mallory's).
+ */
+static void expect_peer(int port, const char *cert, const char *key, const char *want, bool whole)
+{
+	struct buf pem = BUF_INIT(1 << 16);
+	struct reply r;
+
+	if (strcmp(want, "none") == 0)
+		buf_append_str(&pem, want);
+	else
+		pki_read(&pem, want);
+	fetch_tls(port, "/peer", cert, key, &r);
+	assert_int_equal(r.rc, CURLE_OK); /* the handshake succeeded, whatever was presented */
+	assert_int_equal(r.status, 200);
+	if (whole)
+		assert_int_equal(r.body.len, pem.len);
+	assert_true(r.body.len >= pem.len);
+	assert_memory_equal(buf_cstr(&r.body), buf_cstr(&pem), pem.len); /* the leaf first */
+	buf_release(&r.body);
+	buf_release(&pem);
+}
+
+/* A chain of ten: the handler gets the first HTTP_PEER_CHAIN_MAX, alice's first. */
+static void expect_peer_chain_capped(int port)
+{
+	struct buf leaf;
+	struct reply r;
+
+	pki_read(&leaf, "alice.pem");
+	fetch_tls(port, "/peer", "alice-long.pem", "alice.key", &r);
+	assert_int_equal(r.rc, CURLE_OK);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(count(buf_cstr(&r.body), "-----BEGIN CERTIFICATE-----"),
+	                 HTTP_PEER_CHAIN_MAX);
+	assert_memory_equal(buf_cstr(&r.body), buf_cstr(&leaf), leaf.len);
+	buf_release(&r.body);
+	buf_release(&leaf);
+}
+
+static void test_server__client_certificate_reaches_handler_as_pem(void **state)
+{
+	struct fixture *f = *state;
+	struct buf cert, key;
+
+	expect_peer(f->port, "alice.pem", "alice.key", "alice.pem", false);
+	expect_peer(f->port, "alice-chain.pem", "alice.key", "alice-chain.pem",
+	            true); /* leaf first */
+	expect_peer(f->port, NULL, NULL, "none", true);
+	/* Not judged: another CA's certificate and an expired one get through the handshake. */
+	expect_peer(f->port, "mallory.pem", "mallory.key", "mallory.pem", true);
+	expect_peer(f->port, "old.pem", "old.key", "old.pem", false);
+	expect_peer_chain_capped(f->port);
+	/* The served pair swapped by the certificate callback: client certificates still come. */
+	pki_read(&cert, "s2.pem");
+	pki_read(&key, "s2.key");
+	assert_int_equal(http_server_set_cert(f->s, buf_cstr(&cert), buf_cstr(&key), NULL), 0);
+	expect_peer(f->port, "alice.pem", "alice.key", "alice.pem", false);
+	expect_peer(f->port, NULL, NULL, "none", true);
+	buf_release(&cert);
+	buf_release(&key);
+}
+
+static void test_server__no_client_certificate_without_client_ca_or_tls(void **state)
+{
+	struct fixture *f = *state;
+
+	expect(f->port, "GET", "/peer", 200, "none"); /* plain HTTP */
+	http_server_free(f->s);
+	start_tls(f, false); /* no certificate requested: the client sends none */
+	expect_peer(f->port, "alice.pem", "alice.key", "none", true);
+}
+
+static void test_server__client_ca_needs_tls_and_must_load(void **state)
+{
+	struct buf cert, key, ca;
+	struct http_server *s;
+	struct ll_err err;
+
+	pki_read(&cert, "s1.pem");
+	pki_read(&key, "s1.key");
+	pki_read(&ca, "ca1.pem");
+	s = http_server_new(&(struct http_server_opts){.client_ca_pem = buf_cstr(&ca)});
+	assert_int_equal(http_server_start(s, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "no TLS pair"));
+	http_server_free(s);
+	s = http_server_new(&(struct http_server_opts){.cert_pem = buf_cstr(&cert),
+	                                               .key_pem = buf_cstr(&key),
+	                                               .client_ca_pem = "not a bundle"});
+	assert_int_equal(http_server_start(s, &err), -EIO);
+	assert_non_null(strstr(err.msg, "client CA bundle"));
+	http_server_free(s);
+	buf_release(&cert);
+	buf_release(&key);
+	buf_release(&ca);
+}
+
+/* ---- upgrades ---- */
+
+/* A raw connection (TLS trusting ca1, or plain) through libcurl, for bytes after a 101. */
+static CURL *raw_open(int port, bool tls)
+{
+	CURL *h = curl_easy_init();
+	char url[128], ca[128];
+
+	snprintf(url, sizeof(url), "%s://127.0.0.1:%d", tls ? "https" : "http", port);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	if (tls) {
+		pki_path(ca, sizeof(ca), "ca1.pem");
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+	}
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	return h;
+}
+
+static void raw_send(CURL *h, const char *data)
+{
+	size_t len = strlen(data), n;
+
+	while (len > 0) {
+		CURLcode rc = curl_easy_send(h, data, len, &n);
+
+		if (rc == CURLE_AGAIN)
+			continue;
+		assert_int_equal(rc, CURLE_OK);
+		data += n;
+		len -= n;
+	}
+}
+
+/* Appends what comes to @got until it holds @needle; false at the end of the stream. */
+static bool raw_recv_until(CURL *h, struct buf *got, const char *needle)
+{
+	curl_socket_t fd;
+	char chunk[4096];
+	size_t n;
+
+	curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd);
+	while (strstr(buf_cstr(got), needle) == NULL) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		CURLcode rc = curl_easy_recv(h, chunk, sizeof(chunk), &n);
+
+		if (rc == CURLE_AGAIN) {
+			assert_true(poll(&p, 1, WAIT_MAX_MS) == 1);
+			continue;
+		}
+		if (rc != CURLE_OK || n == 0)
+			return false;
+		assert_int_equal(buf_append(got, chunk, n), 0);
+	}
+	return true;
+}
+
+/* Upgrades /exec to SPDY/3.1 with "early!" right behind the request; checks the 101. */
+static CURL *open_tunnel(struct fixture *f, bool tls)
+{
+	static const char req[] = "GET /exec HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+	                          "Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: "
+	                          "v4.channel.k8s.io\r\n\r\nearly!";
+	struct buf got = BUF_INIT(1 << 16);
+	CURL *h = raw_open(f->port, tls);
+	const char *head;
+
+	raw_send(h, req);
+	assert_true(raw_recv_until(h, &got, "\r\n\r\n"));
+	head = buf_cstr(&got);
+	assert_memory_equal(head, "HTTP/1.1 101 ", 13);
+	assert_non_null(strstr(head, "\r\nUpgrade: SPDY/3.1\r\n"));
+	assert_non_null(strstr(head, "\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n"));
+	assert_int_equal(count(head, "\r\nConnection:"), 1);
+	assert_non_null(
+	        strcasestr(head, "\r\nConnection: Upgrade\r\n")); /* not "Upgrade, Upgrade" */
+	assert_null(strcasestr(head, "Content-Type"));
+	assert_null(strstr(head, "a 101 has no body"));
+	assert_true(raw_recv_until(h, &got, "\r\n\r\nearly!")); /* the early bytes, echoed */
+	assert_true(wait_for(f, &f->up_calls));
+	assert_true(f->up_fd >= 0);
+	assert_int_equal(f->up_rc[0], -EINVAL);
+	assert_int_equal(f->up_rc[1], -EINVAL);
+	assert_int_equal(f->up_rc[2], -EINVAL);
+	assert_int_equal(f->up_rc[3], -EINVAL);
+	assert_int_equal(f->up_rc[4], 0);
+	assert_int_equal(f->up_rc[5], -EALREADY);
+	buf_release(&got);
+	return h;
+}
+
+static void echo_round_trip(CURL *h, const char *msg)
+{
+	struct buf got = BUF_INIT(1 << 16);
+
+	raw_send(h, msg);
+	assert_true(raw_recv_until(h, &got, msg));
+	assert_string_equal(buf_cstr(&got), msg);
+	buf_release(&got);
+}
+
+static void tunnel_echoes_then_closes(struct fixture *f, bool tls)
+{
+	CURL *h = open_tunnel(f, tls);
+	struct reply r;
+
+	echo_round_trip(h, "hello tunnel");
+	echo_round_trip(h, "and again");
+	curl_easy_cleanup(h); /* the client leaves: the echo reads the end and closes */
+	assert_true(wait_for(f, &f->tunnel_closes));
+	assert_true(f->echo_eof);
+	if (tls) { /* still serving, with client certificates */
+		expect_peer(f->port, "alice.pem", "alice.key", "alice.pem", false);
+		return;
+	}
+	fetch(f->port, "GET", "/exact", NULL, 0, &r);
+	assert_int_equal(r.status, 200);
+	buf_release(&r.body);
+}
+
+static void test_server__upgrade_tunnels_bytes_over_tls(void **state)
+{
+	tunnel_echoes_then_closes(*state, true);
+}
+
+/*
+ * A TLS client that sends and leaves at once: libmicrohttpd alone would never tell the caller
+ * (the watcher does), and what the client sent last still reaches the caller before the end.
+ */
+static void test_server__tls_client_leaving_is_seen_after_its_last_bytes(void **state)
+{
+	struct fixture *f = *state;
+	CURL *h = open_tunnel(f, true);
+
+	raw_send(h, "last words");
+	curl_easy_cleanup(h);
+	assert_true(wait_for(f, &f->tunnel_closes));
+	assert_true(f->echo_eof);
+	assert_string_equal(buf_cstr(&f->received), "last words");
+}
+
+static void test_server__upgrade_tunnels_bytes_over_plain_http(void **state)
+{
+	tunnel_echoes_then_closes(*state, false);
+}
+
+/* The caller closes first: what it wrote reaches the client, then the connection ends. */
+static void caller_closes_tunnel(struct fixture *f, bool tls)
+{
+	struct buf got = BUF_INIT(1 << 16);
+	CURL *h;
+
+	f->quit_on_quit = true;
+	h = open_tunnel(f, tls);
+	raw_send(h, "quit");
+	assert_false(raw_recv_until(h, &got, "never"));
+	assert_string_equal(buf_cstr(&got), "quit");
+	assert_true(wait_for(f, &f->tunnel_closes));
+	curl_easy_cleanup(h);
+	buf_release(&got);
+}
+
+static void test_server__caller_closing_tunnel_ends_connection_over_tls(void **state)
+{
+	caller_closes_tunnel(*state, true);
+}
+
+static void test_server__caller_closing_tunnel_ends_connection_over_plain_http(void **state)
+{
+	caller_closes_tunnel(*state, false);
+}
+
+/*
+ * Freed with a tunnel open: the caller's thread reads the end of its stream, and its
+ * descriptor and handle stay its own until its http_upgraded_close(), after the server is gone.
+ */
+static void free_with_open_tunnel(struct fixture *f, bool tls)
+{
+	struct buf got = BUF_INIT(1 << 16);
+	CURL *h;
+
+	f->hold_close = true;
+	h = open_tunnel(f, tls);
+	echo_round_trip(h, "ping");
+	assert_int_equal(http_server_shutdown(f->s, 0), 0); /* a tunnel is not in flight */
+	http_server_free(f->s);
+	f->s = NULL;
+	assert_true(wait_for(f, &f->echo_done));
+	assert_true(f->echo_eof);
+	assert_int_equal(f->tunnel_closes,
+	                 0); /* free returned with the tunnel still the caller's */
+	assert_false(raw_recv_until(h, &got, "never")); /* the client sees the end too */
+	pthread_mutex_lock(&f->mu);
+	f->hold_close = false;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
+	assert_true(wait_for(f, &f->tunnel_closes));
+	curl_easy_cleanup(h);
+	buf_release(&got);
+}
+
+static void test_server__free_with_open_tunnel_over_tls(void **state)
+{
+	free_with_open_tunnel(*state, true);
+}
+
+static void test_server__free_with_open_tunnel_over_plain_http(void **state)
+{
+	free_with_open_tunnel(*state, false);
+}
+
+static void test_server__upgrade_dropped_by_status_or_never_sent(void **state)
+{
+	static const char req11[] = "GET /exec HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+	                            "Upgrade: SPDY/3.1\r\n\r\n";
+	static const char req10[] = "GET /exec HTTP/1.0\r\nConnection: Upgrade\r\n"
+	                            "Upgrade: SPDY/3.1\r\n\r\n";
+	struct fixture *f = *state;
+	struct buf got = BUF_INIT(1 << 16);
+	CURL *h;
+
+	/* The handler asked for an upgrade, then answered 403: no tunnel, -ECANCELED at once. */
+	f->up_answer = 403;
+	h = raw_open(f->port, false);
+	raw_send(h, req11);
+	assert_true(raw_recv_until(h, &got, "a 101 has no body"));
+	assert_memory_equal(buf_cstr(&got), "HTTP/1.1 403 ", 13);
+	assert_int_equal(f->up_calls, 1); /* before the answer was sent */
+	assert_int_equal(f->up_fd, -ECANCELED);
+	curl_easy_cleanup(h);
+	/* HTTP/1.0 cannot upgrade: libmicrohttpd refuses the 101 and the callback hears so. */
+	f->up_answer = 0;
+	f->up_calls = 0;
+	buf_reset(&got);
+	h = raw_open(f->port, false);
+	raw_send(h, req10);
+	assert_false(raw_recv_until(h, &got, "HTTP/"));
+	assert_true(wait_for(f, &f->up_calls));
+	assert_int_equal(f->up_fd, -ECONNABORTED);
+	curl_easy_cleanup(h);
+	expect(f->port, "GET", "/bad101", 500, NULL); /* a 101 without http_resp_upgrade() */
+	buf_release(&got);
+}
+
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(test_server__##name, setup, teardown)
+#define T(name)   cmocka_unit_test_setup_teardown(test_server__##name, setup, teardown)
+#define TLS(name) cmocka_unit_test_setup_teardown(test_server__##name, setup_tls, teardown)
 	const struct CMUnitTest tests[] = {
 	        T(port_zero_reports_bound_port),
 	        cmocka_unit_test(test_server__route_registration_is_checked),
@@ -1027,12 +1640,26 @@ int main(void)
 	        cmocka_unit_test(test_server__every_nth_answer_closes_its_connection),
 	        T(shutdown_answers_requests_in_flight_then_refuses),
 	        T(shutdown_gives_up_on_a_request_never_finished),
+	        TLS(client_certificate_reaches_handler_as_pem),
+	        T(no_client_certificate_without_client_ca_or_tls),
+	        cmocka_unit_test(test_server__client_ca_needs_tls_and_must_load),
+	        TLS(upgrade_tunnels_bytes_over_tls),
+	        TLS(tls_client_leaving_is_seen_after_its_last_bytes),
+	        T(upgrade_tunnels_bytes_over_plain_http),
+	        TLS(caller_closing_tunnel_ends_connection_over_tls),
+	        T(caller_closing_tunnel_ends_connection_over_plain_http),
+	        TLS(free_with_open_tunnel_over_tls),
+	        T(free_with_open_tunnel_over_plain_http),
+	        T(upgrade_dropped_by_status_or_never_sent),
 	};
 #undef T
+#undef TLS
 	int rc;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();
+	if (pki_dir[0])
+		run_sh("rm -rf \"$0\"", pki_dir);
 	return rc;
 }

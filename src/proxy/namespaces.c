@@ -1,0 +1,234 @@
+/*
+ * namespaces.c - the namespace collection and namespace objects in a tenant's view.
+ *
+ * Tenant users cannot list namespaces upstream, so the proxy lists (and watches) them as
+ * itself, with the label selector landlord.dev/tenant=<tenant> added to the caller's: nothing
+ * is listed cluster-wide and filtered. A new namespace "foo" is created upstream as
+ * "<tenant>-foo", as the caller (the webhook's self-service rules decide); over 63 characters
+ * upstream it is refused 422 naming metadata.name. Everything else about one namespace is the
+ * caller's own call on its upstream name.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/mem.h"
+#include "kube/kube.h"
+#include "proxy/nsmap.h"
+#include "proxy/pbconv.h"
+#include "proxy/proxy_internal.h"
+#include "proxy/view.h"
+
+#define QUERY_MAX (16u << 10)
+
+/* @j's query with the tenant's label selector added to (or put before) the caller's. */
+static int tenant_query(const struct px_job *j, struct buf *out)
+{
+	const char *p = j->query;
+	bool seen = false;
+	int rc = 0;
+
+	while (rc == 0 && *p) {
+		size_t len = strcspn(p, "&");
+
+		if (out->len)
+			rc = buf_append(out, "&", 1);
+		if (rc == 0 && strncmp(p, "labelSelector=", 14) == 0 && len > 14) {
+			seen = true;
+			rc = buf_appendf(out, "labelSelector=%s%%3D%s%%2C%.*s", LABEL_TENANT,
+			                 j->route.tenant, (int)(len - 14), p + 14);
+		} else if (rc == 0 && strncmp(p, "labelSelector=", 14) != 0) {
+			rc = buf_append(out, p, len);
+		}
+		p += len + (p[len] == '&');
+	}
+	if (rc == 0 && !seen)
+		rc = buf_appendf(out, "%slabelSelector=%s%%3D%s", out->len ? "&" : "", LABEL_TENANT,
+		                 j->route.tenant);
+	return rc;
+}
+
+static void list(struct px_job *j, struct px_nsmap *map)
+{
+	struct buf q = BUF_INIT(QUERY_MAX);
+	struct px_call c = {.path = "/api/v1/namespaces",
+	                    .as_self = true,
+	                    .map = map,
+	                    .resource = "namespaces"};
+
+	if (tenant_query(j, &q) < 0) {
+		px_job_status(j, 414, "RequestURITooLong", "the query is too long");
+	} else {
+		c.query = buf_cstr(&q);
+		px_job_forward(j, &c);
+	}
+	buf_release(&q);
+}
+
+/* The new namespace's upstream name in @doc, and the map that shows it back. */
+static int name_new(struct px_job *j, struct px_nsmap **map, json_t *doc)
+{
+	json_t *name = json_object_get(json_object_get(doc, "metadata"), "name");
+	const char *shown = json_string_value(name);
+	const char *known = shown ? px_nsmap_full(*map, shown) : NULL;
+	char full[128];
+
+	if (!shown) {
+		px_job_status(j, 422, "Invalid", "metadata.name: Required value");
+		return -1;
+	}
+	if (known) {
+		snprintf(full, sizeof(full), "%s", known);
+	} else if (px_nsmap_new_full(*map, shown, full, sizeof(full)) < 0) {
+		px_job_status(
+		        j, 422, "Invalid",
+		        "metadata.name: Invalid value: \"%s\": must be a DNS label of at most "
+		        "%zu characters (\"%s-\" is added)",
+		        shown, 62 - strlen(j->route.tenant), j->route.tenant);
+		return -1;
+	}
+	json_string_set(name, full);
+	if (!known) { /* the answer names it: show it under the name asked for */
+		size_t n = px_nsmap_len(*map);
+		const char **names = xcalloc(n + 1, sizeof(*names));
+		struct px_nsmap *with;
+
+		for (size_t i = 0; i < n; i++) {
+			const char *unused;
+
+			names[i] = px_nsmap_at(*map, i, &unused);
+		}
+		names[n] = full;
+		with = px_nsmap_new(j->route.tenant, names, n + 1);
+		free(names);
+		px_nsmap_free(*map);
+		*map = with;
+	}
+	return 0;
+}
+
+/* A protobuf Namespace: its name read by one walk, written by a second (pbconv.h). */
+struct pb_name {
+	char shown[64];
+	const char *full;
+	bool seen;
+};
+
+static bool pb_enter_meta(void *ud, const char *path)
+{
+	(void)ud;
+	return strcmp(path, "metadata") == 0;
+}
+
+static enum pb_verdict pb_name_leaf(void *ud, const char *path, const char *value, size_t len,
+                                    const char **repl)
+{
+	struct pb_name *n = ud;
+
+	if (strcmp(path, "metadata.name") != 0)
+		return PB_KEEP;
+	if (n->full) {
+		*repl = n->full;
+		return PB_REPLACE;
+	}
+	n->seen = len < sizeof(n->shown);
+	snprintf(n->shown, sizeof(n->shown), "%.*s", (int)len, value);
+	return PB_KEEP;
+}
+
+/* The protobuf body with its name made upstream's; 0, or -1 with the answer sent. */
+static int create_pb(struct px_job *j, struct px_nsmap **map, struct buf *out)
+{
+	struct pb_name n = {0};
+	struct pb_visit v = {.enter = pb_enter_meta, .leaf = pb_name_leaf, .ud = &n};
+	char field[PB_PATH_MAX];
+	json_t *doc = NULL;
+	int rc = pb_rewrite(j->body.p, j->body.len, &v, out, field, sizeof(field));
+
+	buf_reset(out);
+	if (rc < 0 || !n.seen) {
+		px_job_status(j, 400, "BadRequest", "the protobuf Namespace does not parse");
+		return -1;
+	}
+	doc = json_pack("{s:{s:s}}", "metadata", "name", n.shown);
+	rc = name_new(j, map, doc);
+	n.full = rc == 0 ? json_string_value(
+	                           json_object_get(json_object_get(doc, "metadata"), "name"))
+	                 : NULL;
+	if (rc == 0 && pb_rewrite(j->body.p, j->body.len, &v, out, field, sizeof(field)) < 0) {
+		px_job_status(j, 400, "BadRequest", "the protobuf Namespace does not parse");
+		rc = -1;
+	}
+	json_decref(doc);
+	return rc;
+}
+
+static int create_json(struct px_job *j, struct px_nsmap **map, struct buf *out)
+{
+	json_t *doc = json_loadb(j->body.p, j->body.len, 0, NULL);
+	char *text = NULL;
+	int rc = -1;
+
+	if (!json_is_object(doc))
+		px_job_status(j, 400, "BadRequest", "the request body is not a JSON object");
+	else if (name_new(j, map, doc) == 0 && (text = json_dumps(doc, JSON_COMPACT)) != NULL)
+		rc = buf_append_str(out, text) < 0 ? -1 : 0;
+	free(text);
+	json_decref(doc);
+	return rc;
+}
+
+static void create(struct px_job *j, struct px_nsmap *map)
+{
+	struct px_call c = {
+	        .path = "/api/v1/namespaces", .query = j->query, .resource = "namespaces"};
+	struct buf body = BUF_INIT(PX_BODY_MAX * 2);
+	bool pb = j->content_type &&
+	          strncmp(j->content_type, "application/vnd.kubernetes.protobuf", 35) == 0;
+	int rc = pb ? create_pb(j, &map, &body) : create_json(j, &map, &body);
+
+	if (rc == 0) {
+		c.map = map;
+		c.body = body.p;
+		c.body_len = body.len;
+		c.content_type = pb ? j->content_type : "application/json";
+		px_job_forward(j, &c);
+	}
+	buf_release(&body);
+	px_nsmap_free(map);
+}
+
+void px_namespaces(struct px_job *j, struct px_nsmap *map)
+{
+	if (strcmp(j->method, "GET") == 0) {
+		list(j, map);
+	} else if (strcmp(j->method, "POST") == 0) {
+		create(j, px_view_nsmap(j->px->view, j->route.tenant));
+	} else {
+		px_job_status(j, 405, "MethodNotAllowed", "%s on the namespace collection",
+		              j->method);
+	}
+}
+
+void px_namespace(struct px_job *j, struct px_nsmap *map)
+{
+	const char *full = px_nsmap_full(map, j->route.ns);
+	struct kc_gvr gvr = {.version = "v1", .resource = "namespaces"};
+	struct buf path = BUF_INIT(1024), body = BUF_INIT(PX_BODY_MAX * 2);
+	struct px_call c = {.query = j->query, .map = map, .resource = "namespaces"};
+
+	if (!full) {
+		px_job_status(j, 404, "NotFound", "namespaces \"%s\" not found", j->route.ns);
+	} else if (kc_path(&path, &gvr, NULL, full, j->route.sub) < 0) {
+		px_job_status(j, 414, "RequestURITooLong", "the path is too long");
+	} else if (px_body_upstream(j, map, &body) == 0) {
+		c.path = buf_cstr(&path);
+		c.body = body.len ? body.p : NULL;
+		c.body_len = body.len;
+		c.content_type = j->content_type;
+		px_job_forward(j, &c);
+	}
+	buf_release(&body);
+	buf_release(&path);
+}
