@@ -136,4 +136,5 @@ Stop landlord with Ctrl-C (it removes its webhook configurations); stop the cont
 
 MSG
 exec "$bin" run --kubeconfig "$KUBECONFIG_DIR/landlord.kubeconfig" --probe-addr 127.0.0.1:8081 \
-	--webhook-addr 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443 "${helm_args[@]}"
+	--webhook-addr 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443 \
+	--proxy-kubeconfig "$KUBECONFIG_DIR/landlord-proxy.kubeconfig" "${helm_args[@]}"

@@ -305,6 +305,7 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 {
 	struct kc_client *client = NULL, *lease_client = NULL, *wh_client = NULL, *px_client = NULL;
 	struct proxy_role *proxy = NULL;
+	struct kcfg px_kc = {0};
 	struct cacheview *view = NULL;
 	struct templates *tpl = NULL;
 	struct wh_serve *wh = NULL;
@@ -320,8 +321,8 @@ static int cmd_controllers(const struct config *cfg, bool with_webhook)
 		rc = new_client(&kc, cfg, "lease", &lease_client);
 	if (rc == 0 && with_webhook)
 		rc = new_client(&kc, cfg, "webhook", &wh_client);
-	if (rc == 0 && with_webhook && cfg->proxy)
-		rc = new_client(&kc, cfg, "proxy", &px_client);
+	if (rc == 0 && with_webhook && cfg->proxy_kubeconfig)
+		rc = proxy_client_new(cfg, &px_kc, &px_client);
 	if (rc == 0)
 		rc = check_crds(client);
 	if (rc < 0)
@@ -352,6 +353,7 @@ out:
 	ext_free(ext);
 	templates_free(tpl);
 	kc_client_free(px_client);
+	kcfg_release(&px_kc);
 	kc_client_free(wh_client);
 	kc_client_free(lease_client);
 	kc_client_free(client);

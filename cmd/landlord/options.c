@@ -89,8 +89,11 @@ static const struct flag OPTIONS[] = {
                "more IP addresses for the webhook's certificate", webhook_cert_ip),
         HOSTPORT("proxy-addr", "LANDLORD_PROXY_ADDR", "127.0.0.1:8444",
                  "tenant API proxy, HTTPS (proxy, run)", proxy_addr, proxy_port),
-        BOOL("proxy", "LANDLORD_PROXY", "true", "serve the tenant API proxy in `landlord run`",
-             proxy),
+        STRING("proxy-kubeconfig", "LANDLORD_PROXY_KUBECONFIG", "PATH", NULL,
+               "the tenant proxy's own identity, which may impersonate tenant members "
+               "(landlord's must not): `landlord run` serves the proxy only with it; "
+               "`landlord proxy` uses it instead of --kubeconfig",
+               proxy_kubeconfig),
         STRING("proxy-url", "LANDLORD_PROXY_URL", "URL", "https://127.0.0.1:8444",
                "the proxy's address as tenant users reach it: kubeconfigs point there", proxy_url),
         STRING("proxy-service", "LANDLORD_PROXY_SERVICE", "NAME", "landlord-proxy",

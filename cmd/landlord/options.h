@@ -26,7 +26,7 @@ struct config {
 	const char *webhook_cert_ip;
 	char proxy_addr[FLAGS_HOST_MAX];
 	int proxy_port;
-	bool proxy;
+	const char *proxy_kubeconfig;
 	const char *proxy_url;
 	const char *proxy_service;
 	const char *proxy_cert_ip;

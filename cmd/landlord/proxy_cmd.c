@@ -182,13 +182,33 @@ void proxy_role_stop(struct proxy_role *r)
 	free(r);
 }
 
+int proxy_client_new(const struct config *cfg, struct kcfg *kc, struct kc_client **out)
+{
+	struct ll_err err;
+	int rc = kcfg_load_default(cfg->proxy_kubeconfig, NULL, kc, &err);
+
+	if (rc < 0) {
+		log_error("cannot load the proxy's kubeconfig", "{s:s,s:s}", "path",
+		          cfg->proxy_kubeconfig, "error", err.msg);
+		return rc;
+	}
+	return new_client(kc, cfg, "proxy", out);
+}
+
 int cmd_proxy(const struct config *cfg)
 {
 	struct kc_client *client = NULL;
 	struct proxy_role *role = NULL;
+	struct config own = *cfg;
 	struct kcfg kc = {0};
 	struct mgr *m = NULL;
-	int rc = connect_server(cfg, &kc, &client);
+	int rc;
+
+	if (cfg->proxy_kubeconfig) { /* its own identity, not landlord's */
+		own.kubeconfig = cfg->proxy_kubeconfig;
+		own.context = NULL;
+	}
+	rc = connect_server(&own, &kc, &client);
 
 	if (rc == 0) {
 		m = mgr_new(&(struct mgr_opts){.client = client,

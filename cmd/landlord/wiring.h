@@ -19,6 +19,8 @@ int new_client(const struct kcfg *kc, const struct config *cfg, const char *name
 /* main.c: the kubeconfig, the main client, and proof that the server takes its credentials. */
 int connect_server(const struct config *cfg, struct kcfg *kc, struct kc_client **client);
 
+/* proxy_cmd.c: the proxy's own client, from --proxy-kubeconfig; logs why not. */
+int proxy_client_new(const struct config *cfg, struct kcfg *kc, struct kc_client **out);
 /*
  * proxy_cmd.c: the proxy role on @m's informers (before mgr_run()): its signing Secret, its
  * serving certificate, its server listening. Logs why not. proxy_role_stop(NULL) is fine.

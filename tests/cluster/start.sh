@@ -63,6 +63,7 @@ sign webhook "/CN=landlord-webhook" "$SRV"
 sign admin "/O=system:masters/CN=admin" "$CLI"
 sign kcm "/O=system:masters/CN=kube-controller-manager" "$CLI"
 sign landlord "/CN=system:serviceaccount:landlord-system:landlord" "$CLI"
+sign landlord-proxy "/CN=system:serviceaccount:landlord-system:landlord-proxy" "$CLI"
 if [[ ! -s $P/sa.key ]]; then
 	openssl genrsa -out "$P/sa.key" 2048 2>/dev/null
 	openssl rsa -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
@@ -114,7 +115,7 @@ contexts:
 current-context: $1@landlord-test
 KC
 }
-for u in admin kcm landlord; do
+for u in admin kcm landlord landlord-proxy; do
 	kubeconfig "$u" "    client-certificate: $P/$u.crt
     client-key: $P/$u.key"
 done

@@ -32,7 +32,7 @@ from kube import GROUP, VERSION, custom, ignore_404
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CLUSTER_SCRIPTS = REPO / "tests" / "cluster"
-USERS = ("admin", "landlord", "alice", "bob", "carol", "dave", "erin", "frank")
+USERS = ("admin", "landlord", "landlord-proxy", "alice", "bob", "carol", "dave", "erin", "frank")
 
 
 def read_env(path):
