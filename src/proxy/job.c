@@ -165,7 +165,7 @@ void px_job_forward(struct px_job *j, const struct px_call *c)
 	char accept[ACCEPT_MAX];
 	struct kc_resp up = {0};
 	struct ll_err err = {{0}};
-	struct kc_request rq = {.method = j->method,
+	struct kc_request rq = {.method = c->method ? c->method : j->method,
 	                        .path = c->path,
 	                        .query = c->query,
 	                        .headers = h,
@@ -222,8 +222,7 @@ static void namespaced(struct px_job *j, const struct px_nsmap *map)
 {
 	const struct px_route *r = &j->route;
 	const char *full = px_nsmap_full(map, r->ns);
-	struct buf path = BUF_INIT(PX_PATH_MAX * 4), body = BUF_INIT(PX_BODY_MAX * 2);
-	struct px_call c = {.query = j->query, .map = map, .resource = r->resource};
+	struct buf path = BUF_INIT(PX_PATH_MAX * 4);
 	enum px_visibility vis =
 	        px_resource_visibility(px_job_filter(j), r->group, r->resource, r->sub, true);
 
@@ -237,15 +236,31 @@ static void namespaced(struct px_job *j, const struct px_nsmap *map)
 		              r->resource, r->sub);
 	} else if (upstream_path(r, full, true, &path) < 0) {
 		px_job_status(j, 414, "RequestURITooLong", "the path is too long");
-	} else if (px_body_upstream(j, map, &body) == 0) {
-		c.path = buf_cstr(&path);
+	} else {
+		px_forward_body(j, map, buf_cstr(&path), r->resource);
+	}
+	buf_release(&path);
+}
+
+void px_forward_body(struct px_job *j, const struct px_nsmap *map, const char *path,
+                     const char *resource)
+{
+	struct buf body = BUF_INIT(PX_BODY_MAX * 2);
+	struct px_call c = {.path = path,
+	                    .query = j->query,
+	                    .map = map,
+	                    .resource = resource,
+	                    .content_type = j->content_type};
+	int rc = px_body_upstream(j, map, &body);
+
+	if (rc == 0) {
 		c.body = body.len ? body.p : NULL;
 		c.body_len = body.len;
-		c.content_type = j->content_type;
 		px_job_forward(j, &c);
+	} else if (rc == PX_BODY_RMW) {
+		px_patch_rmw(j, map, path, resource);
 	}
 	buf_release(&body);
-	buf_release(&path);
 }
 
 static void dispatch(struct px_job *j, struct px_nsmap *map)

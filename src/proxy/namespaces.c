@@ -215,20 +215,13 @@ void px_namespace(struct px_job *j, struct px_nsmap *map)
 {
 	const char *full = px_nsmap_full(map, j->route.ns);
 	struct kc_gvr gvr = {.version = "v1", .resource = "namespaces"};
-	struct buf path = BUF_INIT(1024), body = BUF_INIT(PX_BODY_MAX * 2);
-	struct px_call c = {.query = j->query, .map = map, .resource = "namespaces"};
+	struct buf path = BUF_INIT(1024);
 
-	if (!full) {
+	if (!full)
 		px_job_status(j, 404, "NotFound", "namespaces \"%s\" not found", j->route.ns);
-	} else if (kc_path(&path, &gvr, NULL, full, j->route.sub) < 0) {
+	else if (kc_path(&path, &gvr, NULL, full, j->route.sub) < 0)
 		px_job_status(j, 414, "RequestURITooLong", "the path is too long");
-	} else if (px_body_upstream(j, map, &body) == 0) {
-		c.path = buf_cstr(&path);
-		c.body = body.len ? body.p : NULL;
-		c.body_len = body.len;
-		c.content_type = j->content_type;
-		px_job_forward(j, &c);
-	}
-	buf_release(&body);
+	else
+		px_forward_body(j, map, buf_cstr(&path), "namespaces");
 	buf_release(&path);
 }

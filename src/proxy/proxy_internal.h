@@ -106,11 +106,16 @@ struct px_call {
 	const struct px_nsmap *map; /* the answer's conversion */
 	const char *resource;       /* for the conversion */
 	const char *accept;         /* the Accept sent upstream; NULL: the client's, JSON only */
+	const char *method;         /* NULL: the client's */
 	/* a JSON answer's own rewrite, after the conversion (discovery's): 0, or the status to
 	 * answer instead (404: not in the tenant's view; 502: not what was expected) */
 	int (*fix)(const struct px_job *j, json_t *answer);
 };
 void px_job_forward(struct px_job *j, const struct px_call *c);
+/* job.c: @j's body converted for upstream (upstream.c), then forwarded to @path, the answer
+ * converted with @map for @resource. */
+void px_forward_body(struct px_job *j, const struct px_nsmap *map, const char *path,
+                     const char *resource);
 /* job.c: the upstream headers impersonating @j's caller, into @h (PX_IMP_HEADERS_MAX). */
 #define PX_IMP_HEADERS_MAX (1 + PX_TOKEN_GROUPS_MAX)
 size_t px_job_impersonation(const struct px_job *j, struct kc_header *h);
@@ -130,7 +135,15 @@ void px_top(struct px_job *j, const struct px_nsmap *map);
 void px_namespaces(struct px_job *j, struct px_nsmap *map);
 void px_namespace(struct px_job *j, struct px_nsmap *map);
 
-/* upstream.c: the request body converted for upstream into @out; 0 or an answer sent. */
+/*
+ * upstream.c: the request body converted for upstream into @out. Return: 0; -1 with an answer
+ * sent; PX_BODY_RMW: a JSON patch that moves, copies or tests a namespace field (rmw.c).
+ */
+#define PX_BODY_RMW 1
 int px_body_upstream(struct px_job *j, const struct px_nsmap *map, struct buf *out);
+/* rmw.c: @j's JSON patch applied in the tenant's view: GET, patch, PUT with the
+ * resourceVersion, all as the caller. */
+void px_patch_rmw(struct px_job *j, const struct px_nsmap *map, const char *path,
+                  const char *resource);
 
 #endif

@@ -170,23 +170,17 @@ static void all_namespaces(struct px_job *j, const struct px_nsmap *map)
 
 static void review(struct px_job *j, const struct px_nsmap *map)
 {
-	struct buf path = BUF_INIT(1024), body = BUF_INIT(PX_BODY_MAX * 2);
+	struct buf path = BUF_INIT(1024);
 	struct kc_gvr gvr = {.group = j->route.group,
 	                     .version = j->route.version,
 	                     .resource = j->route.resource};
-	struct px_call c = {.query = j->query, .map = map, .resource = j->route.resource};
 
-	if (strcmp(j->method, "POST") != 0 || j->route.name) {
+	if (strcmp(j->method, "POST") != 0 || j->route.name)
 		px_job_status(j, 405, "MethodNotAllowed", "a review is created with POST");
-	} else if (kc_path(&path, &gvr, NULL, NULL, NULL) == 0 &&
-	           px_body_upstream(j, map, &body) == 0) {
-		c.path = buf_cstr(&path);
-		c.body = body.p;
-		c.body_len = body.len;
-		c.content_type = j->content_type;
-		px_job_forward(j, &c);
-	}
-	buf_release(&body);
+	else if (kc_path(&path, &gvr, NULL, NULL, NULL) < 0)
+		px_job_status(j, 414, "RequestURITooLong", "the path is too long");
+	else
+		px_forward_body(j, map, buf_cstr(&path), j->route.resource);
 	buf_release(&path);
 }
 

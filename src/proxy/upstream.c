@@ -6,8 +6,9 @@
  *   - application/json, merge-patch+json, strategic-merge-patch+json: the document converted
  *     as an object (a patch is a partial object: the same fields);
  *   - json-patch+json: each operation whose path is a converted field gets its value
- *     converted; a "move" or "copy" into or out of one is refused (422), as is a "test" on one
- *     (its value is compared upstream, where it would never match);
+ *     converted; a patch that moves, copies or tests one (into or out of it) cannot be
+ *     rewritten by path: PX_BODY_RMW tells the caller to read, patch in the tenant's view and
+ *     write back (rmw.c);
  *   - apply-patch+yaml: the YAML read into JSON, converted, and sent as JSON (JSON is YAML);
  *   - application/vnd.kubernetes.protobuf (kubectl's typed clients never fall back to JSON):
  *     the same fields rewritten in place inside the protobuf (pbconv.h); a kind the proxy's
@@ -117,16 +118,31 @@ static int patch_op(struct px_job *j, const struct px_nsmap *map, json_t *op)
 
 	if (!kind || !path)
 		return unprocessable(j, "patch", "an operation without op or path");
-	if ((!strcmp(kind, "move") || !strcmp(kind, "copy") || !strcmp(kind, "test")) &&
-	    (touches(path) || touches(from)))
-		return unprocessable(j, touches(path) ? path : from,
-		                     "a namespace field cannot be moved, copied or tested through "
-		                     "the tenant proxy; set it with add or replace");
+	(void)from; /* moves, copies and tests of namespace fields went to rmw.c */
 	if (ns_path(path) && value)
 		return ns_value(j, map, value, path);
 	for (size_t i = 0; rc == 0 && value && NS_PATHS[i]; i++)
 		rc = parent_value(j, map, path, value, NS_PATHS[i]);
 	return rc;
+}
+
+/* Whether an operation moves, copies or tests a namespace field: not rewritable by path. */
+static bool needs_rmw(const json_t *ops)
+{
+	size_t i;
+	const json_t *op;
+
+	json_array_foreach(ops, i, op) {
+		const char *kind = json_string_value(json_object_get(op, "op"));
+		const char *path = json_string_value(json_object_get(op, "path"));
+		const char *from = json_string_value(json_object_get(op, "from"));
+
+		if (kind &&
+		    (!strcmp(kind, "move") || !strcmp(kind, "copy") || !strcmp(kind, "test")) &&
+		    (touches(path) || touches(from)))
+			return true;
+	}
+	return false;
 }
 
 static int json_patch(struct px_job *j, const struct px_nsmap *map, json_t *doc)
@@ -136,6 +152,8 @@ static int json_patch(struct px_job *j, const struct px_nsmap *map, json_t *doc)
 
 	if (!json_is_array(doc))
 		return unprocessable(j, "patch", "a JSON patch must be an array");
+	if (needs_rmw(doc))
+		return PX_BODY_RMW;
 	json_array_foreach(doc, i, op) {
 		if (patch_op(j, map, op) < 0)
 			return -1;
@@ -291,6 +309,10 @@ int px_body_upstream(struct px_job *j, const struct px_nsmap *map, struct buf *o
 	if (!doc)
 		return -1;
 	rc = patch ? json_patch(j, map, doc) : object(j, map, doc);
+	if (rc == PX_BODY_RMW) {
+		json_decref(doc);
+		return rc;
+	}
 	text = rc == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
 	if (text)
 		rc = buf_append_str(out, text) < 0 ? -1 : 0;

@@ -217,9 +217,12 @@ def test_a_body_naming_another_namespace_is_refused(px):
              "\n")
     r = px.kubectl(px.alice, "apply", "--server-side", "-n", "dev", "-f", "-", input=other)
     assert r.returncode != 0
+    # a patch moving a value into metadata.namespace is applied in the view: refused, named
+    px.ok(px.alice, "patch", "configmap", "same", "-n", "dev", "--type", "merge",
+          "-p", json.dumps({"data": {"target": f"{px.g}-dev"}}))
     r = px.kubectl(px.alice, "patch", "configmap", "same", "-n", "dev", "--type", "json",
-                   "-p", '[{"op": "copy", "from": "/metadata/namespace", "path": "/data/ns"}]')
-    assert r.returncode != 0 and "metadata/namespace" in r.stderr, r.stderr
+                   "-p", '[{"op": "move", "from": "/data/target", "path": "/metadata/namespace"}]')
+    assert r.returncode != 0 and "metadata.namespace" in r.stderr, r.stderr
     with pytest.raises(ApiException) as e:
         admin_core(px).read_namespaced_config_map("sneaky", f"{px.g}-dev")
     assert e.value.status == 404
@@ -364,3 +367,16 @@ def test_typed_clients_work_with_protobuf_bodies(px):
     px.ok(px.alice, "create", "namespace", "typedns")
     assert admin_core(px).read_namespace(f"{px.a}-typedns").metadata.labels[
         "landlord.dev/tenant"] == px.a
+
+
+def test_json_patches_on_namespace_fields_apply_in_the_view(px):
+    """A copy or test of metadata.namespace cannot be rewritten by path: GET, patch, PUT."""
+    px.configmap(px.alice, "copied", "dev", x="y")
+    px.ok(px.alice, "patch", "configmap", "copied", "-n", "dev", "--type", "json", "-p",
+          '[{"op": "test", "path": "/metadata/namespace", "value": "dev"},'
+          ' {"op": "copy", "from": "/metadata/namespace", "path": "/data/ns"}]')
+    cm = admin_core(px).read_namespaced_config_map("copied", f"{px.a}-dev")
+    assert cm.data == {"x": "y", "ns": "dev"}  # the value the tenant saw
+    r = px.kubectl(px.alice, "patch", "configmap", "copied", "-n", "dev", "--type", "json", "-p",
+                   f'[{{"op": "test", "path": "/metadata/namespace", "value": "{px.a}-dev"}}]')
+    assert r.returncode != 0 and "test failed" in r.stderr, r.stderr

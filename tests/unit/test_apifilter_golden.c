@@ -279,7 +279,8 @@ static json_t *input_of(const char *dir, const json_t *c)
 
 	if (!other)
 		return load(dir, "in.json");
-	snprintf(path, sizeof(path), "%s/../%s", dir, other);
+	if ((size_t)snprintf(path, sizeof(path), "%s/../%s", dir, other) >= sizeof(path))
+		fail_msg("%s: path too long", dir);
 	return load(path, "in.json");
 }
 
@@ -295,7 +296,8 @@ static void run_case(const char *dir)
 	check_absent(dir, c, got);
 	if (strncmp(filter, "openapi-v", 9) == 0)
 		check_refs(dir, got, got);
-	snprintf(path, sizeof(path), "%s/want.json", dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/want.json", dir) >= sizeof(path))
+		fail_msg("%s: path too long", dir);
 	if (getenv("LANDLORD_GOLDEN_UPDATE")) {
 		json_dump_file(got, path, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	} else {

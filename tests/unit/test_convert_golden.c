@@ -69,7 +69,8 @@ static void run_case(const char *dir)
 	char path[1024];
 
 	got = outcome(px_convert(&conv, in), &conv, in);
-	snprintf(path, sizeof(path), "%s/want.json", dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/want.json", dir) >= sizeof(path))
+		fail_msg("%s: path too long", dir);
 	if (getenv("LANDLORD_GOLDEN_UPDATE")) {
 		json_dump_file(got, path, JSON_INDENT(2) | JSON_SORT_KEYS);
 	} else {
