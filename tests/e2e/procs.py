@@ -204,9 +204,6 @@ def start_landlord(cluster, tmp_path, *args, user="landlord", name="landlord", e
         args = [args[0], *webhook_args(args[1:])]
         if "--webhook-url" in args:
             REGISTERED_IN.append(cluster)
-    if args and args[0] == "run" and "--proxy-kubeconfig" not in args:
-        # the tenant proxy on, as its own identity (never landlord's: deploy/rbac.yaml)
-        args += ["--proxy-kubeconfig", cluster.kubeconfig("landlord-proxy")]
     argv = [LANDLORD, *args, "--kubeconfig", cluster.kubeconfig(user),
             "--probe-addr", "127.0.0.1:0", "--enable-test-hooks"]
     return Proc(argv, tmp_path / f"{name}.log", env)

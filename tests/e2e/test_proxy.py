@@ -27,7 +27,9 @@ class Proxy:
         self.cluster = cluster
         self.tmp = tmp_path
         self.kit = tenants.Kit(cluster, tmp_path)
-        self.landlord = self.kit.start()
+        # the proxy on, as its own identity (never landlord's: deploy/rbac.yaml)
+        self.landlord = self.kit.start("--proxy-kubeconfig",
+                                       cluster.kubeconfig("landlord-proxy"))
         self.port = self.landlord.wait_record("proxy listening")["port"]
         self.url = f"https://127.0.0.1:{self.port}"
         self.plan = self.kit.plan(hard={"pods": "20"})
