@@ -36,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "base/buf.h"
 #include "kube/watchsplit.h"
@@ -424,5 +425,82 @@ void kc_test_crash_after_writes(long n);
  */
 #define KC_ACCEPT_METADATA_WATCH \
 	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+/* ---------- upgrades: exec, attach, port-forward ---------- */
+
+struct kc_tunnel;
+
+#define KC_UPGRADE_HEAD_MAX (16u << 10) /* an answer's head (status line and headers) */
+#define KC_UPGRADE_BODY_MAX (1u << 20)  /* kept of an answer other than 101 */
+
+/**
+ * kc_upgrade() - one request that asks to switch protocols (HTTP 101: WebSocket, SPDY/3.1), on a
+ * TCP and TLS connection of its own, never one of the client's pooled ones (Debian's libcurl
+ * upgrades nothing). The server is verified as libcurl verifies it: against the kubeconfig's
+ * CA (else the system's), by host name or IP address (tls-server-name when set), unless
+ * insecure-skip-tls-verify; the client certificate is presented when the kubeconfig has one,
+ * and the bearer token, when there is one, is sent as for every other call.
+ *
+ * @rq as for kc_do(), with these differences: its headers must hold one "Upgrade" (the
+ * protocols asked for); the client sends "Connection: Upgrade" itself (a Connection header is
+ * refused as in kc_do()); no body (-EINVAL); @rq->accept is sent only when set; @rq->cancel,
+ * when set, ends the wait for the connection or the answer with -ECANCELED; @rq->timeout_ms
+ * bounds the wait for the answer's head once connected (0: kc_opts.timeout_ms). The headers are
+ * checked as kc_do() checks them, and sent in order (a name may repeat).
+ *
+ * On a 101, *@out is the tunnel (kc_tunnel_close() it) and @head holds the status and
+ * Content-Type; the other headers of the answer are read with kc_tunnel_header(). On any other
+ * answer *@out is NULL, the connection is closed, and @head holds the status, Content-Type, the
+ * body as received (at most KC_UPGRADE_BODY_MAX bytes, in head->raw, chunked encoding undone)
+ * and, for an error, the parsed metav1.Status (head->status), so that a proxy can forward it.
+ * The tunnel does not refer to @c: it may outlive the client.
+ *
+ * Return: 0 when the server answered (whatever the status, as kc_do()); -EINVAL (bad request,
+ * nothing sent); -ECONNREFUSED, -EHOSTUNREACH (cannot connect); -ETIMEDOUT (connecting took over
+ * 10 s, or the head did not come in time); -EPROTO (TLS failed, the server could not be
+ * verified, or the answer is not HTTP/1.x, or ended before its head was complete);
+ * -EMSGSIZE (a head over KC_UPGRADE_HEAD_MAX); -ECANCELED. @head is zeroed on failure.
+ * Thread-safe; blocks the calling thread until the answer's head (and body) came.
+ */
+int kc_upgrade(struct kc_client *c, const struct kc_request *rq, struct kc_tunnel **out /* OUT */,
+               struct kc_resp *head /* OUT */, struct ll_err *err);
+
+/**
+ * kc_tunnel_fd() - the connection's socket, non-blocking, to poll(). Never read or write it
+ * directly (TLS), never close it. Before polling for input, read while kc_tunnel_pending() is
+ * not 0: bytes already received and decrypted do not make the socket readable again.
+ */
+int kc_tunnel_fd(const struct kc_tunnel *t);
+/** kc_tunnel_pending() - bytes kc_tunnel_read() returns without waiting. */
+size_t kc_tunnel_pending(const struct kc_tunnel *t);
+/**
+ * kc_tunnel_events() - the poll() events to wait for on kc_tunnel_fd() before reading again
+ * (@reading) and writing again (@writing): POLLIN for a read and POLLOUT for a write, unless
+ * the last one that returned -EAGAIN needs the other (TLS may read to write, and write to
+ * read).
+ */
+short kc_tunnel_events(const struct kc_tunnel *t, bool reading, bool writing);
+/**
+ * kc_tunnel_read() - up to @len bytes from the server: first those received with the head,
+ * then the connection's. Never blocks. Return: the count (> 0); 0 at the end of the stream;
+ * -EAGAIN (nothing now: poll for kc_tunnel_events(t, true, false)); -EPROTO (TLS failed) or
+ * another negative errno (the connection failed).
+ */
+ssize_t kc_tunnel_read(struct kc_tunnel *t, void *buf, size_t len);
+/**
+ * kc_tunnel_write() - send up to @len bytes. Never blocks. After -EAGAIN, call again with the
+ * same bytes (at least those): TLS may have taken them in part. Return: the count sent (> 0, may
+ * be less than @len); -EAGAIN (poll for kc_tunnel_events(t, false, true)); -EPIPE or another
+ * negative errno (the connection ended).
+ */
+ssize_t kc_tunnel_write(struct kc_tunnel *t, const void *buf, size_t len);
+/**
+ * kc_tunnel_header() - the value of the 101 answer's first header named @name
+ * (case-insensitive: "Upgrade", "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol",
+ * "X-Stream-Protocol-Version"), trimmed; NULL when absent. Valid until kc_tunnel_close().
+ */
+const char *kc_tunnel_header(const struct kc_tunnel *t, const char *name);
+/** kc_tunnel_close() - close the connection (TLS close_notify, best effort) and free. NULL ok. */
+void kc_tunnel_close(struct kc_tunnel *t);
 
 #endif

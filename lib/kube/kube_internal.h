@@ -1,7 +1,8 @@
 /*
  * kube_internal.h - what the files of the Kubernetes client share (kube.c, kube_request.c,
- * kube_io.c, kube_status.c, kube_path.c, kube_auth.c, kube_list.c, kube_watch.c), and the
- * helpers its unit tests and fuzz targets call; not part of the public API.
+ * kube_io.c, kube_status.c, kube_path.c, kube_auth.c, kube_list.c, kube_watch.c,
+ * kube_upgrade.c), and the helpers its unit tests and fuzz targets call; not part of the public
+ * API.
  *
  * Calling threads describe a request in a struct xfer and queue it; the client's I/O thread owns
  * the curl multi handle and every easy handle, so curl is only ever touched from that thread.

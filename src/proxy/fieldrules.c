@@ -20,18 +20,19 @@ const struct px_field_rule px_field_rules[] = {
          PX_FIELD_CONVERTED, "convert.h: the SubjectAccessReview kinds"},
         {"authorization.SelfSubjectRulesReview", "spec.namespace", PX_FIELD_CONVERTED,
          "convert.h: SelfSubjectRulesReview"},
+        {"rbac.Subject", "namespace", PX_FIELD_CONVERTED,
+         "convert.h: a RoleBinding subject's namespace (and the namespace in a ServiceAccount's "
+         "user or group name)"},
+        {"core.PodAffinityTerm", "namespaces", PX_FIELD_CONVERTED,
+         "convert.h: every pod spec's affinity terms; another namespace is refused"},
+        {"core.PodAffinityTerm", "namespaceSelector", PX_FIELD_CONVERTED,
+         "convert.h: by kubernetes.io/metadata.name only, In the tenant's namespaces (converted); "
+         "anything else, an empty selector first, is refused"},
+        {"networking.NetworkPolicyPeer", "namespaceSelector", PX_FIELD_CONVERTED,
+         "convert.h: kubernetes.io/metadata.name values that are the tenant's shown names are "
+         "converted; other values are kept, upstream names (a policy may admit a platform "
+         "namespace's traffic, which concerns only the tenant's own pods)"},
         /* Known holes, to convert: until then the tenant reads and must write upstream names. */
-        {"core.PodAffinityTerm", "namespaces", PX_FIELD_GAP,
-         "names the tenant's namespaces: shown names must become upstream ones and others be "
-         "refused"},
-        {"core.PodAffinityTerm", "namespaceSelector", PX_FIELD_GAP,
-         "selects namespaces by label across the cluster: must be confined to the tenant's "
-         "namespaces"},
-        {"networking.NetworkPolicyPeer", "namespaceSelector", PX_FIELD_GAP,
-         "selects namespaces by label across the cluster: must be confined to the tenant's "
-         "namespaces (kubernetes.io/metadata.name values converted)"},
-        {"rbac.Subject", "namespace", PX_FIELD_GAP,
-         "a ServiceAccount subject's namespace: a tenant's shown name, upstream the full one"},
         {"core.EndpointAddress", "targetRef.namespace", PX_FIELD_GAP,
          "the Pod behind an address, in the Endpoints' own namespace: shows the upstream name"},
         {"discovery.Endpoint", "targetRef.namespace", PX_FIELD_GAP,

@@ -18,9 +18,11 @@
 #include "proxy/convert.h"
 #include "proxy/nsmap.h"
 #include "proxy/proxy_internal.h"
+#include "proxy/selectors.h"
 #include "proxy/view.h"
 
 #define ACCEPT_MAX 1024
+#define QUERY_MAX  (16u << 10)
 
 void px_job_free(struct px_job *j)
 {
@@ -218,6 +220,14 @@ static bool refused_sub(const struct px_route *r)
 	                  strchr(r->sub, '/'));
 }
 
+/* Binding a pod to a node (pods/binding, or the core bindings collection) is the scheduler's. */
+static bool pod_binding(const struct px_route *r)
+{
+	return !*r->group &&
+	       ((strcmp(r->resource, "pods") == 0 && r->sub && strcmp(r->sub, "binding") == 0) ||
+	        strcmp(r->resource, "bindings") == 0);
+}
+
 static void namespaced(struct px_job *j, const struct px_nsmap *map)
 {
 	const struct px_route *r = &j->route;
@@ -231,11 +241,13 @@ static void namespaced(struct px_job *j, const struct px_nsmap *map)
 		              "the server could not find the requested resource");
 	} else if (!full) {
 		px_job_status(j, 404, "NotFound", "namespaces \"%s\" not found", r->ns);
-	} else if (vis == PX_FORBIDDEN_SUB || refused_sub(r)) {
-		px_job_status(j, 403, "Forbidden", "%s/%s is not served by the tenant proxy",
-		              r->resource, r->sub);
+	} else if (vis == PX_FORBIDDEN_SUB || refused_sub(r) || pod_binding(r)) {
+		px_job_status(j, 403, "Forbidden", "%s%s%s is not served by the tenant proxy",
+		              r->resource, r->sub ? "/" : "", r->sub ? r->sub : "");
 	} else if (upstream_path(r, full, true, &path) < 0) {
 		px_job_status(j, 414, "RequestURITooLong", "the path is too long");
+	} else if (px_tunnel_wanted(j)) {
+		px_tunnel(j, map, buf_cstr(&path), full);
 	} else {
 		px_forward_body(j, map, buf_cstr(&path), r->resource);
 	}
@@ -289,13 +301,38 @@ static void dispatch(struct px_job *j, struct px_nsmap *map)
 	}
 }
 
+/*
+ * The query of a path in namespaces, its field selectors on namespace fields converted
+ * (selectors.h; the namespace collection's in namespaces.c). Return: false with 400 sent.
+ */
+static bool view_query(struct px_job *j, const struct px_nsmap *map)
+{
+	struct px_query_view q = {.map = map};
+	struct buf out = BUF_INIT(QUERY_MAX);
+	char why[256];
+	int rc = 0;
+
+	if (j->route.kind == PX_NAMESPACED || j->route.kind == PX_TOP)
+		rc = px_query_view(&q, j->query, &out, why, sizeof(why));
+	if (rc == 0 && out.p) {
+		free(j->query);
+		j->query = buf_detach(&out);
+	} else if (rc < 0) {
+		px_job_status(j, rc == -EINVAL ? 400 : 414,
+		              rc == -EINVAL ? "BadRequest" : "RequestURITooLong", "%s", why);
+	}
+	buf_release(&out);
+	return rc == 0;
+}
+
 void px_job_run(struct px_job *j)
 {
 	struct px_nsmap *map;
 
 	if (px_authorize(j) == 0) {
 		map = px_view_nsmap(j->px->view, j->route.tenant);
-		dispatch(j, map);
+		if (view_query(j, map))
+			dispatch(j, map);
 		px_nsmap_free(map);
 	}
 	if (j->later) /* every path answers; this is the net under a path that forgot */

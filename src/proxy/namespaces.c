@@ -2,13 +2,15 @@
  * namespaces.c - the namespace collection and namespace objects in a tenant's view.
  *
  * Tenant users cannot list namespaces upstream, so the proxy lists (and watches) them as
- * itself, with the label selector landlord.dev/tenant=<tenant> added to the caller's: nothing
- * is listed cluster-wide and filtered. A new namespace "foo" is created upstream as
+ * itself, with the label selector landlord.dev/tenant=<tenant> ANDed into the caller's (and its
+ * selectors on namespace names converted, selectors.h): nothing is listed cluster-wide and
+ * filtered. A new namespace "foo" is created upstream as
  * "<tenant>-foo", as the caller (the webhook's self-service rules decide); over 63 characters
  * upstream it is refused 422 naming metadata.name. Everything else about one namespace is the
  * caller's own call on its upstream name.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,35 +20,28 @@
 #include "proxy/nsmap.h"
 #include "proxy/pbconv.h"
 #include "proxy/proxy_internal.h"
+#include "proxy/selectors.h"
 #include "proxy/view.h"
 
 #define QUERY_MAX (16u << 10)
 
-/* @j's query with the tenant's label selector added to (or put before) the caller's. */
-static int tenant_query(const struct px_job *j, struct buf *out)
+/*
+ * @j's query in upstream's terms (selectors.h): the tenant's label selector ANDed into the
+ * caller's (or added), and selectors on namespace names converted. 0, or -1 with the answer sent.
+ */
+static int tenant_query(struct px_job *j, const struct px_nsmap *map, struct buf *out)
 {
-	const char *p = j->query;
-	bool seen = false;
-	int rc = 0;
+	char label[256], why[256];
+	struct px_query_view q = {.map = map, .namespaces = true, .tenant_label = label};
+	int rc;
 
-	while (rc == 0 && *p) {
-		size_t len = strcspn(p, "&");
-
-		if (out->len)
-			rc = buf_append(out, "&", 1);
-		if (rc == 0 && strncmp(p, "labelSelector=", 14) == 0 && len > 14) {
-			seen = true;
-			rc = buf_appendf(out, "labelSelector=%s%%3D%s%%2C%.*s", LABEL_TENANT,
-			                 j->route.tenant, (int)(len - 14), p + 14);
-		} else if (rc == 0 && strncmp(p, "labelSelector=", 14) != 0) {
-			rc = buf_append(out, p, len);
-		}
-		p += len + (p[len] == '&');
-	}
-	if (rc == 0 && !seen)
-		rc = buf_appendf(out, "%slabelSelector=%s%%3D%s", out->len ? "&" : "", LABEL_TENANT,
-		                 j->route.tenant);
-	return rc;
+	snprintf(label, sizeof(label), "%s=%s", LABEL_TENANT, j->route.tenant);
+	rc = px_query_view(&q, j->query, out, why, sizeof(why));
+	if (rc == -EINVAL)
+		px_job_status(j, 400, "BadRequest", "%s", why);
+	else if (rc < 0)
+		px_job_status(j, 414, "RequestURITooLong", "the query is too long");
+	return rc < 0 ? -1 : 0;
 }
 
 static void list(struct px_job *j, struct px_nsmap *map)
@@ -57,9 +52,7 @@ static void list(struct px_job *j, struct px_nsmap *map)
 	                    .map = map,
 	                    .resource = "namespaces"};
 
-	if (tenant_query(j, &q) < 0) {
-		px_job_status(j, 414, "RequestURITooLong", "the query is too long");
-	} else {
+	if (tenant_query(j, map, &q) == 0) {
 		c.query = buf_cstr(&q);
 		px_job_forward(j, &c);
 	}

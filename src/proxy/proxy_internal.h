@@ -1,7 +1,7 @@
 /*
  * proxy_internal.h - what the proxy's files share: the role (serve.c), a request's job
- * (job.c: the upstream call and its conversions), the namespace collection (namespaces.c)
- * and streams (watch.c). Not for other modules: they include proxy/proxy.h.
+ * (job.c: the upstream call and its conversions), the namespace collection (namespaces.c),
+ * streams (watch.c) and tunnels (tunnel.c). Not for other modules: they include proxy/proxy.h.
  */
 #ifndef LANDLORD_PROXY_INTERNAL_H
 #define LANDLORD_PROXY_INTERNAL_H
@@ -52,6 +52,22 @@ struct px_caller {
 	bool service_account;
 };
 
+/*
+ * The headers of a request that asks to switch protocols (exec, attach, port-forward), copied
+ * off the server thread by px_upgrade_take(). Only the first value of a header is kept (lib/http
+ * gives one): clients list the version they prefer first (tunnel.c completes the remote command
+ * versions).
+ */
+struct px_upgrade {
+	bool asked;    /* Connection names "upgrade", and an Upgrade header came */
+	bool too_long; /* a value longer than its field: refused (400) */
+	char upgrade[64];
+	char ws_key[64];
+	char ws_version[16];
+	char ws_protocol[512];
+	char stream_version[128];
+};
+
 /* One request, copied off the server thread, and its answer to come. */
 struct px_job {
 	struct px *px;
@@ -69,6 +85,7 @@ struct px_job {
 	bool watch;        /* ?watch=true: a stream of events */
 	bool follow;       /* a log followed: a stream of bytes */
 	atomic_int cancel; /* the client went away, or the role stops */
+	struct px_upgrade up;
 };
 
 /* serve.c: @resp's body a metav1.Status of @code, @reason and @msg (JSON). */
@@ -122,6 +139,18 @@ size_t px_job_impersonation(const struct px_job *j, struct kc_header *h);
 
 /* watch.c: stream the upstream answer of @c to the client, each event converted. */
 void px_watch_forward(struct px_job *j, const struct px_call *c);
+
+/* tunnel.c: copy the request's upgrade headers into j->up (on the server thread). */
+void px_upgrade_take(struct px_job *j, struct http_req *req);
+/* tunnel.c: whether @j asks for a tunnel: pods' exec, attach or portforward, upgrading. */
+bool px_tunnel_wanted(const struct px_job *j);
+/*
+ * tunnel.c: serve @j's tunnel: a SubjectAccessReview of create on the pod's subresource in
+ * @full_ns (403 unless allowed), then the upgrade upstream to @path as the caller, and on a
+ * 101 the bytes both ways until either side ends or the stream idle timeout; any other answer
+ * is forwarded, converted with @map.
+ */
+void px_tunnel(struct px_job *j, const struct px_nsmap *map, const char *path, const char *full_ns);
 
 /* apiview.c: discovery and OpenAPI, cut to the tenant's view (apifilter.h). */
 void px_api_documents(struct px_job *j);

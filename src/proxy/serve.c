@@ -65,6 +65,7 @@ static struct px_job *job_new(struct px *p, struct http_req *req)
 	j->watch = arg_true(req, "watch");
 	j->follow = arg_true(req, "follow");
 	px_credentials_take(j, req);
+	px_upgrade_take(j, req);
 	return j;
 }
 

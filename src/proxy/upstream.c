@@ -1,19 +1,25 @@
 /*
  * upstream.c - a request body on its way to the API server: every namespace field converted
- * to its upstream name, or the request refused naming the field (proxy_internal.h).
- *
- * By content type:
+ * to its upstream name, or the request refused naming the field (proxy_internal.h), by the
+ * rules of convert.h (px_conv_rules()), one table for every form:
  *   - application/json, merge-patch+json, strategic-merge-patch+json: the document converted
- *     as an object (a patch is a partial object: the same fields);
- *   - json-patch+json: each operation whose path is a converted field gets its value
- *     converted; a patch that moves, copies or tests one (into or out of it) cannot be
- *     rewritten by path: PX_BODY_RMW tells the caller to read, patch in the tenant's view and
- *     write back (rmw.c);
+ *     as an object (a patch is a partial object: the same fields; its kind is its resource's);
+ *   - json-patch+json: each operation's value converted where it stands (a value put at
+ *     "/subjects/0" is converted as a subject); an operation that moves, copies or tests a
+ *     converted field, or reaches inside a namespaceSelector (whose parts are judged
+ *     together), cannot be rewritten by path: PX_BODY_RMW tells the caller to read, patch in
+ *     the tenant's view and write back (rmw.c). Paths are read as the API server's json-patch
+ *     reads them (what stands before the first '/' is ignored);
  *   - apply-patch+yaml: the YAML read into JSON, converted, and sent as JSON (JSON is YAML);
  *   - application/vnd.kubernetes.protobuf (kubectl's typed clients never fall back to JSON):
- *     the same fields rewritten in place inside the protobuf (pbconv.h); a kind the proxy's
- *     descriptors do not know is 415;
+ *     the same fields rewritten in place inside the protobuf (pbconv.h), a namespaceSelector
+ *     judged from its parts as they come (a requirement's key before its values, as Go writes
+ *     them); a kind the proxy's descriptors do not know is 415;
  *   - anything else (CBOR): 415.
+ * A PersistentVolumeClaim that names a volume (spec.volumeName, when it is created or set) is
+ * sent only when that PersistentVolume is pre-bound to it: the proxy reads the volume as
+ * itself, and its spec.claimRef must name the claim's upstream namespace and name; else 422,
+ * the same for a volume that does not exist, so nothing is learnt of other volumes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,20 +27,12 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/mem.h"
 #include "kube/yamljson.h"
 #include "proxy/convert.h"
 #include "proxy/nsmap.h"
 #include "proxy/pbconv.h"
 #include "proxy/proxy_internal.h"
-
-/* The JSON Patch paths that name a namespace, as convert.c converts them in objects. */
-static const char *const NS_PATHS[] = {
-        "/metadata/namespace",
-        "/involvedObject/namespace",
-        "/regarding/namespace",
-        "/related/namespace",
-        NULL,
-};
 
 static bool media(const char *ct, const char *type)
 {
@@ -43,138 +41,314 @@ static bool media(const char *ct, const char *type)
 	return ct && strncasecmp(ct, type, n) == 0 && (ct[n] == '\0' || ct[n] == ';');
 }
 
-static bool ns_path(const char *path)
-{
-	for (size_t i = 0; path && NS_PATHS[i]; i++)
-		if (strcmp(path, NS_PATHS[i]) == 0)
-			return true;
-	return false;
-}
-
 static int unprocessable(struct px_job *j, const char *field, const char *why)
 {
 	px_job_status(j, 422, "Invalid", "%s: %s", field, why);
 	return -1;
 }
 
-/* Convert the namespace string @v (named @field). 0, or -1 with the answer sent. */
-static int ns_value(struct px_job *j, const struct px_nsmap *map, json_t *v, const char *field)
+/* The resource a body is for: a namespace's own route names none. */
+static const char *body_resource(const struct px_job *j)
 {
-	const char *full = json_is_string(v) ? px_nsmap_full(map, json_string_value(v)) : NULL;
+	return j->route.kind == PX_NAMESPACE ? "namespaces" : j->route.resource;
+}
 
-	if (!json_is_string(v))
-		return unprocessable(j, field, "a namespace must be a string");
-	if (!full)
-		return unprocessable(j, field, "not a namespace of this tenant");
-	json_string_set(v, full);
+static void claim_take(struct px_claim *cl, const struct px_conv *conv)
+{
+	if (conv->claim_name)
+		snprintf(cl->name, sizeof(cl->name), "%s", conv->claim_name);
+	if (conv->claim_volume)
+		snprintf(cl->volume, sizeof(cl->volume), "%s", conv->claim_volume);
+	cl->set = cl->set || conv->claim_volume;
+}
+
+static int refused(struct px_job *j, const struct px_conv *conv, enum px_conv_result r)
+{
+	if (conv->why)
+		return unprocessable(j, conv->field, conv->why);
+	return unprocessable(j, conv->field,
+	                     r == PX_CONV_FOREIGN ? "not a namespace of this tenant"
+	                                          : "cannot be converted");
+}
+
+static int object(struct px_job *j, const struct px_nsmap *map, json_t *doc, struct px_claim *cl)
+{
+	struct px_conv conv = {.map = map,
+	                       .dir = PX_TO_UPSTREAM,
+	                       .resource = body_resource(j),
+	                       .group = j->route.group ? j->route.group : ""};
+	enum px_conv_result r = px_convert(&conv, doc);
+
+	if (r != PX_CONV_OK)
+		return refused(j, &conv, r);
+	claim_take(cl, &conv);
 	return 0;
 }
 
+/* ---------- JSON patches ---------- */
+
+#define PTR_SEGS 32
+#define PTR_SEG  128
+
+/* A JSON Pointer's segments (unescaped); @deep: more than PTR_SEGS of them. */
+struct ptr {
+	size_t n;
+	bool deep;
+	char seg[PTR_SEGS][PTR_SEG];
+};
+
 /*
- * An operation on @path, a parent of namespace field @field ("/metadata" of
- * "/metadata/namespace", or "" of every one): the field inside its value is converted.
+ * Path @s as the API server's json-patch reads it: the segments after the first '/' ("" and
+ * a path without one are the root), each with "~1" as '/' and "~0" as '~', left to right.
  */
-static int parent_value(struct px_job *j, const struct px_nsmap *map, const char *path,
-                        json_t *value, const char *field)
+static void ptr_read(const char *s, struct ptr *p)
 {
-	size_t n = strlen(path);
-	const char *rest;
-	json_t *v = value;
+	const char *at = s ? strchr(s, '/') : NULL;
 
-	if (strncmp(field, path, n) != 0 || field[n] != '/')
-		return 0;
-	for (rest = field + n + 1; v && *rest;) {
-		size_t seg = strcspn(rest, "/");
-		char key[64];
+	p->n = 0;
+	p->deep = false;
+	while (at && !(p->deep = p->n == PTR_SEGS)) {
+		const char *seg = at + 1;
+		size_t len = strcspn(seg, "/"), w = 0;
+		char *out = p->seg[p->n++];
 
-		snprintf(key, sizeof(key), "%.*s", (int)seg, rest);
-		v = json_is_object(v) ? json_object_get(v, key) : NULL;
-		rest += seg + (rest[seg] == '/');
+		for (size_t i = 0; i < len && w + 1 < PTR_SEG; i++) {
+			bool esc = seg[i] == '~' && i + 1 < len &&
+			           (seg[i + 1] == '0' || seg[i + 1] == '1');
+
+			out[w++] = esc ? (seg[i + 1] == '1' ? '/' : '~') : seg[i];
+			i += esc;
+		}
+		out[w] = '\0';
+		at = seg[len] ? seg + len : NULL;
 	}
-	return v ? ns_value(j, map, v, field) : 0;
 }
 
-/* Whether JSON Pointer @p is a namespace field or one of its parents ("" is the root). */
-static bool touches(const char *p)
-{
-	for (size_t i = 0; p && NS_PATHS[i]; i++) {
-		size_t n = strlen(p);
+enum rel {
+	REL_NONE,
+	REL_ABOVE,  /* the path is the field or one of its parents */
+	REL_INSIDE, /* the path is inside the field */
+};
 
-		if (strncmp(NS_PATHS[i], p, n) == 0 &&
-		    (NS_PATHS[i][n] == '\0' || NS_PATHS[i][n] == '/'))
-			return true;
+/* Where @p stands to the field of rule path @path ("[]" matches any segment). */
+static enum rel relation(const struct ptr *p, const char *path)
+{
+	char name[PTR_SEG], seg;
+	size_t i = 0;
+
+	while ((seg = px_path_segment(&path, name, sizeof(name))) != '\0') {
+		if (i == p->n)
+			return REL_ABOVE;
+		if (seg != '[' && strcmp(name, p->seg[i]) != 0)
+			return REL_NONE;
+		i++;
 	}
-	return false;
+	return i == p->n ? REL_ABOVE : REL_INSIDE;
 }
 
-/* One JSON Patch operation. 0, or -1 with the answer sent. */
-static int patch_op(struct px_job *j, const struct px_nsmap *map, json_t *op)
+/*
+ * What an operation on @at (from @src, or NULL) that @moves (move, copy, test) needs of rule
+ * @r: *@rmw set, *@volume set (a claim's volume reached). Return: false when refused.
+ */
+static bool op_plan(const struct ptr *at, const struct ptr *src, bool moves, bool copies,
+                    const struct px_rule *r, bool *rmw, bool *volume)
 {
-	const char *kind = json_string_value(json_object_get(op, "op"));
-	const char *path = json_string_value(json_object_get(op, "path"));
-	const char *from = json_string_value(json_object_get(op, "from"));
-	json_t *value = json_object_get(op, "value");
-	int rc = 0;
+	char path[256];
+	enum rel to, from = REL_NONE;
 
-	if (!kind || !path)
-		return unprocessable(j, "patch", "an operation without op or path");
-	(void)from; /* moves, copies and tests of namespace fields went to rmw.c */
-	if (ns_path(path) && value)
-		return ns_value(j, map, value, path);
-	for (size_t i = 0; rc == 0 && value && NS_PATHS[i]; i++)
-		rc = parent_value(j, map, path, value, NS_PATHS[i]);
-	return rc;
+	px_rule_path(r, path, sizeof(path));
+	to = relation(at, path);
+	if (src)
+		from = relation(src, path);
+	if (r->kind == PX_RULE_CLAIM_VOLUME) {
+		*volume = *volume || to != REL_NONE;
+		return !(copies && to != REL_NONE);
+	}
+	if (r->kind == PX_RULE_CLAIM_NAME)
+		return true;
+	if (moves && (to != REL_NONE || from != REL_NONE))
+		*rmw = true;
+	if ((r->kind == PX_RULE_SELECTOR || r->kind == PX_RULE_PEER) &&
+	    (to == REL_INSIDE || from == REL_INSIDE))
+		*rmw = true;
+	return true;
 }
 
-/* Whether an operation moves, copies or tests a namespace field: not rewritable by path. */
-static bool needs_rmw(const json_t *ops)
+/* Whether @ops can be rewritten by path: 0, PX_BODY_RMW, or -1 with the answer sent. */
+static int patch_plan(struct px_job *j, const json_t *ops, const struct px_rule *rules, size_t n)
 {
+	bool rmw = false, volume = false, ok = true;
+	struct ptr *at = xcalloc(2, sizeof(*at)), *src = at + 1;
 	size_t i;
 	const json_t *op;
 
 	json_array_foreach(ops, i, op) {
 		const char *kind = json_string_value(json_object_get(op, "op"));
-		const char *path = json_string_value(json_object_get(op, "path"));
 		const char *from = json_string_value(json_object_get(op, "from"));
+		bool copies = kind && (!strcmp(kind, "move") || !strcmp(kind, "copy"));
+		bool moves = copies || (kind && !strcmp(kind, "test"));
 
-		if (kind &&
-		    (!strcmp(kind, "move") || !strcmp(kind, "copy") || !strcmp(kind, "test")) &&
-		    (touches(path) || touches(from)))
-			return true;
+		ptr_read(json_string_value(json_object_get(op, "path")), at);
+		ptr_read(from, src);
+		for (size_t k = 0; ok && k < n; k++)
+			ok = op_plan(at, from ? src : NULL, moves, copies, &rules[k], &rmw,
+			             &volume);
 	}
-	return false;
+	free(at);
+	if (!ok)
+		return unprocessable(j, "spec.volumeName",
+		                     "a volume is named by a value (add or replace)");
+	if (rmw && volume) /* the write-back (rmw.c) would not check the volume */
+		return unprocessable(j, "spec.volumeName", "set it in a patch of its own");
+	return rmw ? PX_BODY_RMW : 0;
 }
 
-static int json_patch(struct px_job *j, const struct px_nsmap *map, json_t *doc)
+/* @value where pointer @p puts it, in objects and arrays as the path says. */
+static json_t *skeleton(const struct ptr *p, json_t *value)
 {
-	size_t i;
+	json_t *v = json_incref(value);
+
+	for (size_t i = p->n; i-- > 0;) {
+		const char *s = p->seg[i];
+		char *end;
+		unsigned long at = strtoul(s, &end, 10);
+		json_t *c;
+
+		if (strcmp(s, "-") == 0 || (*s >= '0' && *s <= '9' && !*end)) {
+			c = json_array();
+			for (unsigned long k = 0; *s != '-' && at <= 1024 && k < at; k++)
+				json_array_append_new(
+				        c, json_null()); /* the index, for the field's name */
+			json_array_append_new(c, v);
+		} else {
+			c = json_object();
+			json_object_set_new(c, s, v);
+		}
+		v = c;
+	}
+	return v;
+}
+
+/* One operation's value converted where it goes. 0, or -1 with the answer sent. */
+static int patch_op(struct px_job *j, const struct px_nsmap *map, json_t *op, struct px_claim *cl)
+{
+	const char *kind = json_string_value(json_object_get(op, "op"));
+	const char *path = json_string_value(json_object_get(op, "path"));
+	json_t *value = json_object_get(op, "value"), *doc;
+	struct px_conv conv = {.map = map,
+	                       .dir = PX_TO_UPSTREAM,
+	                       .resource = body_resource(j),
+	                       .group = j->route.group ? j->route.group : ""};
+	enum px_conv_result r;
+	struct ptr p;
+
+	if (!kind || !path)
+		return unprocessable(j, "patch", "an operation without op or path");
+	if (!value || (strcmp(kind, "add") != 0 && strcmp(kind, "replace") != 0))
+		return 0; /* no value, or one patch_plan() sent to rmw.c when it matters */
+	ptr_read(path, &p);
+	if (p.deep)
+		return unprocessable(j, path, "a path too deep to convert");
+	doc = skeleton(&p, value);
+	r = px_convert(&conv, doc);
+	if (r == PX_CONV_OK)
+		claim_take(cl, &conv);
+	json_decref(doc);
+	return r == PX_CONV_OK ? 0 : refused(j, &conv, r);
+}
+
+static int json_patch(struct px_job *j, const struct px_nsmap *map, json_t *doc,
+                      struct px_claim *cl)
+{
+	struct px_rule rules[PX_RULES_MAX];
+	size_t n, i;
 	json_t *op;
+	int rc;
 
 	if (!json_is_array(doc))
 		return unprocessable(j, "patch", "a JSON patch must be an array");
-	if (needs_rmw(doc))
-		return PX_BODY_RMW;
+	n = px_conv_rules(px_resource_kind(j->route.group, body_resource(j)), rules);
+	rc = patch_plan(j, doc, rules, n);
+	if (rc != 0)
+		return rc;
 	json_array_foreach(doc, i, op) {
-		if (patch_op(j, map, op) < 0)
+		if (patch_op(j, map, op, cl) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int object(struct px_job *j, const struct px_nsmap *map, json_t *doc)
-{
-	struct px_conv conv = {.map = map, .dir = PX_TO_UPSTREAM, .resource = j->route.resource};
+/* ---------- a claim's volume ---------- */
 
-	switch (px_convert(&conv, doc)) {
-	case PX_CONV_OK:
-		return 0;
-	case PX_CONV_FOREIGN:
-		return unprocessable(j, conv.field, "not a namespace of this tenant");
-	default:
-		return unprocessable(j, conv.field, "cannot be converted");
-	}
+static bool is_string(const json_t *v, const char *s)
+{
+	return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
 }
 
+/*
+ * Whether PersistentVolume @volume is pre-bound to claim @name in @ns: read as the proxy
+ * itself. 0, or -1 with the answer sent.
+ */
+static int volume_prebound(struct px_job *j, const char *ns, const char *name, const char *volume)
+{
+	static const struct kc_gvr pv = {
+	        .group = "", .version = "v1", .resource = "persistentvolumes"};
+	struct buf path = BUF_INIT(4096);
+	struct kc_resp up = {0};
+	struct ll_err err = {{0}};
+	struct kc_request rq = {.method = "GET"};
+	json_t *ref;
+	int rc = -1;
+
+	if (kc_path(&path, &pv, NULL, volume, NULL) < 0)
+		return unprocessable(j, "spec.volumeName", "not a volume name");
+	rq.path = buf_cstr(&path);
+	if (kc_do(j->px->o.client, &rq, &up, &err) < 0) {
+		px_job_status(j, 502, "InternalError", "the API server did not answer: %s",
+		              err.msg);
+	} else if (up.http_status != 200 && up.http_status != 404) {
+		px_job_status(j, 500, "InternalError",
+		              "the tenant proxy could not read PersistentVolume \"%s\" (%ld)",
+		              volume, up.http_status);
+	} else {
+		ref = json_object_get(json_object_get(up.body, "spec"), "claimRef");
+		if (up.http_status == 200 && is_string(json_object_get(ref, "namespace"), ns) &&
+		    is_string(json_object_get(ref, "name"), name))
+			rc = 0;
+		else
+			unprocessable(j, "spec.volumeName",
+			              "not a PersistentVolume pre-bound to this claim (its "
+			              "spec.claimRef)");
+	}
+	kc_resp_release(&up);
+	buf_release(&path);
+	return rc;
+}
+
+/* A PersistentVolumeClaim made or changed in a namespace (not a subresource). */
+static bool is_claim(const struct px_job *j)
+{
+	const struct px_route *r = &j->route;
+
+	return r->kind == PX_NAMESPACED && r->group && !*r->group && r->resource &&
+	       strcmp(r->resource, "persistentvolumeclaims") == 0 && !r->sub &&
+	       strcmp(j->method, "DELETE") != 0;
+}
+
+/* A claim that names a volume: only one pre-bound to it. 0, or -1 with the answer sent. */
+static int claim_check(struct px_job *j, const struct px_nsmap *map, const struct px_claim *cl)
+{
+	const char *ns, *name;
+
+	if (!cl->set || !cl->volume[0] || !is_claim(j))
+		return 0;
+	ns = px_nsmap_full(map, j->route.ns);
+	name = j->route.name ? j->route.name : cl->name;
+	if (!ns || !*name)
+		return unprocessable(j, "spec.volumeName",
+		                     "a claim that names a volume needs a name (metadata.name)");
+	return volume_prebound(j, ns, name, cl->volume);
+}
 static json_t *read_body(struct px_job *j, bool yaml)
 {
 	json_t *doc = NULL;
@@ -190,98 +364,37 @@ static json_t *read_body(struct px_job *j, bool yaml)
 	return doc;
 }
 
-/* The protobuf paths convert.c converts in JSON, by kind. */
-struct pb_rules {
-	const struct px_nsmap *map;
-	const char *const *paths;
-	char full[64];
-};
-
-static const char *const PB_ANY[] = {"metadata.namespace", NULL};
-static const char *const PB_NAMESPACE[] = {"metadata.namespace", "metadata.name",
-                                           "metadata.labels{kubernetes.io/metadata.name}", NULL};
-static const char *const PB_EVENT[] = {"metadata.namespace", "involvedObject.namespace",
-                                       "regarding.namespace", "related.namespace", NULL};
-static const char *const PB_ACCESS[] = {"metadata.namespace", "spec.resourceAttributes.namespace",
-                                        NULL};
-static const char *const PB_RULES[] = {"metadata.namespace", "spec.namespace", NULL};
-
-static const char *const *pb_paths(const char *kind)
+/* pb_rewrite()'s failure @rc answered. */
+static int pb_failed(struct px_job *j, int rc, const struct pb_typemeta *t, const char *field,
+                     const char *why)
 {
-	if (strcmp(kind, "Namespace") == 0)
-		return PB_NAMESPACE;
-	if (strcmp(kind, "Event") == 0)
-		return PB_EVENT;
-	if (strstr(kind, "SubjectAccessReview"))
-		return PB_ACCESS;
-	if (strcmp(kind, "SelfSubjectRulesReview") == 0)
-		return PB_RULES;
-	return PB_ANY;
+	if (rc == -ENOENT)
+		px_job_status(j, 415, "UnsupportedMediaType",
+		              "the tenant proxy cannot read %s %s as protobuf: send it as JSON",
+		              t->api_version, t->kind);
+	else if (rc == -EPERM)
+		return unprocessable(j, field, why ? why : "not a namespace of this tenant");
+	else if (rc == -EMSGSIZE)
+		px_job_status(j, 413, "RequestEntityTooLarge", "the request body is too large");
+	else
+		px_job_status(j, 400, "BadRequest", "the protobuf body does not parse (at %s)",
+		              field[0] ? field : "the top");
+	return -1;
 }
 
-/* Whether the walk must enter @path: a rule's path starts with it. */
-static bool pb_enter(void *ud, const char *path)
-{
-	const struct pb_rules *r = ud;
-	size_t n = strlen(path);
-
-	for (size_t i = 0; r->paths[i]; i++)
-		if (strncmp(r->paths[i], path, n) == 0 &&
-		    (r->paths[i][n] == '.' || r->paths[i][n] == '{' || r->paths[i][n] == '\0'))
-			return true;
-	return false;
-}
-
-static enum pb_verdict pb_leaf(void *ud, const char *path, const char *value, size_t len,
-                               const char **repl)
-{
-	struct pb_rules *r = ud;
-	char shown[64];
-	const char *full;
-	bool rule = false;
-
-	for (size_t i = 0; r->paths[i] && !rule; i++)
-		rule = strcmp(r->paths[i], path) == 0;
-	if (!rule || len == 0)
-		return PB_KEEP;
-	if (len >= sizeof(shown))
-		return PB_REFUSE;
-	memcpy(shown, value, len);
-	shown[len] = '\0';
-	full = px_nsmap_full(r->map, shown);
-	if (!full)
-		return PB_REFUSE;
-	snprintf(r->full, sizeof(r->full), "%s", full);
-	*repl = r->full;
-	return PB_REPLACE;
-}
-
-static int protobuf(struct px_job *j, const struct px_nsmap *map, struct buf *out)
+static int protobuf(struct px_job *j, const struct px_nsmap *map, struct buf *out,
+                    struct px_claim *cl)
 {
 	struct pb_typemeta t;
-	struct pb_rules rules = {.map = map};
-	struct pb_visit v = {.enter = pb_enter, .leaf = pb_leaf, .ud = &rules};
-	char field[PB_PATH_MAX];
+	struct px_conv conv = {.map = map, .dir = PX_TO_UPSTREAM};
 	int rc = pb_kind(j->body.p, j->body.len, &t);
 
 	if (rc < 0) {
 		px_job_status(j, 400, "BadRequest", "the protobuf body does not parse");
 		return -1;
 	}
-	rules.paths = pb_paths(t.kind);
-	rc = pb_rewrite(j->body.p, j->body.len, &v, out, field, sizeof(field));
-	if (rc == -ENOENT)
-		px_job_status(j, 415, "UnsupportedMediaType",
-		              "the tenant proxy cannot read %s %s as protobuf: send it as JSON",
-		              t.api_version, t.kind);
-	else if (rc == -EPERM)
-		return unprocessable(j, field, "not a namespace of this tenant");
-	else if (rc == -EMSGSIZE)
-		px_job_status(j, 413, "RequestEntityTooLarge", "the request body is too large");
-	else if (rc < 0)
-		px_job_status(j, 400, "BadRequest", "the protobuf body does not parse (at %s)",
-		              field[0] ? field : "the top");
-	return rc < 0 ? -1 : 0;
+	rc = px_convert_pb(&conv, t.kind, j->body.p, j->body.len, out, cl);
+	return rc < 0 ? pb_failed(j, rc, &t, conv.field, conv.why) : 0;
 }
 
 int px_body_upstream(struct px_job *j, const struct px_nsmap *map, struct buf *out)
@@ -289,14 +402,17 @@ int px_body_upstream(struct px_job *j, const struct px_nsmap *map, struct buf *o
 	const char *ct = j->content_type;
 	bool patch = media(ct, "application/json-patch+json");
 	bool yaml = media(ct, "application/apply-patch+yaml");
+	struct px_claim cl = {.set = false};
 	json_t *doc;
 	char *text;
 	int rc;
 
 	if (j->body.len == 0)
 		return 0;
-	if (media(ct, "application/vnd.kubernetes.protobuf"))
-		return protobuf(j, map, out);
+	if (media(ct, "application/vnd.kubernetes.protobuf")) {
+		rc = protobuf(j, map, out, &cl);
+		return rc == 0 ? claim_check(j, map, &cl) : rc;
+	}
 	if (!patch && !yaml && !media(ct, "application/json") &&
 	    !media(ct, "application/merge-patch+json") &&
 	    !media(ct, "application/strategic-merge-patch+json")) {
@@ -308,11 +424,9 @@ int px_body_upstream(struct px_job *j, const struct px_nsmap *map, struct buf *o
 	doc = read_body(j, yaml);
 	if (!doc)
 		return -1;
-	rc = patch ? json_patch(j, map, doc) : object(j, map, doc);
-	if (rc == PX_BODY_RMW) {
-		json_decref(doc);
-		return rc;
-	}
+	rc = patch ? json_patch(j, map, doc, &cl) : object(j, map, doc, &cl);
+	if (rc == 0)
+		rc = claim_check(j, map, &cl);
 	text = rc == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
 	if (text)
 		rc = buf_append_str(out, text) < 0 ? -1 : 0;

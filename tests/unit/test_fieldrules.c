@@ -12,7 +12,8 @@
  * (the widest view apifilter.h gives), so a kind that becomes visible is walked from then on.
  * Each field that fieldrules.h says must be listed has to be, and then:
  *   - a PX_FIELD_CONVERTED one is converted by px_convert() in a body of its kind: to
- *     upstream and back, and refused when it names a namespace of no tenant's;
+ *     upstream and back, and refused when it names a namespace of no tenant's (kept as it is
+ *     where convert.h says so: a NetworkPolicy peer may name a platform namespace);
  *   - a PX_FIELD_GAP one is not converted (yet): when it is, the table must say so;
  *   - every entry of the table is used, and an entry for a whole type is an exemption of a
  *     type with no namespace field.
@@ -214,6 +215,27 @@ static json_t *converted(const struct walker *w, enum leaf leaf, const char *ns,
 	return v;
 }
 
+/* Converted fields that keep a namespace not the tenant's instead of refusing it (convert.h). */
+static bool keeps_others(const struct px_field_rule *rule)
+{
+	return strcmp(rule->scope, "networking.NetworkPolicyPeer") == 0;
+}
+
+static void check_foreign(const struct walker *w, const struct px_field_rule *rule, enum leaf leaf,
+                          const char *path)
+{
+	enum px_conv_result foreign = PX_CONV_OK;
+	json_t *other = converted(w, leaf, "elsewhere", PX_TO_UPSTREAM, &foreign);
+	json_t *same = leaf_value(leaf, "elsewhere");
+
+	if (keeps_others(rule) && (foreign != PX_CONV_OK || !json_equal(other, same)))
+		fail_msg("%s %s: a namespace of no tenant's is not kept as it is", w->kind, path);
+	else if (!keeps_others(rule) && foreign != PX_CONV_FOREIGN)
+		fail_msg("%s %s: a namespace of no tenant's is not refused", w->kind, path);
+	json_decref(same);
+	json_decref(other);
+}
+
 static void check_fate(const struct walker *w, const struct px_field_rule *rule, enum leaf leaf,
                        const char *path)
 {
@@ -221,22 +243,17 @@ static void check_fate(const struct walker *w, const struct px_field_rule *rule,
 	enum px_conv_result r, back;
 	json_t *up = converted(w, leaf, "dev", PX_TO_UPSTREAM, &r);
 	json_t *down = converted(w, leaf, "acme-dev", PX_TO_USER, &back);
-	json_t *other = NULL;
-	enum px_conv_result foreign = PX_CONV_OK;
 
 	if (rule->fate == PX_FIELD_CONVERTED) {
 		if (r != PX_CONV_OK || !json_equal(up, full) || back != PX_CONV_OK ||
 		    !json_equal(down, shown))
 			fail_msg("%s %s: listed as converted, but px_convert() does not convert it",
 			         w->kind, path);
-		other = converted(w, leaf, "elsewhere", PX_TO_UPSTREAM, &foreign);
-		if (foreign != PX_CONV_FOREIGN)
-			fail_msg("%s %s: a namespace of no tenant's is not refused", w->kind, path);
+		check_foreign(w, rule, leaf, path);
 	} else if (r != PX_CONV_OK || !json_equal(up, shown) || !json_equal(down, full)) {
 		fail_msg("%s %s: px_convert() converts it now: make its entry PX_FIELD_CONVERTED",
 		         w->kind, path);
 	}
-	json_decref(other);
 	json_decref(down);
 	json_decref(up);
 	json_decref(full);
@@ -482,7 +499,9 @@ static void test_fieldrules__find(void **state)
 {
 	(void)state;
 	assert_non_null(px_field_rule_find("*", "metadata.namespace"));
-	assert_int_equal(px_field_rule_find("rbac.Subject", "namespace")->fate, PX_FIELD_GAP);
+	assert_int_equal(px_field_rule_find("rbac.Subject", "namespace")->fate, PX_FIELD_CONVERTED);
+	assert_int_equal(px_field_rule_find("core.EndpointAddress", "targetRef.namespace")->fate,
+	                 PX_FIELD_GAP);
 	assert_null(px_field_rule_find("rbac.Subject", "name"));
 	assert_null(px_field_rule_find(NULL, "namespace"));
 }

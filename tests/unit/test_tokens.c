@@ -793,8 +793,9 @@ static void test_tokens__serviceaccount_namespaces_are_read_strictly(void **stat
 	        "system:serviceaccount:acme_dev:builder",
 	        "system:serviceaccount:acme-dev:Builder",
 	        "system:serviceaccounts:acme-dev",
-	        "system:serviceaccount:"
-	        "a123456789012345678901234567890123456789012345678901234567890123:b",
+	        /* a namespace of 64 characters, one over the DNS label limit */
+	        ("system:serviceaccount:"
+	         "a123456789012345678901234567890123456789012345678901234567890123:b"),
 	        "System:serviceaccount:acme-dev:builder",
 	        "alice",
 	        "",
