@@ -593,7 +593,7 @@ static void answer_chunked_403(struct rawsrv *s, int fd)
 {
 	rawsrv_chunked_head(fd, 403, "application/json");
 	rawsrv_chunk(fd, FORBIDDEN, 20);
-	rawsrv_chunk(fd, FORBIDDEN + 20, strlen(FORBIDDEN) - 20);
+	rawsrv_chunk(fd, &FORBIDDEN[20], strlen(FORBIDDEN) - 20);
 	rawsrv_chunk(fd, NULL, 0);
 }
 
