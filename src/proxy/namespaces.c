@@ -21,7 +21,6 @@
 #include "proxy/pbconv.h"
 #include "proxy/proxy_internal.h"
 #include "proxy/selectors.h"
-#include "proxy/view.h"
 
 #define QUERY_MAX (16u << 10)
 
@@ -60,11 +59,14 @@ static void list(struct px_job *j, struct px_nsmap *map)
 }
 
 /* The new namespace's upstream name in @doc, and the map that shows it back. */
-static int name_new(struct px_job *j, struct px_nsmap **map, json_t *doc)
+/* The new namespace's upstream name into @doc; *@with (OUT, owned) the table that also shows
+ * it, when it is not one of @map's yet. */
+static int name_new(struct px_job *j, const struct px_nsmap *map, struct px_nsmap **with,
+                    json_t *doc)
 {
 	json_t *name = json_object_get(json_object_get(doc, "metadata"), "name");
 	const char *shown = json_string_value(name);
-	const char *known = shown ? px_nsmap_full(*map, shown) : NULL;
+	const char *known = shown ? px_nsmap_full(map, shown) : NULL;
 	char full[128];
 
 	if (!shown) {
@@ -73,7 +75,7 @@ static int name_new(struct px_job *j, struct px_nsmap **map, json_t *doc)
 	}
 	if (known) {
 		snprintf(full, sizeof(full), "%s", known);
-	} else if (px_nsmap_new_full(*map, shown, full, sizeof(full)) < 0) {
+	} else if (px_nsmap_new_full(map, shown, full, sizeof(full)) < 0) {
 		px_job_status(
 		        j, 422, "Invalid",
 		        "metadata.name: Invalid value: \"%s\": must be a DNS label of at most "
@@ -83,20 +85,17 @@ static int name_new(struct px_job *j, struct px_nsmap **map, json_t *doc)
 	}
 	json_string_set(name, full);
 	if (!known) { /* the answer names it: show it under the name asked for */
-		size_t n = px_nsmap_len(*map);
+		size_t n = px_nsmap_len(map);
 		const char **names = xcalloc(n + 1, sizeof(*names));
-		struct px_nsmap *with;
 
 		for (size_t i = 0; i < n; i++) {
 			const char *unused;
 
-			names[i] = px_nsmap_at(*map, i, &unused);
+			names[i] = px_nsmap_at(map, i, &unused);
 		}
 		names[n] = full;
-		with = px_nsmap_new(j->route.tenant, names, n + 1);
+		*with = px_nsmap_new(j->route.tenant, names, n + 1);
 		free(names);
-		px_nsmap_free(*map);
-		*map = with;
 	}
 	return 0;
 }
@@ -131,7 +130,8 @@ static enum pb_verdict pb_name_leaf(void *ud, const char *path, const char *valu
 }
 
 /* The protobuf body with its name made upstream's; 0, or -1 with the answer sent. */
-static int create_pb(struct px_job *j, struct px_nsmap **map, struct buf *out)
+static int create_pb(struct px_job *j, const struct px_nsmap *map, struct px_nsmap **with,
+                     struct buf *out)
 {
 	struct pb_name n = {0};
 	struct pb_visit v = {.enter = pb_enter_meta, .leaf = pb_name_leaf, .ud = &n};
@@ -145,7 +145,7 @@ static int create_pb(struct px_job *j, struct px_nsmap **map, struct buf *out)
 		return -1;
 	}
 	doc = json_pack("{s:{s:s}}", "metadata", "name", n.shown);
-	rc = name_new(j, map, doc);
+	rc = name_new(j, map, with, doc);
 	n.full = rc == 0 ? json_string_value(
 	                           json_object_get(json_object_get(doc, "metadata"), "name"))
 	                 : NULL;
@@ -157,7 +157,8 @@ static int create_pb(struct px_job *j, struct px_nsmap **map, struct buf *out)
 	return rc;
 }
 
-static int create_json(struct px_job *j, struct px_nsmap **map, struct buf *out)
+static int create_json(struct px_job *j, const struct px_nsmap *map, struct px_nsmap **with,
+                       struct buf *out)
 {
 	json_t *doc = json_loadb(j->body.p, j->body.len, 0, NULL);
 	char *text = NULL;
@@ -165,31 +166,33 @@ static int create_json(struct px_job *j, struct px_nsmap **map, struct buf *out)
 
 	if (!json_is_object(doc))
 		px_job_status(j, 400, "BadRequest", "the request body is not a JSON object");
-	else if (name_new(j, map, doc) == 0 && (text = json_dumps(doc, JSON_COMPACT)) != NULL)
+	else if (name_new(j, map, with, doc) == 0 && (text = json_dumps(doc, JSON_COMPACT)) != NULL)
 		rc = buf_append_str(out, text) < 0 ? -1 : 0;
 	free(text);
 	json_decref(doc);
 	return rc;
 }
 
-static void create(struct px_job *j, struct px_nsmap *map)
+/* A new namespace, named from @map (the job's table, borrowed). */
+static void create(struct px_job *j, const struct px_nsmap *map)
 {
 	struct px_call c = {
 	        .path = "/api/v1/namespaces", .query = j->query, .resource = "namespaces"};
 	struct buf body = BUF_INIT(PX_BODY_MAX * 2);
 	bool pb = j->content_type &&
 	          strncmp(j->content_type, "application/vnd.kubernetes.protobuf", 35) == 0;
-	int rc = pb ? create_pb(j, &map, &body) : create_json(j, &map, &body);
+	struct px_nsmap *with = NULL;
+	int rc = pb ? create_pb(j, map, &with, &body) : create_json(j, map, &with, &body);
 
 	if (rc == 0) {
-		c.map = map;
+		c.map = with ? with : map;
 		c.body = body.p;
 		c.body_len = body.len;
 		c.content_type = pb ? j->content_type : "application/json";
 		px_job_forward(j, &c);
 	}
 	buf_release(&body);
-	px_nsmap_free(map);
+	px_nsmap_free(with);
 }
 
 void px_namespaces(struct px_job *j, struct px_nsmap *map)
@@ -197,7 +200,7 @@ void px_namespaces(struct px_job *j, struct px_nsmap *map)
 	if (strcmp(j->method, "GET") == 0) {
 		list(j, map);
 	} else if (strcmp(j->method, "POST") == 0) {
-		create(j, px_view_nsmap(j->px->view, j->route.tenant));
+		create(j, map);
 	} else {
 		px_job_status(j, 405, "MethodNotAllowed", "%s on the namespace collection",
 		              j->method);

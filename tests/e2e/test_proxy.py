@@ -231,9 +231,8 @@ def test_a_body_naming_another_namespace_is_refused(px):
     r = px.kubectl(px.alice, "apply", "--server-side", "-n", "dev", "-f", "-", input=other)
     assert r.returncode != 0
     # a patch moving a value into metadata.namespace is applied in the view: refused, named
-    px.ok(px.alice, "patch", "configmap", "same", "-n", "dev", "--type", "merge",
-          "-p", json.dumps({"data": {"target": f"{px.g}-dev"}}))
-    r = px.kubectl(px.alice, "patch", "configmap", "same", "-n", "dev", "--type", "json",
+    px.configmap(px.alice, "retarget", "dev", target=f"{px.g}-dev")  # this test's own object
+    r = px.kubectl(px.alice, "patch", "configmap", "retarget", "-n", "dev", "--type", "json",
                    "-p", '[{"op": "move", "from": "/data/target", "path": "/metadata/namespace"}]')
     assert r.returncode != 0 and "metadata.namespace" in r.stderr, r.stderr
     with pytest.raises(ApiException) as e:
